@@ -1,0 +1,177 @@
+import { z } from "zod";
+
+/**
+ * Every setting of Pinboard, parsed by one schema from string variables: `process.env` on Node,
+ * env bindings and wrangler.toml vars on Workers. Names and defaults are those of DESIGN.md.
+ */
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `expected an integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""], { error: "expected true or false" }))
+  .transform((v) => v === "1" || v === "true" || v === "yes" || v === "on");
+
+const list = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim()).filter((s) => s.length > 0));
+
+const hostPort = z
+  .string()
+  .trim()
+  .regex(/^[^\s:,]+:\d{1,5}$/, "expected host:port");
+
+const basePath = z
+  .string()
+  .trim()
+  .regex(/^(\/[A-Za-z0-9._~-]+)*\/?$/, "expected a path such as /pinboard")
+  .transform((v) => v.replace(/\/+$/, ""));
+
+const prefix = z
+  .string()
+  .regex(/^[^\s{}]*$/, "expected a key prefix without whitespace or braces");
+
+const url = z.url({ protocol: /^(https?|rediss?)$/, error: "expected a URL" });
+
+export const configSchema = z.object({
+  PORT: int(0, 65535).default(8787),
+  HOST: z.string().trim().min(1).default("127.0.0.1"),
+  REDIS_URL: url.optional(),
+  REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort).min(1, "expected host:port,host:port")).optional(),
+  UPSTASH_REDIS_REST_URL: url.optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
+  PINBOARD_PREFIX: prefix.default("pinboard:"),
+  PINBOARD_SHARDS: int(1, 16384).default(16),
+  PINBOARD_HOSTNAME_AWARE: bool.default(false),
+  PINBOARD_BASE_PATH: basePath.default(""),
+  PINBOARD_LEASE_TTL_MS: int(1000, 3_600_000).default(15000),
+  PINBOARD_VERIFY_TIMEOUT_MS: int(1, 60_000).default(2500),
+  PINBOARD_FORWARD_TIMEOUT_MS: int(1, 3_600_000).default(30000),
+  PINBOARD_MAX_INFLIGHT: int(1).default(1024),
+  PINBOARD_PASSPORT_SECRET: z.string().min(32, "expected at least 32 characters").optional(),
+  PINBOARD_PASSPORT_JWKS: z.string().trim().min(1).optional(),
+  PINBOARD_PASSPORT_ISSUER: z.string().trim().min(1).optional(),
+  PINBOARD_PASSPORT_AUDIENCE: z.string().trim().min(1).optional(),
+  PINBOARD_FLEET_EPOCH: int(0).default(0),
+  PINBOARD_TRUSTED_PROXIES: list.default([]),
+  PINBOARD_BALANCE_FACTOR: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "expected a number ≥ 1")
+    .transform(Number)
+    .pipe(z.number().min(1, "expected a number ≥ 1"))
+    .default(2),
+  PINBOARD_WAKE_TIMEOUT_MS: int(1, 600_000).default(15000),
+  PINBOARD_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(15000),
+  PINBOARD_METRICS: bool.default(true),
+  PINBOARD_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+/** The parsed configuration, named for the code rather than for the environment. */
+export interface Config {
+  port: number;
+  host: string;
+  redis: {
+    url?: string;
+    clusterNodes?: string[];
+    restUrl?: string;
+    restToken?: string;
+  };
+  prefix: string;
+  shards: number;
+  hostnameAware: boolean;
+  basePath: string;
+  leaseTtlMs: number;
+  verifyTimeoutMs: number;
+  forwardTimeoutMs: number;
+  maxInflight: number;
+  passport: {
+    secret?: string;
+    jwks?: string;
+    issuer?: string;
+    audience?: string;
+  };
+  fleetEpoch: number;
+  trustedProxies: string[];
+  balanceFactor: number;
+  wakeTimeoutMs: number;
+  sweepIntervalMs: number;
+  metrics: boolean;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((i) => `  ${i}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses string variables into a Config; throws ConfigError naming each bad variable. */
+export function parseConfig(env: Record<string, unknown>): Config {
+  const strings: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const value = env[key];
+    if (value === undefined || value === null || value === "") continue;
+    strings[key] = typeof value === "string" ? value : String(value);
+  }
+  const parsed = configSchema.safeParse(strings);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${String(issue.path[0] ?? "config")}: ${issue.message}`),
+    );
+  }
+  const raw = parsed.data;
+  if (raw.PINBOARD_PASSPORT_SECRET && raw.PINBOARD_PASSPORT_JWKS) {
+    throw new ConfigError([
+      "PINBOARD_PASSPORT_JWKS: set either PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS, not both",
+    ]);
+  }
+  if (raw.UPSTASH_REDIS_REST_URL && !raw.UPSTASH_REDIS_REST_TOKEN) {
+    throw new ConfigError(["UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL"]);
+  }
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    redis: {
+      url: raw.REDIS_URL,
+      clusterNodes: raw.REDIS_CLUSTER_NODES,
+      restUrl: raw.UPSTASH_REDIS_REST_URL,
+      restToken: raw.UPSTASH_REDIS_REST_TOKEN,
+    },
+    prefix: raw.PINBOARD_PREFIX,
+    shards: raw.PINBOARD_SHARDS,
+    hostnameAware: raw.PINBOARD_HOSTNAME_AWARE,
+    basePath: raw.PINBOARD_BASE_PATH,
+    leaseTtlMs: raw.PINBOARD_LEASE_TTL_MS,
+    verifyTimeoutMs: raw.PINBOARD_VERIFY_TIMEOUT_MS,
+    forwardTimeoutMs: raw.PINBOARD_FORWARD_TIMEOUT_MS,
+    maxInflight: raw.PINBOARD_MAX_INFLIGHT,
+    passport: {
+      secret: raw.PINBOARD_PASSPORT_SECRET,
+      jwks: raw.PINBOARD_PASSPORT_JWKS,
+      issuer: raw.PINBOARD_PASSPORT_ISSUER,
+      audience: raw.PINBOARD_PASSPORT_AUDIENCE,
+    },
+    fleetEpoch: raw.PINBOARD_FLEET_EPOCH,
+    trustedProxies: raw.PINBOARD_TRUSTED_PROXIES,
+    balanceFactor: raw.PINBOARD_BALANCE_FACTOR,
+    wakeTimeoutMs: raw.PINBOARD_WAKE_TIMEOUT_MS,
+    sweepIntervalMs: raw.PINBOARD_SWEEP_INTERVAL_MS,
+    metrics: raw.PINBOARD_METRICS,
+    logLevel: raw.PINBOARD_LOG_LEVEL,
+  };
+}
+
+/** The variable names the schema knows, for entries that forward them (npm run dev). */
+export const configVariableNames = Object.keys(configSchema.shape);

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createConnection } from "node:net";
+import { freePort } from "./free-port.ts";
+
+export interface EmbeddedRedis {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Stops the server (SIGTERM, then SIGKILL after a grace period). */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedRedisOptions {
+  port?: number;
+  /** Extra redis-server arguments, e.g. ["--cluster-enabled", "yes"]. */
+  args?: string[];
+  binary?: string;
+}
+
+export const REDIS_INSTALL_HINT = [
+  "redis-server was not found on PATH.",
+  "Pinboard runs a private Redis when REDIS_URL is not set; install one of:",
+  "  Debian/Ubuntu: sudo apt-get install redis-server",
+  "  macOS:         brew install redis",
+  "or point Pinboard at an existing server: REDIS_URL=redis://host:6379 npm start",
+].join("\n");
+
+/**
+ * Spawns a private, non-persistent `redis-server` on a free loopback port and waits until it
+ * accepts connections. Used by `npm start` without REDIS_URL, by `npm run dev` and by tests.
+ */
+export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Promise<EmbeddedRedis> {
+  const port = options.port ?? (await freePort());
+  const binary = options.binary ?? "redis-server";
+  const child = spawn(
+    binary,
+    [
+      "--port", String(port),
+      "--bind", "127.0.0.1",
+      "--save", "",
+      "--appendonly", "no",
+      "--protected-mode", "no",
+      "--loglevel", "warning",
+      ...(options.args ?? []),
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stderr?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+
+  const spawnError = new Promise<never>((_, reject) => {
+    child.once("error", (err: NodeJS.ErrnoException) =>
+      reject(err.code === "ENOENT" ? new Error(REDIS_INSTALL_HINT) : err),
+    );
+    child.once("exit", (code) => reject(new Error(`redis-server exited with code ${code}:\n${output}`)));
+  });
+  await Promise.race([waitForPort(port), spawnError]);
+  spawnError.catch(() => {});
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    process: child,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill("SIGKILL"), 3000);
+        child.once("exit", () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill("SIGTERM");
+      });
+      return stopped;
+    },
+  };
+}
+
+async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = createConnection({ port, host: "127.0.0.1" });
+      socket.once("connect", () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server did not listen on port ${port}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

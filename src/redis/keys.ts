@@ -1,0 +1,118 @@
+/**
+ * Every Redis key name Pinboard uses. Keys that a placement script needs sit in the bucket's
+ * hash slot (`{prefix}{{bucket}}:…`); fleet-wide keys sit in the `{global}` slot. The spec fixes
+ * the placement key: `{prefix}{{bucket}}:{env}:{ns}:placements`.
+ */
+
+/** The env segment of keys in single (not hostname-aware) mode; `*` is never a valid env. */
+export const SINGLE_ENV = "*";
+/** The hostname of namespace lists in single mode: lists are keyed `{hostname}{ns}`. */
+export const SINGLE_HOSTNAME = "";
+
+export class Keys {
+  constructor(
+    readonly prefix: string,
+    readonly shards: number,
+  ) {}
+
+  // ── fleet-wide: the {global} slot ─────────────────────────────────────────────────────────
+
+  private global(name: string): string {
+    return `${this.prefix}{global}:${name}`;
+  }
+
+  /** Hash sessionId → canonical worker record (JSON, with secret and account). */
+  get sessions(): string {
+    return this.global("sessions");
+  }
+  /** Hash clientId → `account\nsessionId` (the client's owner and its current session). */
+  get clients(): string {
+    return this.global("clients");
+  }
+  /** Hash `{hostname}{ns}` → `env\nepoch` (hostname-aware bindings). */
+  get hostnameBindings(): string {
+    return this.global("bindings:hostnames");
+  }
+  /** Hash env → `takeover\nepoch`. */
+  get envBindings(): string {
+    return this.global("bindings:envs");
+  }
+  /** Hash `{hostname}{ns}` → time (ms) until which new placements there are quarantined. */
+  get bindingQuarantine(): string {
+    return this.global("bindings:quarantine");
+  }
+  /** String: the fleet license JSON, with a TTL of one lease. */
+  get license(): string {
+    return this.global("license");
+  }
+  /** Hash nodeId → member JSON with its own expiry. */
+  get members(): string {
+    return this.global("members");
+  }
+  /** Hash msgId → control message JSON for one session; expires two leases after its last touch. */
+  queue(sessionId: string): string {
+    return this.global(`queue:${sessionId}`);
+  }
+  /** Counter for control message ids. */
+  get messageIds(): string {
+    return this.global("msgids");
+  }
+  /** String: a client's drain config JSON; a timed drain expires 7 days past its deadline. */
+  drain(clientId: string): string {
+    return this.global(`drain:${clientId}`);
+  }
+  /** String with a TTL: the sweeper lease. */
+  get sweeperLease(): string {
+    return this.global("sweeper");
+  }
+
+  // ── per bucket: the {bucket} slot ─────────────────────────────────────────────────────────
+
+  private bucket(bucket: number, name: string): string {
+    return `${this.prefix}{${bucket}}:${name}`;
+  }
+
+  /** Hash field id → placement row, for one (env, namespace). */
+  placements(bucket: number, env: string, ns: string): string {
+    return this.bucket(bucket, `${env}:${ns}:placements`);
+  }
+  /** Hash sessionId → the bucket's mirror of the worker record (no account). */
+  workers(bucket: number): string {
+    return this.bucket(bucket, "workers");
+  }
+  /** Set of sessionIds serving `{hostname}{ns}` in this bucket. */
+  nsWorkers(bucket: number, hostname: string, ns: string): string {
+    return this.bucket(bucket, `nsw:${hostname}${ns}`);
+  }
+  /** Set of `{hostname}{ns}` that have a namespace list in this bucket. */
+  nsIndex(bucket: number): string {
+    return this.bucket(bucket, "nsw");
+  }
+  /** String: first time (ms) this bucket was touched; drives the cold-start quarantine. */
+  bootTime(bucket: number): string {
+    return this.bucket(bucket, "boot_time");
+  }
+  /** String: the last placement epoch minted in this bucket. */
+  epoch(bucket: number): string {
+    return this.bucket(bucket, "epoch");
+  }
+  /** Hash `{env}\n{ns}\n{id}` → epoch at which the id was re-placed after an overwrite. */
+  overwritten(bucket: number): string {
+    return this.bucket(bucket, "overwritten");
+  }
+  /** Set of `{env}\n{ns}` pairs that have a placements hash in this bucket. */
+  spaces(bucket: number): string {
+    return this.bucket(bucket, "spaces");
+  }
+
+  /** Every bucket number, 0 … shards-1. */
+  allBuckets(): number[] {
+    return Array.from({ length: this.shards }, (_, i) => i);
+  }
+
+  /** The bucket of an id: the first 8 hex digits of sha256(id), mod shards. */
+  async bucketOf(id: string): Promise<number> {
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id));
+    return new DataView(digest).getUint32(0) % this.shards;
+  }
+}

@@ -1,0 +1,84 @@
+import { Cluster, Redis } from "ioredis";
+import { isNoScript, timeReplyToMs, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import type { LuaScript } from "./script.ts";
+
+export interface TcpRedisOptions {
+  url?: string;
+  clusterNodes?: string[];
+  /** How long one command may wait for an answer before it fails (ms). */
+  commandTimeoutMs?: number;
+}
+
+type Client = Redis | Cluster;
+
+/**
+ * The Node entry's Redis adapter: ioredis over TCP, a single server (REDIS_URL) or a Redis
+ * Cluster (REDIS_CLUSTER_NODES). Auto-pipelining batches concurrent commands per node, so the
+ * bucket fan-out of a heartbeat costs one round trip per cluster node.
+ */
+export class TcpRedis implements RedisPort {
+  readonly client: Client;
+
+  constructor(options: TcpRedisOptions) {
+    const common = {
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: options.commandTimeoutMs ?? 5000,
+      lazyConnect: false,
+    };
+    if (options.clusterNodes?.length) {
+      this.client = new Cluster(
+        options.clusterNodes.map((node) => {
+          const [host, port] = node.split(":");
+          return { host: host ?? "127.0.0.1", port: Number(port) };
+        }),
+        { enableAutoPipelining: true, redisOptions: common, slotsRefreshTimeout: 2000 },
+      );
+    } else if (options.url) {
+      this.client = new Redis(options.url, common);
+    } else {
+      throw new Error("TcpRedis needs a url or cluster nodes");
+    }
+    // Errors reach callers through rejected commands; this only keeps the emitter quiet.
+    this.client.on("error", () => {});
+  }
+
+  async run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    try {
+      return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as RedisReply;
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return (await this.client.eval(script.script, keys.length, ...keys, ...args)) as RedisReply;
+    }
+  }
+
+  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
+    return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
+  }
+
+  async timeMs(): Promise<number> {
+    const client = this.client;
+    const reply = client instanceof Cluster ? await client.nodes("master")[0]!.time() : await client.time();
+    return timeReplyToMs(reply);
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.client.get(key);
+  }
+
+  hgetall(key: string): Promise<Record<string, string>> {
+    return this.client.hgetall(key);
+  }
+
+  hget(key: string, field: string): Promise<string | null> {
+    return this.client.hget(key, field);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defineScript } from "../src/redis/script.ts";
+import { startTestRedis, type TestRedis } from "./support/redis.ts";
+
+let t: TestRedis;
+beforeAll(async () => {
+  t = await startTestRedis();
+});
+afterAll(() => t.stop());
+
+describe("TcpRedis", () => {
+  it("runs a script by EVAL on NOSCRIPT, then by EVALSHA", async () => {
+    const echo = defineScript("test-echo", "return {KEYS[1], ARGV[1]}", "");
+    const sha = (await t.redis.client.script("LOAD", echo.script)) as string;
+    const script = { ...echo, sha };
+    await t.redis.client.script("FLUSH");
+    expect(await t.redis.run(script, ["k"], ["v"])).toEqual(["k", "v"]);
+    expect(await t.redis.client.script("EXISTS", sha)).toEqual([1]);
+    expect(await t.redis.run(script, ["k2"], [7])).toEqual(["k2", "7"]);
+  });
+
+  it("reads Redis TIME in milliseconds", async () => {
+    const ms = await t.redis.timeMs();
+    expect(Math.abs(ms - Date.now())).toBeLessThan(5000);
+  });
+});
