@@ -25,8 +25,12 @@ export class Keys {
   get sessions(): string {
     return this.global("sessions");
   }
+  /** Counter of registrations: orders the bucket mirrors of one client's sessions. */
+  get generation(): string {
+    return this.global("generation");
+  }
   /** Hash clientId → `account\nsessionId` (the client's owner and its current session). */
-  get clients(): string {
+  get clientOwners(): string {
     return this.global("clients");
   }
   /** Hash `{hostname}{ns}` → `env\nepoch` (hostname-aware bindings). */
@@ -79,6 +83,10 @@ export class Keys {
   /** Hash sessionId → the bucket's mirror of the worker record (no account). */
   workers(bucket: number): string {
     return this.bucket(bucket, "workers");
+  }
+  /** Hash clientId → `sessionId\ngeneration`: which session of a client this bucket mirrors. */
+  clients(bucket: number): string {
+    return this.bucket(bucket, "clients");
   }
   /** Set of sessionIds serving `{hostname}{ns}` in this bucket. */
   nsWorkers(bucket: number, hostname: string, ns: string): string {

@@ -47,7 +47,21 @@ export class UpstashRedis implements RedisPort {
   }
 
   async hgetall(key: string): Promise<Record<string, string>> {
-    return (await this.client.hgetall<Record<string, string>>(key)) ?? {};
+    // With deserialization off the client hands back Redis' flat [field, value, …] reply
+    // (its own pairing lives in the deserializer), and [] for a missing key.
+    const reply: unknown = await this.client.hgetall(key);
+    const record: Record<string, string> = {};
+    if (!Array.isArray(reply)) return record;
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      // defineProperty, so a field named "__proto__" is a field, not a prototype.
+      Object.defineProperty(record, String(reply[i]), {
+        value: String(reply[i + 1]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return record;
   }
 
   hget(key: string, field: string): Promise<string | null> {

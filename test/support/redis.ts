@@ -29,7 +29,7 @@ export async function startTestRedis(): Promise<TestRedis> {
         if (type === "string") out[key] = await client.get(key);
         else if (type === "hash") out[key] = await client.hgetall(key);
         else if (type === "set") out[key] = (await client.smembers(key)).sort();
-        else if (type === "zset") out[key] = await client.zrange(key, 0, -1, "WITHSCORES");
+        else if (type === "zset") out[key] = await client.zrange(key, "0", "-1", "WITHSCORES");
         else if (type === "list") out[key] = await client.lrange(key, 0, -1);
         else out[key] = type;
       }

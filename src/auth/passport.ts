@@ -1,0 +1,206 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+} from "jose";
+import type { Config } from "../config.ts";
+import { forbidden, unauthorized } from "../errors.ts";
+import { parsePinboardClaim, type PinboardClaim } from "./claims.ts";
+
+/**
+ * Passport: the credential of the registry routes. `Authorization: Bearer <JWT>`, verified
+ * with HS256 and the shared secret, or with the public keys of a JWKS (a URL or inline JSON).
+ * A missing or unverifiable credential is 401 {"error":"unauthorized"}; a verified one without
+ * the route's scope or with a malformed `pinboard` claim is 403 {"error":"forbidden"}.
+ */
+
+export type PassportScope = "pinboard:worker" | "pinboard:operator";
+
+export interface Principal {
+  sub: string;
+  /** The owning account; `sub` when the credential names none. */
+  account: string;
+  scopes: string[];
+  pinboard: PinboardClaim;
+  /** The full verified payload. */
+  claims: Record<string, unknown>;
+}
+
+export interface Passport {
+  authenticate(authorization: string | undefined, scope: PassportScope): Promise<Principal>;
+}
+
+export interface PassportDeps {
+  /** Used to fetch a remote JWKS; the global fetch otherwise. */
+  fetch?: typeof fetch;
+  /** Milliseconds since the epoch, for exp/nbf; the system clock otherwise. */
+  now?: () => number;
+}
+
+/**
+ * Accepted skew on exp and nbf, in seconds. Issuers' clocks are not ours; 30 s matches the skew
+ * the spec grants attestations, and stays small next to credential lifetimes of minutes or hours.
+ */
+export const PASSPORT_CLOCK_TOLERANCE_S = 30;
+
+/** Public-key algorithms accepted from a JWKS. Symmetric ones never are (no alg confusion). */
+const JWKS_ALGORITHMS = [
+  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519",
+];
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+export function createPassport(options: Config["passport"], deps: PassportDeps = {}): Passport {
+  const key = keySource(options, deps);
+  const verifyOptions: JWTVerifyOptions = {
+    algorithms: key.algorithms,
+    clockTolerance: PASSPORT_CLOCK_TOLERANCE_S,
+    ...(options.issuer !== undefined && { issuer: options.issuer }),
+    ...(options.audience !== undefined && { audience: options.audience }),
+  };
+
+  return {
+    async authenticate(authorization, scope) {
+      const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+      if (token === undefined) throw unauthorized();
+
+      let payload: JWTPayload;
+      try {
+        const currentDate = deps.now ? new Date(deps.now()) : undefined;
+        ({ payload } = await jwtVerify(token, key.get, { ...verifyOptions, currentDate }));
+      } catch (err) {
+        if (err instanceof KeySourceUnavailable) throw err;
+        throw unauthorized();
+      }
+      return principalOf(payload, scope);
+    },
+  };
+}
+
+function principalOf(payload: JWTPayload, scope: PassportScope): Principal {
+  const { sub, account } = payload;
+  if (typeof sub !== "string" || sub === "") throw unauthorized();
+  if (account !== undefined && (typeof account !== "string" || account === "")) throw unauthorized();
+
+  const scopes = scopesOf(payload);
+  if (!scopes.includes(scope)) throw forbidden();
+  const pinboard = parsePinboardClaim(payload.pinboard);
+  if (pinboard === null) throw forbidden();
+
+  return { sub, account: account ?? sub, scopes, pinboard, claims: { ...payload } };
+}
+
+/** `scopes` (an array of strings) and `scope` (space-separated), merged without duplicates. */
+function scopesOf(payload: JWTPayload): string[] {
+  const found = new Set<string>();
+  if (Array.isArray(payload.scopes)) {
+    for (const s of payload.scopes) if (typeof s === "string" && s !== "") found.add(s);
+  }
+  if (typeof payload.scope === "string") {
+    for (const s of payload.scope.split(/\s+/)) if (s !== "") found.add(s);
+  }
+  return [...found];
+}
+
+/**
+ * The remote JWKS could not be fetched or parsed. Not the caller's fault, so not a 401: it
+ * propagates as an ordinary error, which the error handler logs and answers with a 500.
+ */
+export class KeySourceUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`passport JWKS unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "KeySourceUnavailable";
+  }
+}
+
+interface KeySource {
+  algorithms: string[];
+  get: JWTVerifyGetKey;
+}
+
+function keySource(options: Config["passport"], deps: PassportDeps): KeySource {
+  const { secret, jwks } = options;
+  if (secret !== undefined && jwks !== undefined) {
+    throw new Error("createPassport: configure either a secret or a JWKS, not both");
+  }
+  if (secret !== undefined && secret !== "") return secretKey(secret);
+  if (jwks !== undefined && jwks.trim() !== "") {
+    return /^https?:\/\//i.test(jwks.trim()) ? remoteKeys(jwks.trim(), deps) : inlineKeys(jwks);
+  }
+  throw new Error(
+    "createPassport: no passport key configured (set PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS)",
+  );
+}
+
+function secretKey(secret: string): KeySource {
+  // Imported once, on first use, and shared by every verification of this passport.
+  let imported: Promise<CryptoKey> | undefined;
+  const load = () =>
+    crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["verify"],
+    );
+  return {
+    algorithms: ["HS256"],
+    get: () => {
+      imported ??= load().catch((err: unknown) => {
+        imported = undefined;
+        throw err;
+      });
+      return imported;
+    },
+  };
+}
+
+function inlineKeys(json: string): KeySource {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new Error("createPassport: PINBOARD_PASSPORT_JWKS is neither an http(s) URL nor JSON");
+  }
+  try {
+    // createLocalJWKSet validates the set and caches each imported key per algorithm.
+    return { algorithms: JWKS_ALGORITHMS, get: createLocalJWKSet(parsed as never) };
+  } catch (err) {
+    throw new Error(`createPassport: PINBOARD_PASSPORT_JWKS is not a JSON Web Key Set (${String(err)})`);
+  }
+}
+
+function remoteKeys(url: string, deps: PassportDeps): KeySource {
+  const fetchImpl = deps.fetch;
+  // jose's remote set caches keys (10 min), refetches on an unknown kid (30 s cooldown) and
+  // runs on workerd; a custom fetch is called as a plain function, never as a method.
+  const remote = createRemoteJWKSet(new URL(url), {
+    ...(fetchImpl && { [customFetch]: (input: string, init: RequestInit) => fetchImpl(input, init) }),
+  });
+  return {
+    algorithms: JWKS_ALGORITHMS,
+    get: async (header, token) => {
+      try {
+        return await remote(header, token);
+      } catch (err) {
+        throw isCredentialFault(err) ? err : new KeySourceUnavailable(err);
+      }
+    },
+  };
+}
+
+/** Errors that say the token names no usable key, as opposed to the key set being unreachable. */
+function isCredentialFault(err: unknown): boolean {
+  return (
+    err instanceof errors.JWKSNoMatchingKey ||
+    err instanceof errors.JWKSMultipleMatchingKeys ||
+    err instanceof errors.JOSENotSupported ||
+    err instanceof errors.JOSEAlgNotAllowed ||
+    err instanceof errors.JWKInvalid
+  );
+}

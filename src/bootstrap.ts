@@ -1,0 +1,29 @@
+import { createPassport } from "./auth/passport.ts";
+import type { Config } from "./config.ts";
+import type { AppDeps, RuntimeInfo } from "./deps.ts";
+import { Fleet } from "./fleet/fleet.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { Keys } from "./redis/keys.ts";
+import type { RedisPort } from "./redis/port.ts";
+import { newSessionId } from "./registry/session-ids.ts";
+
+export interface BootstrapOptions {
+  config: Config;
+  redis: RedisPort;
+  runtime: RuntimeInfo;
+  fetch?: typeof fetch;
+  log?: Logger;
+  now?: () => number;
+}
+
+/** Wires the app's dependencies the same way for both entries. */
+export function buildDeps(options: BootstrapOptions): AppDeps {
+  const { config, redis, runtime } = options;
+  const now = options.now ?? (() => Date.now());
+  const log = options.log ?? createLogger(config.logLevel);
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const keys = new Keys(config.prefix, config.shards);
+  const passport = createPassport(config.passport, { fetch: fetchImpl, now });
+  const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
+  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime };
+}

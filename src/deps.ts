@@ -1,0 +1,34 @@
+import type { Passport, Principal } from "./auth/passport.ts";
+import type { Config } from "./config.ts";
+import type { Fleet } from "./fleet/fleet.ts";
+import type { Logger } from "./log.ts";
+import type { Keys } from "./redis/keys.ts";
+import type { RedisPort } from "./redis/port.ts";
+
+/** What the runtime can tell about itself (Node has RSS; Workers does not). */
+export interface RuntimeInfo {
+  name: "node" | "workers";
+  startedAt: number;
+  rssBytes?: () => number;
+}
+
+/** Everything the app core needs, built by an entry (src/worker.ts, src/node.ts). */
+export interface AppDeps {
+  config: Config;
+  redis: RedisPort;
+  keys: Keys;
+  /** Milliseconds since the epoch (JS-side clock; Lua scripts use Redis TIME). */
+  now: () => number;
+  fetch: typeof fetch;
+  log: Logger;
+  passport: Passport;
+  fleet: Fleet;
+  runtime: RuntimeInfo;
+}
+
+/** Hono's environment type for the app: variables set by middleware. */
+export interface AppEnv {
+  Variables: {
+    principal: Principal;
+  };
+}

@@ -1,0 +1,101 @@
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { Keys } from "../redis/keys.ts";
+import type { RedisPort } from "../redis/port.ts";
+import { fleetClaim } from "../redis/scripts/index.ts";
+
+/** Bumped when the Redis layout changes incompatibly; part of the fleet license. */
+export const SCHEMA_VERSION = 1;
+
+export interface FleetStatus {
+  serving: boolean;
+  reason?: string;
+  checkedAt: number;
+}
+
+/**
+ * This node's standing in the fleet: it serves only while it holds the fleet license
+ * {schema, shards, hostnameAware, epoch} and passes cluster membership. The claim is renewed
+ * every third of a lease: by a timer on Node, lazily on the next request on Workers, where an
+ * isolate has no timers between requests.
+ */
+export class Fleet {
+  readonly license: string;
+  private status: FleetStatus = { serving: false, reason: "booting", checkedAt: -Infinity };
+  private inflight: Promise<FleetStatus> | undefined;
+  draining = false;
+
+  constructor(
+    private readonly deps: {
+      config: Config;
+      redis: RedisPort;
+      keys: Keys;
+      log: Logger;
+      nodeId: string;
+      now: () => number;
+    },
+  ) {
+    const { config } = deps;
+    this.license = JSON.stringify({
+      schema: SCHEMA_VERSION,
+      shards: config.shards,
+      hostnameAware: config.hostnameAware,
+      epoch: config.fleetEpoch,
+    });
+  }
+
+  /** The last known status, renewed first when it is older than a third of a lease. */
+  async current(): Promise<FleetStatus> {
+    if (this.deps.now() - this.status.checkedAt < this.deps.config.leaseTtlMs / 3) return this.status;
+    return this.refresh();
+  }
+
+  /** The status without touching Redis (for /registry/health and /readyz while Redis is slow). */
+  peek(): FleetStatus {
+    return this.status;
+  }
+
+  /** Claims (or renews) the license now; concurrent callers share one round trip. */
+  refresh(): Promise<FleetStatus> {
+    this.inflight ??= this.claim().finally(() => (this.inflight = undefined));
+    return this.inflight;
+  }
+
+  private async claim(): Promise<FleetStatus> {
+    const { redis, keys, config, log, nodeId, now } = this.deps;
+    const was = this.status.serving;
+    try {
+      const reply = (await redis.run(
+        fleetClaim,
+        [keys.license, keys.members],
+        [nodeId, this.license, config.fleetEpoch, config.leaseTtlMs],
+      )) as [number, string?, string?, string?];
+      if (reply[0] === 1) {
+        this.status = { serving: true, checkedAt: now() };
+      } else {
+        const reason =
+          reply[1] === "member"
+            ? `member ${reply[2]} runs ${reply[3]}, this node ${this.license}`
+            : `fleet license is ${reply[2]}, this node ${this.license}`;
+        this.status = { serving: false, reason, checkedAt: now() };
+      }
+    } catch (err) {
+      // Fail closed after a full lease without a successful claim, not at the first hiccup.
+      const stale = now() - this.status.checkedAt >= config.leaseTtlMs;
+      const reason = `redis: ${err instanceof Error ? err.message : String(err)}`;
+      this.status = stale ? { serving: false, reason, checkedAt: now() } : { ...this.status, reason };
+    }
+    if (was !== this.status.serving) {
+      log[this.status.serving ? "info" : "warn"](this.status.serving ? "serving the fleet" : "not serving the fleet", {
+        reason: this.status.reason,
+      });
+    }
+    return this.status;
+  }
+
+  /** Ready for traffic: not draining, holding the license and passing membership. */
+  async ready(): Promise<boolean> {
+    if (this.draining) return false;
+    return (await this.current()).serving;
+  }
+}

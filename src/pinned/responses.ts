@@ -1,0 +1,47 @@
+/** Header names of the worker contract and the fixed answers pinned gives. */
+
+export const ATTESTATION_HEADER = "Pinboard-Attestation";
+export const EPOCH_HEADER = "Pinboard-Epoch";
+export const PROXY_SECRET_HEADER = "Pinboard-Proxy-Secret";
+export const REFUSAL_HEADER = "Pinned-Refusal";
+
+export function detail(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return json(status, { detail: message }, headers);
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+export const invalidAttestation = (): Response => detail(403, "invalid attestation");
+export const invalidProxySecret = (): Response => detail(403, "invalid proxy secret");
+export const malformedEpoch = (): Response => detail(400, "malformed placement epoch");
+export const staleEpoch = (): Response => detail(409, "stale placement epoch");
+export const unknownNamespace = (): Response => detail(404, "unknown namespace");
+export const notFound = (): Response => detail(404, "not found");
+export const internalError = (): Response => detail(500, "internal error");
+
+/** Why a new activation was refused; the refusal's detail says it, the header is always the same. */
+export type RefusalReason = "draining" | "lease-unhealthy" | "capacity" | "winding-down" | "evicted";
+
+const REFUSAL_DETAIL: Record<RefusalReason, string> = {
+  draining: "worker draining",
+  "lease-unhealthy": "lease unhealthy",
+  capacity: "instance limit reached",
+  "winding-down": "instance winding down",
+  evicted: "instance evicted",
+};
+
+/**
+ * The in-band refusal Pinboard understands: it releases the placement and may re-place once.
+ * Every reason carries `Pinned-Refusal: lease-unhealthy`, the one value Pinboard acts on.
+ */
+export function refusal(reason: RefusalReason): Response {
+  return detail(503, REFUSAL_DETAIL[reason], { "Retry-After": "1", [REFUSAL_HEADER]: "lease-unhealthy" });
+}
+
+/** A transient failure to bring an instance in (the durability store unreachable, a throwing constructor). */
+export const activationFailed = (): Response => detail(503, "activation failed", { "Retry-After": "1" });

@@ -1,0 +1,84 @@
+import type { AttestationClaims } from "../auth/attestation.ts";
+import type { ListOptions } from "./durability.ts";
+import type { PinnedWebSocket } from "./websocket.ts";
+
+/**
+ * Durable storage of one instance, in the spirit of Durable Objects' storage API. Values are
+ * JSON: whatever JSON.stringify keeps comes back from get. Every write is fenced by the epoch
+ * the instance was activated at and rejects with StaleEpochError once a newer owner claimed
+ * the instance.
+ */
+export interface InstanceStorage {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
+  put<T>(key: string, value: T): Promise<void>;
+  put<T>(entries: Record<string, T>): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  delete(keys: string[]): Promise<number>;
+  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
+  /** Drops every key and the alarm. */
+  deleteAll(): Promise<void>;
+}
+
+export interface AcceptWebSocketOptions {
+  /** Labels for getWebSockets(tag). */
+  tags?: string[];
+}
+
+export interface AcceptedWebSocket {
+  socket: PinnedWebSocket;
+  /** Return this from fetch to complete the upgrade. */
+  response: Response;
+}
+
+/** What an instance knows about itself: given to its constructor and to alarm(). */
+export interface InstanceContext {
+  readonly ns: string;
+  readonly id: string;
+  /** The placement epoch this instance object was activated at (a decimal string). */
+  readonly epoch: string;
+  readonly storage: InstanceStorage;
+  /** Stores the alarm (due time in ms or a Date) with the instance; null clears it. */
+  setAlarm(at: number | Date | null): Promise<void>;
+  getAlarm(): Promise<number | null>;
+  deleteAlarm(): Promise<void>;
+  /**
+   * Accepts a WebSocket upgrade of `request` (the request given to fetch). Only on Node, through
+   * worker.listen() or a server built with createPinnedServer; throws TypeError otherwise or
+   * when the request is not an upgrade.
+   */
+  acceptWebSocket(request: Request, options?: AcceptWebSocketOptions): AcceptedWebSocket;
+  /** Open (or opening) sockets accepted by this instance, optionally only those with `tag`. */
+  getWebSockets(tag?: string): PinnedWebSocket[];
+  /** Holds every new request (and the activation itself) until `fn` settles. */
+  blockConcurrencyWhile<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** The context of one forwarded request. */
+export interface RequestContext extends InstanceContext {
+  /** The path after /{ns}/{id}, "" or starting with "/". */
+  readonly path: string;
+  /** The verified attestation: caller ({ns}/{id} of a calling instance), depth, acct. */
+  readonly attestation: AttestationClaims;
+}
+
+export interface AlarmInfo {
+  retryCount: number;
+  isRetry: boolean;
+}
+
+export interface Instance {
+  fetch(request: Request, ctx: RequestContext): Response | Promise<Response>;
+  alarm?(ctx: InstanceContext, info: AlarmInfo): void | Promise<void>;
+  webSocketMessage?(socket: PinnedWebSocket, message: string | ArrayBuffer, ctx: InstanceContext): void | Promise<void>;
+  webSocketClose?(socket: PinnedWebSocket, code: number, reason: string, ctx: InstanceContext): void | Promise<void>;
+  webSocketError?(socket: PinnedWebSocket, error: unknown, ctx: InstanceContext): void | Promise<void>;
+}
+
+export type InstanceClass = new (ctx: InstanceContext) => Instance;
+
+export interface PinnedLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}

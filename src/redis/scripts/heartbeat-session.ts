@@ -1,0 +1,88 @@
+import { defineScript } from "../script.ts";
+import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+
+/**
+ * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
+ * Renews the lease (bounded by a timed drain), applies the probe outcome, replaces headroom,
+ * drops acked control messages and peeks the rest. A probe that answered another worker's value
+ * voids the registration; a hostname binding moved to another env supersedes it.
+ *
+ * KEYS[1] sessions            hash sessionId → record JSON
+ * KEYS[2] clients             hash clientId → account \n sessionId
+ * KEYS[3] queue               hash msgId → message JSON (this session's control queue)
+ * KEYS[4] drain               string: the client's drain ("cordon" or deadline ms)
+ * KEYS[5] hostname bindings   hash {hostname}{ns} → env \n epoch
+ * KEYS[6] generation          counter of registrations (a dropped session's tombstone)
+ * ARGV[1] sessionId
+ * ARGV[2] clientId the caller read (the drain key is derived from it)
+ * ARGV[3] headroom
+ * ARGV[4] "1" when the worker reports itself draining
+ * ARGV[5] probe outcome: "pass" | "fail" | "mismatch"
+ * ARGV[6] lease TTL ms
+ * ARGV[7] "1" in hostname-aware mode
+ * ARGV[8 …] acked msgIds
+ *
+ * Returns {"ok", record JSON, drain deadline ms or "", now, {msgId, message JSON, …}}
+ *      or {"unknown"} | {"voided", record JSON, generation}
+ *      | {"superseded", record JSON, generation, key, env, epoch}.
+ */
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}
+local now = now_ms()
+local lease = tonumber(ARGV[6])
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {'unknown'} end
+local rec = cjson.decode(raw)
+if rec.expiry <= now or rec.clientId ~= ARGV[2] then return {'unknown'} end
+
+if ARGV[5] == 'mismatch' then
+  drop_session(KEYS[1], KEYS[2], rec)
+  redis.call('DEL', KEYS[3])
+  return {'voided', raw, tostring(redis.call('INCR', KEYS[6]))}
+end
+
+if ARGV[7] == '1' then
+  for _, ns in ipairs(rec.namespaces) do
+    local env = rec.envs[ns]
+    if env == nil or env == cjson.null then env = rec.env end
+    local key = rec.hostname .. ns
+    local b = redis.call('HGET', KEYS[5], key)
+    if b then
+      local benv, bepoch = pair(b)
+      if benv ~= env then
+        drop_session(KEYS[1], KEYS[2], rec)
+        redis.call('DEL', KEYS[3])
+        return {'superseded', raw, tostring(redis.call('INCR', KEYS[6])), key, benv, bepoch}
+      end
+    else
+      redis.call('HSET', KEYS[5], key, env .. '\\n' .. rec.bindingEpoch)
+    end
+  end
+end
+
+rec.headroom = tonumber(ARGV[3])
+rec.selfDraining = ARGV[4] == '1'
+if ARGV[5] == 'pass' then
+  rec.degradedSince = nil
+elseif rec.degradedSince == nil or rec.degradedSince == cjson.null then
+  rec.degradedSince = now
+end
+
+local drain = redis.call('GET', KEYS[4])
+local expiry = now + lease
+local deadline = ''
+if drain and drain ~= 'cordon' then
+  deadline = drain
+  if tonumber(drain) < expiry then expiry = tonumber(drain) end
+end
+rec.expiry = expiry
+rec.draining = rec.selfDraining or (drain ~= false and drain ~= nil)
+local encoded = cjson.encode(rec)
+redis.call('HSET', KEYS[1], ARGV[1], encoded)
+
+for i = 8, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
+local messages = redis.call('HGETALL', KEYS[3])
+if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
+return {'ok', encoded, deadline, tostring(now), messages}
+`;
+
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "885a995f6775d9833feaa231116a65777fa5e3c5");

@@ -1,0 +1,70 @@
+import { defineScript } from "../script.ts";
+import { LUA_NOW, LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
+
+/**
+ * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
+ * Mirrors the record into the bucket (unless a newer registration of the same client got here
+ * first), joins the namespace lists, prunes dead mirrors, and reclaims the worker's in-memory
+ * instances: rows owned by prevSessionId re-bind to the new session keeping their epoch.
+ *
+ * KEYS[1]            workers   hash sessionId → record JSON (the bucket's mirror)
+ * KEYS[2]            clients   hash clientId → sessionId \n generation
+ * KEYS[3 … 2+L]      namespace lists (sets of sessionIds), one per registered namespace
+ * KEYS[3+L …]        placements hashes named by the reclaim pairs
+ * ARGV[1] sessionId
+ * ARGV[2] record JSON (carries clientId and gen)
+ * ARGV[3] lease TTL ms
+ * ARGV[4] L, the number of namespace lists
+ * ARGV[5] prevSessionId or "" (reclaims nothing when "")
+ * ARGV[6 …] reclaim pairs: index into KEYS of a placements hash, id
+ *
+ * Returns {"ok" | "stale", {duplicate pairs…}, {reclaimed-with-wind-down: index, id, expiry…}}.
+ */
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}
+local now = now_ms()
+local sid, json, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local nlists, prev = tonumber(ARGV[4]), ARGV[5]
+local rec = cjson.decode(json)
+
+local status = 'ok'
+local cur = redis.call('HGET', KEYS[2], rec.clientId)
+if cur then
+  local csid, cgen = pair(cur)
+  if tonumber(cgen) > rec.gen then
+    status = 'stale'
+  elseif csid ~= sid and csid ~= '' then
+    redis.call('HDEL', KEYS[1], csid)
+    for i = 3, 2 + nlists do redis.call('SREM', KEYS[i], csid) end
+  end
+end
+
+if status == 'ok' then
+  redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
+  redis.call('HSET', KEYS[1], sid, json)
+  for i = 3, 2 + nlists do redis.call('SADD', KEYS[i], sid) end
+end
+
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if cjson.decode(all[i + 1]).expiry + lease < now then redis.call('HDEL', KEYS[1], all[i]) end
+end
+
+local dups, requeue = {}, {}
+for i = 6, #ARGV, 2 do
+  local kidx, id = tonumber(ARGV[i]), ARGV[i + 1]
+  local raw = redis.call('HGET', KEYS[kidx], id)
+  local row = raw and row_decode(raw)
+  if status == 'ok' and prev ~= '' and row and row.sid == prev then
+    row.sid = sid
+    redis.call('HSET', KEYS[kidx], id, row_encode(row))
+    if row.expiry ~= '' then
+      table.insert(requeue, tostring(kidx)); table.insert(requeue, id); table.insert(requeue, row.expiry)
+    end
+  elseif not (row and row.sid == sid) then
+    table.insert(dups, tostring(kidx)); table.insert(dups, id)
+  end
+end
+return {status, dups, requeue}
+`;
+
+export const registerBucket = defineScript("register-bucket", LUA, "92811dd2a8a4ac8542a38635166f5a3fd92d61b8");

@@ -1,0 +1,148 @@
+import { defineScript } from "../script.ts";
+import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+
+/**
+ * register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
+ * Prunes dead sessions (expiry + lease < now) and bindings without a live worker, checks the
+ * client's account and the hostname-aware bindings, then writes the record.
+ *
+ * KEYS[1] sessions            hash sessionId → record JSON
+ * KEYS[2] clients             hash clientId → account \n sessionId
+ * KEYS[3] hostname bindings   hash {hostname}{ns} → env \n epoch
+ * KEYS[4] env bindings        hash env → takeover \n epoch
+ * KEYS[5] binding quarantine  hash {hostname}{ns} → quarantined-until ms
+ * KEYS[6] drain               string: the client's drain ("cordon" or deadline ms)
+ * KEYS[7] generation          counter of registrations, orders bucket mirrors
+ * ARGV[1] record JSON: sessionId, clientId, account, hostname, env, envs, namespaces,
+ *         takeover, bindingEpoch (digits), selfDraining, …
+ * ARGV[2] lease TTL ms
+ * ARGV[3] "1" in hostname-aware mode
+ * ARGV[4] prevSessionId or ""
+ *
+ * Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1}
+ *      or {"conflict", message}.
+ */
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}
+local now = now_ms()
+local rec = cjson.decode(ARGV[1])
+local lease = tonumber(ARGV[2])
+local aware = ARGV[3] == '1'
+
+local function env_of(r, ns)
+  local e = r.envs[ns]
+  if e == nil or e == cjson.null then return r.env end
+  return e
+end
+
+local live_hn, live_env = {}, {}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local r = cjson.decode(all[i + 1])
+  if r.expiry + lease < now then
+    drop_session(KEYS[1], KEYS[2], r)
+  elseif r.expiry > now then
+    for _, ns in ipairs(r.namespaces) do
+      live_hn[r.hostname .. ns] = true
+      live_env[env_of(r, ns)] = true
+    end
+  end
+end
+
+if aware then
+  local hb = redis.call('HGETALL', KEYS[3])
+  for i = 1, #hb, 2 do
+    if not live_hn[hb[i]] then redis.call('HDEL', KEYS[3], hb[i]) end
+  end
+  local eb = redis.call('HGETALL', KEYS[4])
+  for i = 1, #eb, 2 do
+    if not live_env[eb[i]] then redis.call('HDEL', KEYS[4], eb[i]) end
+  end
+end
+
+local replaced = ''
+local owner = redis.call('HGET', KEYS[2], rec.clientId)
+if owner then
+  local account, sid = pair(owner)
+  if account ~= rec.account then return {'conflict', 'client belongs to another account'} end
+  replaced = sid
+end
+
+local prev_allowed = 1
+if ARGV[4] ~= '' then
+  local prev = redis.call('HGET', KEYS[1], ARGV[4])
+  if prev and cjson.decode(prev).account ~= rec.account then prev_allowed = 0 end
+end
+
+if aware then
+  local epoch = tonumber(rec.bindingEpoch)
+  for _, ns in ipairs(rec.namespaces) do
+    local key = rec.hostname .. ns
+    local b = redis.call('HGET', KEYS[3], key)
+    if b then
+      local benv, bepoch = pair(b)
+      if benv ~= env_of(rec, ns) and epoch <= tonumber(bepoch) then
+        return {'conflict', 'hostname ' .. key .. ' is bound to env ' .. benv .. ' at epoch ' .. bepoch ..
+          ', not ' .. env_of(rec, ns) .. ' — register with a higher epoch to displace'}
+      end
+    end
+  end
+  local seen = {}
+  for _, ns in ipairs(rec.namespaces) do
+    local env = env_of(rec, ns)
+    if not seen[env] then
+      seen[env] = true
+      local t = redis.call('HGET', KEYS[4], env)
+      if t then
+        local take, tepoch = pair(t)
+        if take ~= rec.takeover and epoch <= tonumber(tepoch) then
+          return {'conflict', 'env ' .. env .. ' agreed takeover ' .. take .. ' at epoch ' .. tepoch ..
+            ', not ' .. rec.takeover .. ' — register with a higher epoch to displace'}
+        end
+      end
+    end
+  end
+  for _, ns in ipairs(rec.namespaces) do
+    local key, env = rec.hostname .. ns, env_of(rec, ns)
+    local b = redis.call('HGET', KEYS[3], key)
+    local keep = rec.bindingEpoch
+    if b then
+      local benv, bepoch = pair(b)
+      if benv ~= env then
+        redis.call('HSET', KEYS[5], key, tostring(now + lease))
+      elseif tonumber(bepoch) > epoch then
+        keep = bepoch
+      end
+    end
+    redis.call('HSET', KEYS[3], key, env .. '\\n' .. keep)
+  end
+  for env in pairs(seen) do
+    local t = redis.call('HGET', KEYS[4], env)
+    local keep = rec.bindingEpoch
+    if t then
+      local take, tepoch = pair(t)
+      if take == rec.takeover and tonumber(tepoch) > epoch then keep = tepoch end
+    end
+    redis.call('HSET', KEYS[4], env, rec.takeover .. '\\n' .. keep)
+  end
+end
+
+local drain = redis.call('GET', KEYS[6])
+local expiry = now + lease
+local deadline = ''
+if drain and drain ~= 'cordon' then
+  deadline = drain
+  if tonumber(drain) < expiry then expiry = tonumber(drain) end
+end
+rec.expiry = expiry
+rec.registeredAt = now
+rec.draining = rec.selfDraining or (drain ~= false and drain ~= nil)
+rec.gen = redis.call('INCR', KEYS[7])
+
+if replaced ~= '' and replaced ~= rec.sessionId then redis.call('HDEL', KEYS[1], replaced) end
+local encoded = cjson.encode(rec)
+redis.call('HSET', KEYS[1], rec.sessionId, encoded)
+redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
+return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
+`;
+
+export const registerSession = defineScript("register-session", LUA, "a408f7109853bb1390e494db2186d101b17d625f");

@@ -1,0 +1,23 @@
+import { defineScript } from "../script.ts";
+import { LUA_ROW } from "./lua-lib.ts";
+
+/**
+ * release-row: compare-and-delete of one placement row. The row is freed only while its
+ * sessionId matches and its epoch equals the quoted one ("" quotes an epoch-less row).
+ *
+ * KEYS[1] placements   hash id → row
+ * ARGV[1] sessionId
+ * ARGV[2] id
+ * ARGV[3] quoted epoch (digits, or "")
+ *
+ * Returns 1 when the row was deleted, else 0.
+ */
+const LUA = `${LUA_ROW}
+local raw = redis.call('HGET', KEYS[1], ARGV[2])
+if not raw then return 0 end
+local row = row_decode(raw)
+if row.sid ~= ARGV[1] or row.epoch ~= ARGV[3] then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[2])
+`;
+
+export const releaseRow = defineScript("release-row", LUA, "94a127ae6f6c1bb678697fdc197500af210286dd");

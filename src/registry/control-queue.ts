@@ -1,0 +1,46 @@
+import type { AppDeps } from "../deps.ts";
+import { enqueueMessage } from "../redis/scripts/index.ts";
+
+/** A control message as stored: the deadline is absolute (Redis-clock ms) or null (revoke). */
+export interface StoredMessage {
+  type: "wind_down";
+  ns: string;
+  id: string;
+  deadlineAt: number | null;
+}
+
+/** A control message as the heartbeat delivers it: the deadline relative, in seconds. */
+export interface DeliveredMessage {
+  msgId: string;
+  type: "wind_down";
+  ns: string;
+  id: string;
+  deadline: number | null;
+}
+
+/** Queues a wind_down for a session's placement; it re-delivers until acked. */
+export async function queueWindDown(
+  deps: AppDeps,
+  sessionId: string,
+  ns: string,
+  id: string,
+  deadlineAt: number | null,
+): Promise<string> {
+  const message: StoredMessage = { type: "wind_down", ns, id, deadlineAt };
+  return (await deps.redis.run(
+    enqueueMessage,
+    [deps.keys.queue(sessionId), deps.keys.messageIds],
+    [JSON.stringify(message), deps.config.leaseTtlMs, ns, id],
+  )) as string;
+}
+
+/** Turns the queue's `msgId, JSON, …` pairs into delivered messages, deadlines relative to now. */
+export function deliverMessages(flat: string[], nowMs: number): DeliveredMessage[] {
+  const out: DeliveredMessage[] = [];
+  for (let i = 0; i < flat.length; i += 2) {
+    const stored = JSON.parse(flat[i + 1]!) as StoredMessage;
+    const deadline = typeof stored.deadlineAt === "number" ? Math.max(0, Math.ceil((stored.deadlineAt - nowMs) / 1000)) : null;
+    out.push({ msgId: flat[i]!, type: stored.type, ns: stored.ns, id: stored.id, deadline });
+  }
+  return out.sort((a, b) => Number(a.msgId) - Number(b.msgId));
+}

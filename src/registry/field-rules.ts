@@ -1,0 +1,89 @@
+import { badRequest } from "../errors.ts";
+import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
+import { isId, isLabel, isNamespace } from "./names.ts";
+import type { Takeover } from "./record.ts";
+import type { RegisterBody } from "./schemas.ts";
+
+/** A register body after the spec's field rules: normalised, defaults applied. */
+export interface RegistrationFields {
+  namespaces: string[];
+  advertiseUrl: string;
+  hostname: string;
+  env: string;
+  envs: Record<string, string>;
+  takeover: Takeover;
+  bindingEpoch: number;
+  instances: Array<{ ns: string; id: string }>;
+}
+
+/**
+ * The register field rules, each a 400: single mode rejects hostname, env, envs, takeover and a
+ * nonzero epoch; hostname-aware mode requires hostname (env defaults to it); hostnames and envs
+ * are lowercased and refuse `*`, whitespace, `/` and `:`; envs and instances keys must be
+ * registered namespaces; advertiseUrl is HTTP(S) with a hostname, no userinfo, no query or
+ * fragment, trailing slashes stripped.
+ */
+export function applyFieldRules(body: RegisterBody, hostnameAware: boolean): RegistrationFields {
+  const namespaces = [...new Set(body.namespaces)];
+  for (const ns of namespaces) if (!isNamespace(ns)) throw badRequest(`invalid namespace: ${ns}`);
+  const registered = new Set(namespaces);
+  const advertiseUrl = normaliseAdvertiseUrl(body.advertiseUrl);
+
+  let hostname = SINGLE_HOSTNAME;
+  let env = SINGLE_ENV;
+  const envs: Record<string, string> = {};
+  if (!hostnameAware) {
+    for (const field of ["hostname", "env", "envs", "takeover"] as const) {
+      if (body[field] != null) throw badRequest(`${field} requires hostname-aware mode`);
+    }
+    if (body.epoch) throw badRequest("epoch requires hostname-aware mode");
+  } else {
+    if (body.hostname == null || body.hostname === "") throw badRequest("hostname is required in hostname-aware mode");
+    hostname = label(body.hostname, "hostname");
+    env = body.env == null ? hostname : label(body.env, "env");
+    for (const [ns, value] of Object.entries(body.envs ?? {})) {
+      if (!registered.has(ns)) throw badRequest(`namespace not registered: ${ns}`);
+      envs[ns] = label(value, "env");
+    }
+  }
+
+  const instances: Array<{ ns: string; id: string }> = [];
+  for (const [ns, ids] of Object.entries(body.instances ?? {})) {
+    if (!registered.has(ns)) throw badRequest(`namespace not registered: ${ns}`);
+    for (const id of new Set(ids)) {
+      if (!isId(id)) throw badRequest(`invalid id: ${id}`);
+      instances.push({ ns, id });
+    }
+  }
+
+  return {
+    namespaces,
+    advertiseUrl,
+    hostname,
+    env,
+    envs,
+    takeover: body.takeover ?? "wind_down",
+    bindingEpoch: body.epoch ?? 0,
+    instances,
+  };
+}
+
+function label(value: string, kind: "hostname" | "env"): string {
+  const lowered = value.toLowerCase();
+  if (!isLabel(lowered)) throw badRequest(`invalid ${kind}: ${value}`);
+  return lowered;
+}
+
+function normaliseAdvertiseUrl(value: string): string {
+  const invalid = () => badRequest(`invalid advertiseUrl: ${value}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid();
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid();
+  if (url.hostname === "" || url.username !== "" || url.password !== "") throw invalid();
+  if (url.search !== "" || url.hash !== "" || value.includes("?") || value.includes("#")) throw invalid();
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
+}

@@ -1,0 +1,39 @@
+import type { AppDeps } from "../deps.ts";
+import type { Keys } from "../redis/keys.ts";
+import { heartbeatBucket, unmirrorBucket } from "../redis/scripts/index.ts";
+import type { WorkerRecord } from "./record.ts";
+
+/**
+ * The bucket mirrors of a worker record. Whatever a resolve needs lives in the bucket's hash
+ * slot, so register, heartbeat and the drops fan out to every bucket; the calls run
+ * concurrently and the adapters batch them (one pipeline per Redis node).
+ */
+
+/** The bucket's namespace lists that a worker belongs to: one per registered namespace. */
+export function namespaceListKeys(keys: Keys, bucket: number, record: Pick<WorkerRecord, "hostname" | "namespaces">): string[] {
+  return record.namespaces.map((ns) => keys.nsWorkers(bucket, record.hostname, ns));
+}
+
+/** Refreshes the record in every bucket and re-adds it to the bucket's namespace lists. */
+export async function mirrorEverywhere(deps: AppDeps, record: WorkerRecord, json: string): Promise<void> {
+  const { keys } = deps;
+  await deps.redis.runMany(
+    keys.allBuckets().map((b) => ({
+      script: heartbeatBucket,
+      keys: [keys.workers(b), keys.clients(b), ...namespaceListKeys(keys, b, record)],
+      args: [record.sessionId, json],
+    })),
+  );
+}
+
+/** Removes a dropped session from every bucket, leaving a tombstone generation behind. */
+export async function unmirrorEverywhere(deps: AppDeps, record: WorkerRecord, tombstoneGen: number | string): Promise<void> {
+  const { keys } = deps;
+  await deps.redis.runMany(
+    keys.allBuckets().map((b) => ({
+      script: unmirrorBucket,
+      keys: [keys.workers(b), keys.clients(b), ...namespaceListKeys(keys, b, record)],
+      args: [record.sessionId, record.clientId, tombstoneGen],
+    })),
+  );
+}

@@ -1,0 +1,12 @@
+/**
+ * Name rules shared by the registry and the data plane. A namespace is "/" plus one path
+ * segment of unreserved URL characters; ids use the same characters (the data plane's rule).
+ */
+export const NAMESPACE_PATTERN = /^\/[A-Za-z0-9._~-]{1,128}$/;
+export const ID_PATTERN = /^[A-Za-z0-9._~-]{1,256}$/;
+/** Hostnames and envs: lowercase, without `*`, whitespace, `/` or `:`. */
+export const LABEL_FORBIDDEN = /[*\s/:]/;
+
+export const isNamespace = (ns: string): boolean => NAMESPACE_PATTERN.test(ns);
+export const isId = (id: string): boolean => ID_PATTERN.test(id);
+export const isLabel = (label: string): boolean => label.length > 0 && label.length <= 253 && !LABEL_FORBIDDEN.test(label);

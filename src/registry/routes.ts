@@ -1,0 +1,47 @@
+import { Hono } from "hono";
+import type { AppDeps, AppEnv } from "../deps.ts";
+import { notFound } from "../errors.ts";
+import { readJsonBody } from "../http/json-body.ts";
+import { deregister } from "./deregister.ts";
+import { requireScope, requireServing } from "./guards.ts";
+import { heartbeat } from "./heartbeat.ts";
+import { register } from "./register.ts";
+import { release, tag } from "./release.ts";
+import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "./schemas.ts";
+
+/**
+ * The /registry/* routes. Order for each: Passport (401/403), then the serving check (503),
+ * then the body (413/400), then the route. Operator routes mount here in their own module;
+ * an unknown path authenticates as a worker and passes the serving check before its 404.
+ */
+export function registryRoutes(deps: AppDeps, operatorRoutes?: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const worker = [requireScope(deps, "pinboard:worker"), requireServing(deps)] as const;
+
+  app.post("/registry/register", ...worker, async (c) =>
+    c.json(await register(deps, c.var.principal, await readJsonBody(c, registerBody))),
+  );
+  app.post("/registry/heartbeat", ...worker, async (c) =>
+    c.json(await heartbeat(deps, c.var.principal, await readJsonBody(c, heartbeatBody))),
+  );
+  app.post("/registry/release", ...worker, async (c) =>
+    c.json(await release(deps, c.var.principal, await readJsonBody(c, releaseBody))),
+  );
+  app.post("/registry/tag", ...worker, async (c) =>
+    c.json(await tag(deps, c.var.principal, await readJsonBody(c, tagBody))),
+  );
+  app.post("/registry/deregister", ...worker, async (c) => {
+    const { sessionId } = await readJsonBody(c, deregisterBody);
+    return c.json(await deregister(deps, c.var.principal, sessionId));
+  });
+
+  operatorRoutes?.(app);
+
+  app.all("/registry/*", ...worker, () => {
+    throw notFound();
+  });
+  app.all("/registry", ...worker, () => {
+    throw notFound();
+  });
+  return app;
+}

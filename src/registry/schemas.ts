@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { MiB, bodySchema } from "../http/json-body.ts";
+
+/** Body schemas of the worker routes (shape only; the spec's field rules run after them). */
+
+const sessionId = z.string().min(1).max(256);
+const epochDigits = z.string().regex(/^\d+$/).max(32);
+const idString = z.string().min(1).max(256);
+
+export const registerBody = bodySchema(
+  z.object({
+    clientId: z.string().min(1).max(256),
+    secret: z.string().min(1).max(1024),
+    namespaces: z.array(z.string()).min(1).max(1024),
+    advertiseUrl: z.string().min(1).max(2048),
+    headroom: z.number().min(0),
+    draining: z.boolean(),
+    challenge: z.string().min(1).max(1024),
+    challengeValue: z.string().min(1).max(1024),
+    hostname: z.string().max(253).nullish(),
+    env: z.string().max(253).nullish(),
+    envs: z.record(z.string(), z.string().max(253)).nullish(),
+    takeover: z.enum(["wind_down", "deny"]).nullish(),
+    epoch: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
+    instances: z.record(z.string(), z.array(idString).max(100_000)).nullish(),
+    prevSessionId: sessionId.nullish(),
+  }),
+  8 * MiB,
+);
+export type RegisterBody = z.infer<typeof registerBody.schema>;
+
+export const heartbeatBody = bodySchema(
+  z.object({
+    sessionId,
+    headroom: z.number().min(0),
+    draining: z.boolean(),
+    challenge: z.string().min(1).max(1024),
+    challengeValue: z.string().min(1).max(1024),
+    acks: z.array(z.union([z.string().max(32), z.number().int().min(0)])).max(10_000).nullish(),
+  }),
+);
+export type HeartbeatBody = z.infer<typeof heartbeatBody.schema>;
+
+export const releaseBody = bodySchema(
+  z
+    .array(
+      z.object({
+        sessionId,
+        namespace: z.string().max(256),
+        id: idString,
+        epoch: z.union([epochDigits, z.literal("")]).nullish(),
+      }),
+    )
+    .min(1)
+    .max(10_000),
+);
+export type ReleaseBody = z.infer<typeof releaseBody.schema>;
+
+export const tagBody = bodySchema(
+  z.object({
+    sessionId,
+    namespace: z.string().max(256),
+    id: idString,
+    epoch: epochDigits,
+    tag: z.string().min(1).max(256),
+  }),
+);
+export type TagBody = z.infer<typeof tagBody.schema>;
+
+export const deregisterBody = bodySchema(z.object({ sessionId }));

@@ -1,0 +1,43 @@
+import type { Principal } from "../auth/passport.ts";
+import { checkNamespace } from "../auth/claims.ts";
+import type { AppDeps } from "../deps.ts";
+import { badRequest, forbidden, unknownSession } from "../errors.ts";
+import { isNamespace } from "./names.ts";
+import { parseRecord, type WorkerRecord } from "./record.ts";
+import { scopeViolation } from "./record-scope.ts";
+
+/** Reads a session's fleet-wide record; null when there is none. */
+export async function readSession(deps: AppDeps, sessionId: string): Promise<WorkerRecord | null> {
+  const json = await deps.redis.hget(deps.keys.sessions, sessionId);
+  return json === null ? null : parseRecord(json);
+}
+
+/**
+ * The session a worker route acts on: 409 unknown session when there is no record, 403 when the
+ * credential's account differs from the registering one or its claims no longer cover the
+ * record. `live` adds the expiry check that heartbeat and deregister apply (release does not).
+ */
+export async function ownedSession(
+  deps: AppDeps,
+  principal: Principal,
+  sessionId: string,
+  options: { live: boolean },
+): Promise<WorkerRecord> {
+  const record = await readSession(deps, sessionId);
+  if (!record) throw unknownSession();
+  if (options.live && record.expiry <= (await deps.redis.timeMs())) throw unknownSession();
+  if (record.account !== principal.account) throw forbidden();
+  if (scopeViolation(principal.pinboard, record, deps.config.hostnameAware)) throw forbidden();
+  return record;
+}
+
+/**
+ * Checks a namespace named by release or tag: 400 invalid namespace, 400 namespace not
+ * registered: …, 403 namespace not allowed: … outside the credential.
+ */
+export function checkRowNamespace(principal: Principal, record: WorkerRecord, ns: string): void {
+  if (!isNamespace(ns)) throw badRequest("invalid namespace");
+  if (!record.namespaces.includes(ns)) throw badRequest(`namespace not registered: ${ns}`);
+  const denied = checkNamespace(principal.pinboard, ns);
+  if (denied) throw forbidden(denied);
+}

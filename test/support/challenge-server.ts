@@ -1,0 +1,77 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type ChallengeMode = "answer" | "mismatch" | "timeout" | "error500" | "redirect" | "empty" | "huge" | "not-json";
+
+export interface ChallengeServer {
+  url: string;
+  /** The secret the server expects in Pinboard-Proxy-Secret. */
+  secret: string;
+  mode: ChallengeMode;
+  /** Where "redirect" points (a server that would answer correctly). */
+  redirectTo?: string;
+  /** challenge → value this worker answers with. */
+  readonly challenges: Map<string, string>;
+  /** Every request seen: method, path and headers. */
+  readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"] }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTP worker on loopback that serves GET /_pinned/challenge the way the worker contract
+ * says, with switchable misbehaviour for probe tests. Registry tests use it where they need a
+ * worker that only proves its URL; data-plane tests use the worker library.
+ */
+export async function startChallengeServer(secret = "worker-secret"): Promise<ChallengeServer> {
+  const state: ChallengeServer = {
+    url: "",
+    secret,
+    mode: "answer",
+    challenges: new Map(),
+    seen: [],
+    close: async () => {},
+  };
+  const server: Server = createServer((req, res) => handle(state, req, res));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  state.url = `http://127.0.0.1:${port}`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}
+
+function handle(state: ChallengeServer, req: IncomingMessage, res: ServerResponse): void {
+  state.seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+  const url = new URL(req.url ?? "/", "http://x");
+  if (url.pathname !== "/_pinned/challenge") return json(res, 404, { detail: "not found" });
+  switch (state.mode) {
+    case "timeout":
+      return; // never answers
+    case "error500":
+      return json(res, 500, { detail: "boom" });
+    case "redirect":
+      res.writeHead(302, { location: `${state.redirectTo ?? state.url}${req.url}` }).end();
+      return;
+    case "empty":
+      res.writeHead(200, { "content-type": "application/json" }).end();
+      return;
+    case "huge":
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`{"value":"${"x".repeat(1024 * 1024 + 10)}"}`);
+      return;
+    case "not-json":
+      res.writeHead(200, { "content-type": "text/plain" }).end("hello");
+      return;
+  }
+  if (req.headers["pinboard-proxy-secret"] !== state.secret) return json(res, 403, { detail: "invalid proxy secret" });
+  const value = state.challenges.get(url.searchParams.get("challenge") ?? "");
+  if (value === undefined) return json(res, 404, { detail: "unknown challenge" });
+  json(res, 200, { value: state.mode === "mismatch" ? `${value}-other` : value });
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}

@@ -1,0 +1,64 @@
+import type { Hono } from "hono";
+import { createApp } from "../../src/app.ts";
+import type { PinboardClaim } from "../../src/auth/claims.ts";
+import { mintCredential } from "../../src/auth/mint.ts";
+import { buildDeps } from "../../src/bootstrap.ts";
+import { parseConfig } from "../../src/config.ts";
+import type { AppDeps, AppEnv } from "../../src/deps.ts";
+import { createLogger } from "../../src/log.ts";
+import { TcpRedis } from "../../src/redis/tcp.ts";
+
+export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";
+
+export interface TestPinboard {
+  app: Hono<AppEnv>;
+  deps: AppDeps;
+  /** Sends a request through the app (in-process, real Redis, real outbound fetch). */
+  call(method: string, path: string, options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** A Pinboard app built exactly as the Node entry builds it, on a test's private Redis. */
+export async function startTestPinboard(redisUrl: string, env: Record<string, string> = {}): Promise<TestPinboard> {
+  const config = parseConfig({
+    REDIS_URL: redisUrl,
+    PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+    PINBOARD_LOG_LEVEL: "silent",
+    ...env,
+  });
+  const redis = new TcpRedis({ url: redisUrl });
+  const deps = buildDeps({ config, redis, runtime: { name: "node", startedAt: Date.now() }, log: createLogger(config.logLevel) });
+  await deps.fleet.refresh();
+  const app = createApp(deps);
+  return {
+    app,
+    deps,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      let body: string | undefined = options.raw;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers["content-type"] = "application/json";
+      }
+      return app.request(path, { method, headers, body });
+    },
+    close: () => redis.close(),
+  };
+}
+
+export const ALL: PinboardClaim = { namespaces: ["*"], allowedBackendHosts: ["*"] };
+
+export function credential(
+  scope: "pinboard:worker" | "pinboard:operator",
+  claim: Partial<PinboardClaim> = {},
+  extra: { sub?: string; account?: string; secret?: string } = {},
+): Promise<string> {
+  return mintCredential({
+    secret: extra.secret ?? TEST_PASSPORT_SECRET,
+    sub: extra.sub ?? "tester",
+    account: extra.account,
+    scopes: [scope],
+    pinboard: { ...ALL, ...claim },
+  });
+}
