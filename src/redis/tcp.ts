@@ -21,6 +21,8 @@ export class TcpRedis implements RedisPort {
 
   constructor(options: TcpRedisOptions) {
     const common = {
+      // RESP2, as Upstash and DESIGN.md assume: Lua false is nil, numbers are integers.
+      protocol: 2 as const,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
       commandTimeout: options.commandTimeoutMs ?? 5000,

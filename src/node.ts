@@ -1,0 +1,90 @@
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { createApp } from "./app.ts";
+import { buildDeps } from "./bootstrap.ts";
+import { ConfigError, parseConfig, type Config } from "./config.ts";
+import { createLogger } from "./log.ts";
+import { describeDevPassport, mintDevPassport } from "./node/dev-credentials.ts";
+import { redisFromConfig } from "./node/redis-from-config.ts";
+
+/**
+ * The Node entry for self-hosting: the same Hono app on @hono/node-server, TCP Redis (or a
+ * private redis-server when REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
+ */
+export interface RunningPinboard {
+  url: string;
+  config: Config;
+  stop(): Promise<void>;
+}
+
+export async function startNode(env: Record<string, string | undefined> = process.env): Promise<RunningPinboard> {
+  let config = parseConfig(env);
+  const log = createLogger(config.logLevel);
+  let devBanner: ((url: string) => string) | undefined;
+  if (!config.passport.secret && !config.passport.jwks) {
+    const dev = await mintDevPassport();
+    config = { ...config, passport: { ...config.passport, secret: dev.secret } };
+    devBanner = (url) => describeDevPassport(dev, url);
+  }
+
+  const redis = await redisFromConfig(config);
+  const deps = buildDeps({
+    config,
+    redis: redis.port,
+    log,
+    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
+  });
+  await deps.fleet.refresh();
+  const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
+
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}${config.basePath}`;
+  log.info("pinboard listening", { url, redis: redis.describe, serving: deps.fleet.peek().serving });
+  if (devBanner) console.log(devBanner(url));
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    config,
+    stop() {
+      stopping ??= (async () => {
+        deps.fleet.draining = true;
+        clearInterval(renew);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          if ("closeIdleConnections" in server) server.closeIdleConnections();
+        });
+        await redis.port.close();
+        await redis.embedded?.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let running: RunningPinboard;
+  try {
+    running = await startNode();
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : `pinboard failed to start: ${err instanceof Error ? err.message : err}`);
+    process.exit(1);
+  }
+  const shutdown = (signal: string) => {
+    console.error(`pinboard: ${signal}, shutting down`);
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    running.stop().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) void main();
