@@ -4,6 +4,7 @@ import {
   customFetch,
   errors,
   jwtVerify,
+  type JSONWebKeySet,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
@@ -169,7 +170,7 @@ function inlineKeys(json: string): KeySource {
   }
   try {
     // createLocalJWKSet validates the set and caches each imported key per algorithm.
-    return { algorithms: JWKS_ALGORITHMS, get: createLocalJWKSet(parsed as never) };
+    return { algorithms: JWKS_ALGORITHMS, get: createLocalJWKSet(parsed as JSONWebKeySet) };
   } catch (err) {
     throw new Error(`createPassport: PINBOARD_PASSPORT_JWKS is not a JSON Web Key Set (${String(err)})`);
   }

@@ -85,4 +85,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "885a995f6775d9833feaa231116a65777fa5e3c5");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "bab68067ed8c94c299b740ba8a2021c104e0a727");

@@ -9,3 +9,6 @@ export { registerSession } from "./register-session.ts";
 export { releaseRow } from "./release-row.ts";
 export { tagRow } from "./tag-row.ts";
 export { unmirrorBucket } from "./unmirror-bucket.ts";
+export { gcBucket } from "./gc-bucket.ts";
+export { gcFleet } from "./gc-fleet.ts";
+export { sweeperLease } from "./sweeper-lease.ts";

@@ -48,3 +48,51 @@ local function drop_session(sessions_key, clients_key, rec)
   end
 end
 `;
+
+/**
+ * Prunes sessions dead for longer than a lease (expiry + lease < now) and, in hostname-aware
+ * mode, hostname and env bindings that no live worker holds. Needs LUA_PAIR and LUA_DROP_SESSION.
+ */
+export const LUA_PRUNE_FLEET = `
+local function prune_fleet(sessions_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+  local live_hn, live_env = {}, {}
+  local all = redis.call('HGETALL', sessions_key)
+  for i = 1, #all, 2 do
+    local r = cjson.decode(all[i + 1])
+    if r.expiry + lease < now then
+      drop_session(sessions_key, clients_key, r)
+    elseif r.expiry > now then
+      for _, ns in ipairs(r.namespaces) do
+        local e = r.envs[ns]
+        if e == nil or e == cjson.null then e = r.env end
+        live_hn[r.hostname .. ns] = true
+        live_env[e] = true
+      end
+    end
+  end
+  if not aware then return end
+  local hb = redis.call('HGETALL', hostnames_key)
+  for i = 1, #hb, 2 do
+    if not live_hn[hb[i]] then redis.call('HDEL', hostnames_key, hb[i]) end
+  end
+  local eb = redis.call('HGETALL', envs_key)
+  for i = 1, #eb, 2 do
+    if not live_env[eb[i]] then redis.call('HDEL', envs_key, eb[i]) end
+  end
+end
+`;
+
+/** Prunes a bucket's mirrors of sessions dead for longer than a lease. */
+export const LUA_PRUNE_MIRRORS = `
+local function prune_mirrors(workers_key, now, lease)
+  local pruned = 0
+  local all = redis.call('HGETALL', workers_key)
+  for i = 1, #all, 2 do
+    if cjson.decode(all[i + 1]).expiry + lease < now then
+      redis.call('HDEL', workers_key, all[i])
+      pruned = pruned + 1
+    end
+  end
+  return pruned
+end
+`;

@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_NOW, LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
+import { LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
 
 /**
  * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
@@ -20,7 +20,7 @@ import { LUA_NOW, LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
  *
  * Returns {"ok" | "stale", {duplicate pairs…}, {reclaimed-with-wind-down: index, id, expiry…}}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_PRUNE_MIRRORS}
 local now = now_ms()
 local sid, json, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local nlists, prev = tonumber(ARGV[4]), ARGV[5]
@@ -44,10 +44,7 @@ if status == 'ok' then
   for i = 3, 2 + nlists do redis.call('SADD', KEYS[i], sid) end
 end
 
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  if cjson.decode(all[i + 1]).expiry + lease < now then redis.call('HDEL', KEYS[1], all[i]) end
-end
+prune_mirrors(KEYS[1], now, lease)
 
 local dups, requeue = {}, {}
 for i = 6, #ARGV, 2 do
@@ -67,4 +64,4 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "92811dd2a8a4ac8542a38635166f5a3fd92d61b8");
+export const registerBucket = defineScript("register-bucket", LUA, "d95e8c3c3958f097f2e8d98fe43e218cfaf10338");

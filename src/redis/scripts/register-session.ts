@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
 
 /**
  * register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
@@ -22,7 +22,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
  * Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1}
  *      or {"conflict", message}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}
 local now = now_ms()
 local rec = cjson.decode(ARGV[1])
 local lease = tonumber(ARGV[2])
@@ -34,30 +34,7 @@ local function env_of(r, ns)
   return e
 end
 
-local live_hn, live_env = {}, {}
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  local r = cjson.decode(all[i + 1])
-  if r.expiry + lease < now then
-    drop_session(KEYS[1], KEYS[2], r)
-  elseif r.expiry > now then
-    for _, ns in ipairs(r.namespaces) do
-      live_hn[r.hostname .. ns] = true
-      live_env[env_of(r, ns)] = true
-    end
-  end
-end
-
-if aware then
-  local hb = redis.call('HGETALL', KEYS[3])
-  for i = 1, #hb, 2 do
-    if not live_hn[hb[i]] then redis.call('HDEL', KEYS[3], hb[i]) end
-  end
-  local eb = redis.call('HGETALL', KEYS[4])
-  for i = 1, #eb, 2 do
-    if not live_env[eb[i]] then redis.call('HDEL', KEYS[4], eb[i]) end
-  end
-end
+prune_fleet(KEYS[1], KEYS[2], KEYS[3], KEYS[4], now, lease, aware)
 
 local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)
@@ -145,4 +122,4 @@ redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "a408f7109853bb1390e494db2186d101b17d625f");
+export const registerSession = defineScript("register-session", LUA, "e1051fbd26ac4485b82cc4d949d50f242a104009");

@@ -1,0 +1,64 @@
+import type { ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
+import type { Hono } from "hono";
+import { createApp } from "./app.ts";
+import { buildDeps } from "./bootstrap.ts";
+import { ConfigError, parseConfig } from "./config.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
+import { UpstashRedis } from "./redis/upstash.ts";
+import { runSweep } from "./sweeper-cron.ts";
+
+/**
+ * The Cloudflare Workers entry: env bindings (wrangler.toml vars and secrets) become a parsed
+ * config and an @upstash/redis client once per isolate; `scheduled` runs one sweep pass.
+ */
+type Env = Record<string, unknown>;
+
+interface Isolate {
+  app: Hono<AppEnv>;
+  deps: AppDeps;
+}
+
+let isolate: Isolate | undefined;
+let isolateEnv: Env | undefined;
+
+function isolateFor(env: Env): Isolate {
+  if (isolate && isolateEnv === env) return isolate;
+  const config = parseConfig(env);
+  if (!config.redis.restUrl || !config.redis.restToken) {
+    throw new ConfigError(["UPSTASH_REDIS_REST_URL: required on Workers (with UPSTASH_REDIS_REST_TOKEN)"]);
+  }
+  if (!config.passport.secret && !config.passport.jwks) {
+    throw new ConfigError(["PINBOARD_PASSPORT_SECRET: set it (wrangler secret put) or PINBOARD_PASSPORT_JWKS"]);
+  }
+  const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
+  const deps = buildDeps({ config, redis, runtime: { name: "workers", startedAt: Date.now() } });
+  isolate = { app: createApp(deps), deps };
+  isolateEnv = env;
+  return isolate;
+}
+
+function configFailure(err: unknown): Response {
+  const message = err instanceof ConfigError ? err.message : "internal error";
+  console.error(err instanceof Error ? err.message : String(err));
+  return new Response(JSON.stringify({ error: message.startsWith("invalid configuration") ? "misconfigured" : "internal error" }), {
+    status: 500,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    let current: Isolate;
+    try {
+      current = isolateFor(env);
+    } catch (err) {
+      return configFailure(err);
+    }
+    return current.app.fetch(request, env, ctx);
+  },
+
+  async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+    const { deps } = isolateFor(env);
+    ctx.waitUntil(runSweep(deps).then(() => undefined));
+  },
+};

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
+import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
+import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { heartbeatBody, registerBody } from "./support/registration.ts";
+
+let t: TestRedis;
+let pb: PinboardProcess;
+let worker: ChallengeServer;
+
+beforeAll(async () => {
+  t = await startTestRedis();
+  pb = await startPinboardProcess({ redisUrl: t.url, env: { PINBOARD_BASE_PATH: "/pb" } });
+  worker = await startChallengeServer();
+});
+afterAll(async () => {
+  await pb.stop();
+  await worker.close();
+  await t.stop();
+});
+
+const post = async (url: string, token: string, body: unknown) =>
+  fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+
+describe("the Node entry as a process", () => {
+  it("serves health under the base path and 404 not found outside it", async () => {
+    expect(await (await fetch(`${pb.url}/healthz`)).json()).toEqual({ ok: true });
+    const ready = await fetch(`${pb.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.text()).toBe("");
+    const outside = await fetch(`http://127.0.0.1:${pb.port}/registry/register`, { method: "POST" });
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toEqual({ error: "not found" });
+  });
+
+  it("registers and heartbeats a real worker over HTTP", async () => {
+    const token = await pb.workerCredential();
+    const reg = await post(`${pb.url}/registry/register`, token, registerBody(worker));
+    expect(reg.status).toBe(200);
+    const { sessionId } = (await reg.json()) as { sessionId: string };
+    const hb = await post(`${pb.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId));
+    expect(hb.status).toBe(200);
+    expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: false });
+  });
+
+  it("stops on SIGTERM and stops answering", async () => {
+    const other = await startPinboardProcess({ redisUrl: t.url });
+    await other.stop();
+    expect(other.process.exitCode).toBe(0);
+    await expect(fetch(`${other.url}/healthz`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { PinboardClaim } from "../../src/auth/claims.ts";
+import { freePort } from "../../src/node/free-port.ts";
+import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+
+export interface PinboardProcess {
+  url: string;
+  port: number;
+  passportSecret: string;
+  process: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  workerCredential(claims?: Partial<PinboardClaim>, extra?: { sub?: string; account?: string }): Promise<string>;
+  operatorCredential(claims?: Partial<PinboardClaim>, extra?: { sub?: string; account?: string }): Promise<string>;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL, at once. */
+  kill(): void;
+}
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Spawns the real Node entry (`tsx src/node.ts`) on a free port and waits until /readyz is 200. */
+export async function startPinboardProcess(options: { redisUrl: string; env?: Record<string, string> }): Promise<PinboardProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      REDIS_URL: options.redisUrl,
+      PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+      PINBOARD_LOG_LEVEL: "warn",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${port}${options.env?.PINBOARD_BASE_PATH ?? ""}`;
+
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`pinboard exited with ${child.exitCode}:\n${output}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`pinboard did not become ready:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  return {
+    url,
+    port,
+    passportSecret: TEST_PASSPORT_SECRET,
+    process: child,
+    output: () => output,
+    workerCredential: (claims, extra) => credential("pinboard:worker", claims, extra),
+    operatorCredential: (claims, extra) => credential("pinboard:operator", claims, extra),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+    kill: () => {
+      child.kill("SIGKILL");
+    },
+  };
+}
