@@ -1,0 +1,116 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { startRedisRest } from "../../scripts/redis-rest.ts";
+import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+
+export interface WorkersEntry {
+  /** Base URL of the Worker on loopback (no trailing slash), for real HTTP `fetch(url + path)`. */
+  url: string;
+  mf: Miniflare;
+  /** Runs the Worker's cron handler once (a sweep pass) and waits for it to finish. */
+  scheduled(cron?: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const OUT_DIR = join(ROOT, ".tmp", "workers-entry");
+
+let bundled: Promise<string> | undefined;
+
+/**
+ * Bundles src/worker.ts the way wrangler does for workerd (ESM, workerd/worker/browser export
+ * conditions, so @upstash/redis and jose pick their fetch/WebCrypto builds). Once per test
+ * process; the file is named by its content hash, so parallel test files never clobber each
+ * other and an unchanged source reuses the same file.
+ */
+export function bundleWorker(): Promise<string> {
+  bundled ??= (async () => {
+    const result = await build({
+      entryPoints: [join(ROOT, "src/worker.ts")],
+      absWorkingDir: ROOT,
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "neutral",
+      target: "es2022",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["browser", "module", "main"],
+      logLevel: "silent",
+    });
+    const code = result.outputFiles[0]!.contents;
+    const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
+    const path = join(OUT_DIR, `worker-${hash}.mjs`);
+    await mkdir(OUT_DIR, { recursive: true });
+    const existing = await readFile(path).catch(() => undefined);
+    if (!existing || !existing.equals(code)) {
+      const tmp = `${path}.${process.pid}.tmp`;
+      await writeFile(tmp, code);
+      await rename(tmp, path);
+    }
+    return path;
+  })();
+  return bundled;
+}
+
+export async function compatibilityDate(): Promise<string> {
+  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
+  const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (!date) throw new Error("wrangler.toml has no compatibility_date");
+  return date;
+}
+
+/**
+ * Runs the Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, talking to
+ * the given Redis through the Upstash REST bridge with @upstash/redis exactly as in production.
+ * `env` adds or overrides bindings (PINBOARD_* vars); the passport secret is TEST_PASSPORT_SECRET.
+ */
+export async function startWorkersEntry(options: { redisUrl: string; env?: Record<string, string> }): Promise<WorkersEntry> {
+  const [scriptPath, date] = await Promise.all([bundleWorker(), compatibilityDate()]);
+  const token = randomBytes(16).toString("hex");
+  const bridge = await startRedisRest({ redisUrl: options.redisUrl, token });
+  let mf: Miniflare | undefined;
+  try {
+    mf = new Miniflare({
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      scriptPath,
+      compatibilityDate: date,
+      bindings: {
+        PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+        PINBOARD_LOG_LEVEL: "warn",
+        ...options.env,
+        UPSTASH_REDIS_REST_URL: bridge.url,
+        UPSTASH_REDIS_REST_TOKEN: token,
+      },
+    });
+    const ready = await mf.ready;
+    const running = mf;
+    const url = ready.origin + (options.env?.PINBOARD_BASE_PATH ?? "");
+    let stopped: Promise<void> | undefined;
+    return {
+      url,
+      mf: running,
+      async scheduled(cron = "* * * * *") {
+        const worker = await running.getWorker();
+        const result = await worker.scheduled({ cron, scheduledTime: new Date() });
+        if (result.outcome !== "ok") throw new Error(`scheduled handler ended with outcome ${result.outcome}`);
+      },
+      stop() {
+        stopped ??= (async () => {
+          await running.dispose();
+          await bridge.close();
+        })();
+        return stopped;
+      },
+    };
+  } catch (err) {
+    await mf?.dispose().catch(() => {});
+    await bridge.close();
+    throw err;
+  }
+}
