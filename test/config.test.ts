@@ -1,0 +1,71 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../src/config.ts";
+
+function runNodeEntry(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+      env: { HOME: process.env.HOME ?? "", PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    child.on("exit", (code) => resolve({ code, output }));
+  });
+}
+
+describe("configuration", () => {
+  it("applies the DESIGN.md defaults", () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({
+      port: 8787,
+      prefix: "pinboard:",
+      leaseTtlMs: 15000,
+      verifyTimeoutMs: 2500,
+      forwardTimeoutMs: 30000,
+      maxInflight: 1024,
+      fleetEpoch: 0,
+      hostnameAware: false,
+      basePath: "",
+    });
+  });
+
+  it("names every bad variable", () => {
+    try {
+      parseConfig({ PINBOARD_SHARDS: "zero", PINBOARD_LEASE_TTL_MS: "-5", PINBOARD_HOSTNAME_AWARE: "perhaps", REDIS_CLUSTER_NODES: "a,b" });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      for (const name of ["PINBOARD_SHARDS", "PINBOARD_LEASE_TTL_MS", "PINBOARD_HOSTNAME_AWARE", "REDIS_CLUSTER_NODES"]) {
+        expect(message).toContain(name);
+      }
+    }
+  });
+
+  it("parses cluster nodes, base path and booleans", () => {
+    const config = parseConfig({ REDIS_CLUSTER_NODES: "127.0.0.1:7000, 127.0.0.1:7001", PINBOARD_BASE_PATH: "/pb/", PINBOARD_HOSTNAME_AWARE: "yes" });
+    expect(config.redis.clusterNodes).toEqual(["127.0.0.1:7000", "127.0.0.1:7001"]);
+    expect(config.basePath).toBe("/pb");
+    expect(config.hostnameAware).toBe(true);
+  });
+
+  it("a bad value stops the Node entry with a message naming the variable", async () => {
+    const { code, output } = await runNodeEntry({ PINBOARD_SHARDS: "abc", PORT: "0" });
+    expect(code).toBe(1);
+    expect(output).toContain("PINBOARD_SHARDS: expected an integer from 1 to 16384");
+  });
+
+  it("without REDIS_URL and without redis-server on PATH, says how to install Redis", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "pinboard-path-"));
+    symlinkSync(process.execPath, join(bin, "node"));
+    const { code, output } = await runNodeEntry({ PATH: bin, PORT: "0" });
+    expect(code).toBe(1);
+    expect(output).toContain("redis-server was not found on PATH");
+    expect(output).toContain("apt-get install redis-server");
+  });
+});

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
+import { startTestRedis, type TestRedis } from "./support/redis.ts";
+
+let t: TestRedis;
+const nodes: TestPinboard[] = [];
+const LEASE = 1000;
+
+beforeAll(async () => {
+  t = await startTestRedis();
+});
+afterAll(async () => {
+  await Promise.all(nodes.map((n) => n.close()));
+  await t.stop();
+});
+
+async function node(env: Record<string, string>): Promise<TestPinboard> {
+  const pb = await startTestPinboard(t.url, { PINBOARD_LEASE_TTL_MS: String(LEASE), ...env });
+  nodes.push(pb);
+  return pb;
+}
+
+async function notServing(pb: TestPinboard): Promise<void> {
+  const token = await credential("pinboard:worker");
+  for (const path of ["/registry/register", "/registry/heartbeat", "/registry/release", "/registry/tag", "/registry/deregister", "/registry/unknown"]) {
+    const res = await pb.call("POST", path, { token, body: {} });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(await res.json()).toEqual({ error: "not the serving fleet" });
+  }
+  const ready = await pb.call("GET", "/readyz");
+  expect(ready.status).toBe(503);
+  expect(await ready.text()).toBe("");
+  expect((await pb.call("GET", "/healthz")).status).toBe(200);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("fleet license and membership", () => {
+  it("two nodes with different shard counts against one Redis never both serve", async () => {
+    const a = await node({ PINBOARD_SHARDS: "16" });
+    const b = await node({ PINBOARD_SHARDS: "8" });
+    expect(a.deps.fleet.peek().serving).toBe(true);
+    expect(b.deps.fleet.peek().serving).toBe(false);
+    expect((await a.call("GET", "/readyz")).status).toBe(200);
+    await notServing(b);
+    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({ schema: 1, shards: 16, hostnameAware: false, epoch: 0 });
+    const ttl = await t.redis.client.pttl("pinboard:{global}:license");
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(LEASE);
+
+    // While a keeps renewing, b stays out, lease after lease.
+    for (let i = 0; i < 4; i++) {
+      await sleep(LEASE / 2);
+      await a.deps.fleet.refresh();
+      expect((await b.deps.fleet.refresh()).serving).toBe(false);
+    }
+
+    // Once a is gone (no renewals for a lease), b takes over.
+    await sleep(LEASE + 100);
+    expect((await b.deps.fleet.refresh()).serving).toBe(true);
+    expect((await a.deps.fleet.refresh()).serving).toBe(false);
+    await t.flush();
+  });
+
+  it("nodes with the same config share the license", async () => {
+    const a = await node({});
+    const b = await node({});
+    expect(a.deps.fleet.peek().serving).toBe(true);
+    expect(b.deps.fleet.peek().serving).toBe(true);
+    expect(Object.keys(await t.redis.hgetall("pinboard:{global}:members"))).toHaveLength(2);
+    await t.flush();
+  });
+
+  it("a higher fleet epoch overwrites the license; the lower-epoch node stops serving", async () => {
+    const old = await node({ PINBOARD_SHARDS: "16" });
+    expect(old.deps.fleet.peek().serving).toBe(true);
+    const next = await node({ PINBOARD_SHARDS: "32", PINBOARD_FLEET_EPOCH: "1" });
+    expect(next.deps.fleet.peek().serving).toBe(true);
+    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({ schema: 1, shards: 32, hostnameAware: false, epoch: 1 });
+    expect((await old.deps.fleet.refresh()).serving).toBe(false);
+    await notServing(old);
+  });
+});
