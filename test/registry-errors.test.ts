@@ -1,27 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
 import { mintCredential } from "../src/auth/mint.ts";
-import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
-import { TEST_PASSPORT_SECRET, credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
-import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import type { ChallengeServer } from "./support/challenge-server.ts";
+import { useRegistryFixture } from "./support/registry-fixture.ts";
+import { TEST_PASSPORT_SECRET, credential, type TestPinboard } from "./support/pinboard-app.ts";
+import type { TestRedis } from "./support/redis.ts";
 import { registerBody, registerOk } from "./support/registration.ts";
 
 let t: TestRedis;
 let pb: TestPinboard;
 let worker: ChallengeServer;
 let token: string;
-
+useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startTestPinboard(t.url);
-  worker = await startChallengeServer();
-  token = await credential("pinboard:worker");
   await registerOk(pb, token, registerBody(worker));
-});
-afterAll(async () => {
-  await worker.close();
-  await pb.close();
-  await t.stop();
 });
 
 /** Signs any payload with the test key (mintCredential refuses malformed claims). */
@@ -132,7 +124,7 @@ describe("bodies", () => {
         else controller.close();
       },
     });
-    const res = await unchanged(() =>
+    const res = await unchanged(async () =>
       pb.app.request("/registry/heartbeat", {
         method: "POST",
         headers: { authorization: `Bearer ${token}` },

@@ -1,25 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
-import { credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
-import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { useRegistryFixture } from "./support/registry-fixture.ts";
+import { credential, type TestPinboard } from "./support/pinboard-app.ts";
+import type { TestRedis } from "./support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "./support/registration.ts";
 
 let t: TestRedis;
 let pb: TestPinboard;
 let worker: ChallengeServer;
 let token: string;
-
-beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startTestPinboard(t.url, { PINBOARD_VERIFY_TIMEOUT_MS: "300" });
-  worker = await startChallengeServer();
-  token = await credential("pinboard:worker");
-});
-afterAll(async () => {
-  await worker.close();
-  await pb.close();
-  await t.stop();
-});
+useRegistryFixture({ PINBOARD_VERIFY_TIMEOUT_MS: "300" }, (f) => ({ t, pb, worker, token } = f));
 beforeEach(() => {
   worker.mode = "answer";
 });

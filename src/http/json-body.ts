@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { PinboardError, badRequest } from "../errors.ts";
 import { describeSchema } from "./describe-schema.ts";
+import { readCapped } from "./read-capped.ts";
 
 export const MiB = 1024 * 1024;
 
@@ -38,25 +39,7 @@ const tooLarge = () => PinboardError.of(413, "body too large");
 async function readLimitedText(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge();
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = await readCapped(request.body, limit);
+  if (bytes === null) throw tooLarge();
   return new TextDecoder().decode(bytes);
 }

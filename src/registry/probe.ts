@@ -1,3 +1,4 @@
+import { readCapped } from "../http/read-capped.ts";
 import type { Logger } from "../log.ts";
 
 export type ProbeOutcome = "pass" | "mismatch" | "fail";
@@ -35,14 +36,14 @@ export async function probeChallenge(
       deps.log.warn("probe failed", { url: target.advertiseUrl, status: response.status });
       return "fail";
     }
-    const text = await readCapped(response);
-    if (text === null) {
+    const bytes = response.body ? await readCapped(response.body, BODY_CAP) : null;
+    if (bytes === null || bytes.byteLength === 0) {
       deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "body missing or over 1 MiB" });
       return "fail";
     }
     let value: unknown;
     try {
-      value = (JSON.parse(text) as { value?: unknown } | null)?.value;
+      value = (JSON.parse(new TextDecoder().decode(bytes)) as { value?: unknown } | null)?.value;
     } catch {
       deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "body is not JSON" });
       return "fail";
@@ -59,24 +60,4 @@ export async function probeChallenge(
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function readCapped(response: Response): Promise<string | null> {
-  if (!response.body) return null;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > BODY_CAP) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  if (size === 0) return null;
-  const decoder = new TextDecoder();
-  return chunks.map((c) => decoder.decode(c, { stream: true })).join("") + decoder.decode();
 }

@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
  * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
@@ -26,7 +26,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
  *      or {"unknown"} | {"voided", record JSON, generation}
  *      | {"superseded", record JSON, generation, key, env, epoch}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_RENEW_LEASE}
 local now = now_ms()
 local lease = tonumber(ARGV[6])
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
@@ -67,15 +67,7 @@ elseif rec.degradedSince == nil or rec.degradedSince == cjson.null then
   rec.degradedSince = now
 end
 
-local drain = redis.call('GET', KEYS[4])
-local expiry = now + lease
-local deadline = ''
-if drain and drain ~= 'cordon' then
-  deadline = drain
-  if tonumber(drain) < expiry then expiry = tonumber(drain) end
-end
-rec.expiry = expiry
-rec.draining = rec.selfDraining or (drain ~= false and drain ~= nil)
+local deadline = renew_lease(rec, KEYS[4], now, lease)
 local encoded = cjson.encode(rec)
 redis.call('HSET', KEYS[1], ARGV[1], encoded)
 
@@ -85,4 +77,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "bab68067ed8c94c299b740ba8a2021c104e0a727");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "97970262e3533c262577c404b6dc59c097ee1eee");

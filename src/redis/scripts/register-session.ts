@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
  * register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
@@ -22,7 +22,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.
  * Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1}
  *      or {"conflict", message}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}${LUA_RENEW_LEASE}
 local now = now_ms()
 local rec = cjson.decode(ARGV[1])
 local lease = tonumber(ARGV[2])
@@ -103,16 +103,8 @@ if aware then
   end
 end
 
-local drain = redis.call('GET', KEYS[6])
-local expiry = now + lease
-local deadline = ''
-if drain and drain ~= 'cordon' then
-  deadline = drain
-  if tonumber(drain) < expiry then expiry = tonumber(drain) end
-end
-rec.expiry = expiry
+local deadline = renew_lease(rec, KEYS[6], now, lease)
 rec.registeredAt = now
-rec.draining = rec.selfDraining or (drain ~= false and drain ~= nil)
 rec.gen = redis.call('INCR', KEYS[7])
 
 if replaced ~= '' and replaced ~= rec.sessionId then redis.call('HDEL', KEYS[1], replaced) end
@@ -122,4 +114,4 @@ redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "e1051fbd26ac4485b82cc4d949d50f242a104009");
+export const registerSession = defineScript("register-session", LUA, "1fefe1ae36a2b81812c0074f259c27b6601798e5");
