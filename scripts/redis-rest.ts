@@ -20,7 +20,6 @@ import {
   parseCommand,
   parseCommands,
   readBody,
-  renderReply,
   resultBody,
   type RedisCommand,
 } from "./redis-rest/wire.ts";

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
 import { mintCredential } from "../src/auth/mint.ts";
 import type { ChallengeServer } from "./support/challenge-server.ts";

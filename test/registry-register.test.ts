@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { useRegistryFixture } from "./support/registry-fixture.ts";
-import { credential, type TestPinboard } from "./support/pinboard-app.ts";
+import type { TestPinboard } from "./support/pinboard-app.ts";
 import type { TestRedis } from "./support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "./support/registration.ts";
 

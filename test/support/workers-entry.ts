@@ -80,6 +80,7 @@ export async function startWorkersEntry(options: { redisUrl: string; env?: Recor
       modules: true,
       scriptPath,
       compatibilityDate: date,
+      cf: false, // the app never reads request.cf; never download it
       bindings: {
         PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
         PINBOARD_LOG_LEVEL: "warn",
