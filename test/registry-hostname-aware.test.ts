@@ -66,7 +66,7 @@ describe("hostname-aware bindings", () => {
       superseded: true,
     });
     expect(await t.redis.hget("pinboard:{global}:sessions", old.sessionId)).toBeNull();
-    expect(await t.redis.client.sismember("pinboard:{0}:nsw:five.example/threads", old.sessionId)).toBe(0);
+    expect(await t.redis.client.hexists("pinboard:{0}:nsw:five.example/threads", old.sessionId)).toBe(0);
   });
 
   it("envs overrides the env per namespace", async () => {

@@ -72,7 +72,7 @@ describe("leases", () => {
     ]);
     expect(a.sessionId).not.toBe(b.sessionId);
     for (let bucket = 0; bucket < 16; bucket++) {
-      const members = await t.redis.client.smembers(`pinboard:{${bucket}}:nsw:/threads`);
+      const members = await t.redis.client.hkeys(`pinboard:{${bucket}}:nsw:/threads`);
       expect(members).toEqual(expect.arrayContaining([a.sessionId, b.sessionId]));
     }
   });

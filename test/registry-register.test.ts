@@ -28,7 +28,7 @@ describe("POST /registry/register", () => {
     const stored = JSON.parse((await t.redis.hget("pinboard:{global}:sessions", json.sessionId))!);
     expect(stored).toMatchObject({ clientId: body.clientId, advertiseUrl: worker.url, namespaces: ["/threads"], headroom: 100 });
     for (let b = 0; b < 16; b++) {
-      expect(await t.redis.client.sismember(`pinboard:{${b}}:nsw:/threads`, json.sessionId)).toBe(1);
+      expect(await t.redis.client.hexists(`pinboard:{${b}}:nsw:/threads`, json.sessionId)).toBe(1);
       expect(await t.redis.hget(`pinboard:{${b}}:workers`, json.sessionId)).not.toBeNull();
     }
   });
@@ -106,7 +106,7 @@ describe("POST /registry/heartbeat", () => {
     });
     expect(await t.redis.hget("pinboard:{global}:sessions", sessionId)).toBeNull();
     expect(await t.redis.hget("pinboard:{5}:workers", sessionId)).toBeNull();
-    expect(await t.redis.client.sismember("pinboard:{5}:nsw:/threads", sessionId)).toBe(0);
+    expect(await t.redis.client.hexists("pinboard:{5}:nsw:/threads", sessionId)).toBe(0);
   });
 
   it("answers 409 unknown session for an unknown session", async () => {
@@ -123,7 +123,7 @@ describe("POST /registry/deregister", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({});
     expect(await t.redis.hget("pinboard:{global}:sessions", sessionId)).toBeNull();
-    expect(await t.redis.client.sismember("pinboard:{9}:nsw:/threads", sessionId)).toBe(0);
+    expect(await t.redis.client.hexists("pinboard:{9}:nsw:/threads", sessionId)).toBe(0);
     const again = await pb.call("POST", "/registry/deregister", { token, body: { sessionId } });
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ error: "unknown session", reregister: true });

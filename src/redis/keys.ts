@@ -88,13 +88,9 @@ export class Keys {
   clients(bucket: number): string {
     return this.bucket(bucket, "clients");
   }
-  /** Set of sessionIds serving `{hostname}{ns}` in this bucket. */
+  /** The namespace list: hash sessionId → `expiry \n headroom \n flags` of workers serving `{hostname}{ns}`. */
   nsWorkers(bucket: number, hostname: string, ns: string): string {
     return this.bucket(bucket, `nsw:${hostname}${ns}`);
-  }
-  /** Set of `{hostname}{ns}` that have a namespace list in this bucket. */
-  nsIndex(bucket: number): string {
-    return this.bucket(bucket, "nsw");
   }
   /** String: first time (ms) this bucket was touched; drives the cold-start quarantine. */
   bootTime(bucket: number): string {

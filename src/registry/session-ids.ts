@@ -1,9 +1,10 @@
-/** A new sessionId: 128 random bits, base64url. */
+/**
+ * A new sessionId: 128 random bits as 32 hex digits. The resolve script reads its first 8 digits
+ * as the session's rendezvous seed, so affinity hashing costs no string hashing in Lua.
+ */
 export function newSessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** The remaining seconds of a timed drain ("" when the drain is a cordon or absent). */

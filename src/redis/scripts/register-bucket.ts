@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
+import { LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
 
 /**
  * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
@@ -9,7 +9,7 @@ import { LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
  *
  * KEYS[1]            workers   hash sessionId → record JSON (the bucket's mirror)
  * KEYS[2]            clients   hash clientId → sessionId \n generation
- * KEYS[3 … 2+L]      namespace lists (sets of sessionIds), one per registered namespace
+ * KEYS[3 … 2+L]      namespace lists (hash sessionId → expiry \\n headroom \\n flags), one per namespace
  * KEYS[3+L …]        placements hashes named by the reclaim pairs
  * ARGV[1] sessionId
  * ARGV[2] record JSON (carries clientId and gen)
@@ -20,7 +20,7 @@ import { LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
  *
  * Returns {"ok" | "stale", {duplicate pairs…}, {reclaimed-with-wind-down: index, id, expiry…}}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_PRUNE_MIRRORS}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_PRUNE_MIRRORS}${LUA_LIST_ENTRY}
 local now = now_ms()
 local sid, json, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local nlists, prev = tonumber(ARGV[4]), ARGV[5]
@@ -34,14 +34,15 @@ if cur then
     status = 'stale'
   elseif csid ~= sid and csid ~= '' then
     redis.call('HDEL', KEYS[1], csid)
-    for i = 3, 2 + nlists do redis.call('SREM', KEYS[i], csid) end
+    for i = 3, 2 + nlists do redis.call('HDEL', KEYS[i], csid) end
   end
 end
 
 if status == 'ok' then
   redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
   redis.call('HSET', KEYS[1], sid, json)
-  for i = 3, 2 + nlists do redis.call('SADD', KEYS[i], sid) end
+  local entry = list_entry(rec)
+  for i = 3, 2 + nlists do redis.call('HSET', KEYS[i], sid, entry) end
 end
 
 prune_mirrors(KEYS[1], now, lease)
@@ -64,4 +65,4 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "d95e8c3c3958f097f2e8d98fe43e218cfaf10338");
+export const registerBucket = defineScript("register-bucket", LUA, "eead5404f8c7919ab80e7bb6c089062678a5ed9f");

@@ -18,10 +18,10 @@ import { LUA_PAIR } from "./lua-lib.ts";
 const LUA = `${LUA_PAIR}
 local sid, client, gen = ARGV[1], ARGV[2], ARGV[3]
 local held = redis.call('HDEL', KEYS[1], sid)
-for i = 3, #KEYS do redis.call('SREM', KEYS[i], sid) end
+for i = 3, #KEYS do redis.call('HDEL', KEYS[i], sid) end
 local cur = redis.call('HGET', KEYS[2], client)
 if not cur or pair(cur) == sid then redis.call('HSET', KEYS[2], client, '\\n' .. gen) end
 return held
 `;
 
-export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "c1ec304a4fe212270ffaf409dc89c1f275db0918");
+export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "98c91de947904a1cf8a8ac7b197c3514cf423f29");
