@@ -4,6 +4,7 @@ import type { AppDeps, RuntimeInfo } from "./deps.ts";
 import { Fleet } from "./fleet/fleet.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Keys } from "./redis/keys.ts";
+import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
 
@@ -14,6 +15,8 @@ export interface BootstrapOptions {
   fetch?: typeof fetch;
   log?: Logger;
   now?: () => number;
+  /** Extra metrics (the Node entry's Prometheus registry). */
+  metrics?: MetricsSink;
 }
 
 /** Wires the app's dependencies the same way for both entries. */
@@ -25,5 +28,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const keys = new Keys(config.prefix, config.shards);
   const passport = createPassport(config.passport, { fetch: fetchImpl, now });
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
-  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime };
+  const counters = new HealthCounters();
+  const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
+  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters };
 }

@@ -72,6 +72,23 @@ export const configSchema = z.object({
   PINBOARD_WAKE_TIMEOUT_MS: int(1, 600_000).default(15000),
   PINBOARD_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(15000),
   PINBOARD_METRICS: bool.default(true),
+  PINBOARD_DATA_PLANE_RULES: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "expected JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(
+        z.string().regex(/^(\*|\/[A-Za-z0-9._~-]{1,128})$/, "expected namespace keys such as /threads or *"),
+        z.object({ scopes: z.array(z.string().min(1)).default([]) }, { error: 'expected {"scopes": [...]}' }),
+      ),
+    )
+    .optional(),
   PINBOARD_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
@@ -107,6 +124,8 @@ export interface Config {
   wakeTimeoutMs: number;
   sweepIntervalMs: number;
   metrics: boolean;
+  /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */
+  dataPlaneRules?: Record<string, { scopes: string[] }>;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -169,6 +188,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
     wakeTimeoutMs: raw.PINBOARD_WAKE_TIMEOUT_MS,
     sweepIntervalMs: raw.PINBOARD_SWEEP_INTERVAL_MS,
     metrics: raw.PINBOARD_METRICS,
+    dataPlaneRules: raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0 ? raw.PINBOARD_DATA_PLANE_RULES : undefined,
     logLevel: raw.PINBOARD_LOG_LEVEL,
   };
 }

@@ -2,6 +2,7 @@ import type { Passport, Principal } from "./auth/passport.ts";
 import type { Config } from "./config.ts";
 import type { Fleet } from "./fleet/fleet.ts";
 import type { Logger } from "./log.ts";
+import type { HealthCounters, MetricsSink } from "./metrics/sink.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 
@@ -24,6 +25,9 @@ export interface AppDeps {
   passport: Passport;
   fleet: Fleet;
   runtime: RuntimeInfo;
+  metrics: MetricsSink;
+  /** Node-local counters behind /registry/health (also fed through `metrics`). */
+  counters: HealthCounters;
 }
 
 /** Hono's environment type for the app: variables set by middleware. */

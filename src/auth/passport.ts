@@ -34,6 +34,8 @@ export interface Principal {
 
 export interface Passport {
   authenticate(authorization: string | undefined, scope: PassportScope): Promise<Principal>;
+  /** The verified payload of a Bearer header, or null when it is missing or does not verify. */
+  verifyBearer(authorization: string | undefined): Promise<JWTPayload | null>;
 }
 
 export interface PassportDeps {
@@ -65,19 +67,23 @@ export function createPassport(options: Config["passport"], deps: PassportDeps =
     ...(options.audience !== undefined && { audience: options.audience }),
   };
 
-  return {
-    async authenticate(authorization, scope) {
-      const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-      if (token === undefined) throw unauthorized();
+  const verifyBearer = async (authorization: string | undefined): Promise<JWTPayload | null> => {
+    const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+    if (token === undefined) return null;
+    try {
+      const currentDate = deps.now ? new Date(deps.now()) : undefined;
+      return (await jwtVerify(token, key.get, { ...verifyOptions, currentDate })).payload;
+    } catch (err) {
+      if (err instanceof KeySourceUnavailable) throw err;
+      return null;
+    }
+  };
 
-      let payload: JWTPayload;
-      try {
-        const currentDate = deps.now ? new Date(deps.now()) : undefined;
-        ({ payload } = await jwtVerify(token, key.get, { ...verifyOptions, currentDate }));
-      } catch (err) {
-        if (err instanceof KeySourceUnavailable) throw err;
-        throw unauthorized();
-      }
+  return {
+    verifyBearer,
+    async authenticate(authorization, scope) {
+      const payload = await verifyBearer(authorization);
+      if (payload === null) throw unauthorized();
       return principalOf(payload, scope);
     },
   };
@@ -97,7 +103,7 @@ function principalOf(payload: JWTPayload, scope: PassportScope): Principal {
 }
 
 /** `scopes` (an array of strings) and `scope` (space-separated), merged without duplicates. */
-function scopesOf(payload: JWTPayload): string[] {
+export function scopesOf(payload: JWTPayload): string[] {
   const found = new Set<string>();
   if (Array.isArray(payload.scopes)) {
     for (const s of payload.scopes) if (typeof s === "string" && s !== "") found.add(s);

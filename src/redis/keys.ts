@@ -65,6 +65,10 @@ export class Keys {
   drain(clientId: string): string {
     return this.global(`drain:${clientId}`);
   }
+  /** Hash sessionId → `consecutive failures \n ejections \n ejected-until ms` (outlier ejection). */
+  get outliers(): string {
+    return this.global("outliers");
+  }
   /** String with a TTL: the sweeper lease. */
   get sweeperLease(): string {
     return this.global("sweeper");
@@ -107,6 +111,11 @@ export class Keys {
   /** Set of `{env}\n{ns}` pairs that have a placements hash in this bucket. */
   spaces(bucket: number): string {
     return this.bucket(bucket, "spaces");
+  }
+
+  /** Hash sessionId → time (ms) until which the worker is ejected from new placements. */
+  ejected(bucket: number): string {
+    return this.bucket(bucket, "ejected");
   }
 
   /** Every bucket number, 0 … shards-1. */

@@ -1,0 +1,35 @@
+/**
+ * Affinity: which worker a new placement prefers. By default the key is the client's address
+ * (X-Forwarded-For is believed only from PINBOARD_TRUSTED_PROXIES), so one client's ids gather
+ * on one worker while it has headroom; an app can plug its own key (a tenant, a room) or null to
+ * skip the preference.
+ */
+export interface ClientInfo {
+  /** The client's address as Pinboard judges it. */
+  address: string;
+  /** The TCP peer that connected to Pinboard. */
+  peer: string;
+}
+
+export type AffinityKey = (request: Request, client: ClientInfo) => string | null;
+
+export const clientIpAffinity: AffinityKey = (_request, client) => (client.address === "" ? null : client.address);
+
+/**
+ * The client address: the peer, unless the peer is a trusted proxy, in which case the rightmost
+ * X-Forwarded-For entry that is not itself a trusted proxy.
+ */
+export function clientAddress(peer: string, forwardedFor: string | null, trustedProxies: readonly string[]): string {
+  if (!forwardedFor || !trustedProxies.includes(peer)) return peer;
+  const hops = forwardedFor.split(",").map((h) => h.trim()).filter((h) => h !== "");
+  for (let i = hops.length - 1; i >= 0; i--) {
+    if (!trustedProxies.includes(hops[i]!)) return hops[i]!;
+  }
+  return hops[0] ?? peer;
+}
+
+/** The key's uint32 hash (first 4 bytes of its SHA-256), what the resolve script mixes per session. */
+export async function affinityHash(key: string): Promise<number> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return new DataView(digest).getUint32(0);
+}

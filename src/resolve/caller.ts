@@ -1,0 +1,63 @@
+import type { AppDeps } from "../deps.ts";
+import { PinboardError, forbidden } from "../errors.ts";
+import { isId, isNamespace } from "../registry/names.ts";
+import { envOf, type WorkerRecord } from "../registry/record.ts";
+import { readSession } from "../registry/sessions.ts";
+import { constantTimeEqual } from "./constant-time.ts";
+
+/** An instance calling another through Pinboard, verified against its session and placement. */
+export interface Caller {
+  from: string;
+  record: WorkerRecord;
+  /** The attested depth of this subrequest (1 for a first hop). */
+  depth: number;
+}
+
+export const MAX_SUBREQUEST_DEPTH = 50;
+
+/**
+ * Caller attestation: Pinboard-From: {ns}/{id}, Pinboard-Session, Pinboard-Session-Secret and
+ * an optional Pinboard-Subrequest-Depth (≤ 9 digits; absent means a first hop, depth 1). The
+ * session's secret must match and the caller's placement row must belong to that session.
+ * Returns null when the request carries no caller headers at all.
+ */
+export async function verifyCaller(deps: AppDeps, headers: Headers): Promise<Caller | null> {
+  const from = headers.get("pinboard-from");
+  const session = headers.get("pinboard-session");
+  const secret = headers.get("pinboard-session-secret");
+  const rawDepth = headers.get("pinboard-subrequest-depth");
+  if (from === null && session === null && secret === null && rawDepth === null) return null;
+  if (!session || !secret) throw forbidden("caller attestation requires session credentials");
+
+  let depth = 1;
+  if (rawDepth !== null) {
+    if (!/^\d{1,9}$/.test(rawDepth)) throw forbidden("malformed subrequest depth");
+    depth = Number(rawDepth);
+    if (depth > MAX_SUBREQUEST_DEPTH) throw PinboardError.of(508, "subrequest depth exceeded");
+  }
+
+  const record = await readSession(deps, session);
+  if (!record || record.expiry <= deps.now()) throw forbidden("unknown session");
+  if (!(await constantTimeEqual(secret, record.secret))) throw forbidden("invalid session secret");
+
+  const slash = from?.lastIndexOf("/") ?? -1;
+  const ns = from?.slice(0, slash) ?? "";
+  const id = from?.slice(slash + 1) ?? "";
+  if (!from || slash <= 0 || !isNamespace(ns) || !isId(id)) throw forbidden("malformed caller claim");
+
+  const { keys } = deps;
+  const row = record.namespaces.includes(ns)
+    ? await deps.redis.hget(keys.placements(await keys.bucketOf(id), envOf(record, ns), ns), id)
+    : null;
+  if (row === null || row.slice(0, row.indexOf("\n")) !== record.sessionId) throw forbidden("caller placement mismatch");
+  return { from, record, depth };
+}
+
+/** A verified caller may reach only targets inside its own registration. */
+export function assertInCallerScope(caller: Caller, target: { ns: string; hostname: string; env: string }, hostnameAware: boolean): void {
+  const { record } = caller;
+  const inside =
+    record.namespaces.includes(target.ns) &&
+    (!hostnameAware || (record.hostname === target.hostname && envOf(record, target.ns) === target.env));
+  if (!inside) throw forbidden("target outside caller scope");
+}

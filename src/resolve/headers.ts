@@ -1,0 +1,74 @@
+/**
+ * Header hygiene of the forward. Inbound Pinboard-* headers never reach a worker (only Pinboard
+ * mints them), X-Forwarded-For is replaced by the observed peer, hop-by-hop headers are dropped
+ * both ways, and responses lose Pinboard-* and gain X-Accel-Buffering: no.
+ */
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function connectionTokens(headers: Headers): Set<string> {
+  const tokens = new Set<string>();
+  for (const token of (headers.get("connection") ?? "").split(",")) {
+    const t = token.trim().toLowerCase();
+    if (t !== "") tokens.add(t);
+  }
+  return tokens;
+}
+
+function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers {
+  const named = connectionTokens(source);
+  const out = new Headers();
+  source.forEach((value, name) => {
+    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-") || skip(name)) return;
+    out.append(name, value);
+  });
+  return out;
+}
+
+export interface ForwardHeaderInput {
+  peer: string;
+  attestation: string;
+  epoch: string;
+  /** Keeps `Upgrade` and `Connection: upgrade` for a WebSocket forward. */
+  upgrade?: string;
+  host?: string;
+  proto?: string;
+}
+
+export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Headers {
+  const out = copyFiltered(inbound, (name) => name === "host" || name === "x-forwarded-for");
+  out.set("x-forwarded-for", input.peer);
+  if (input.host && !out.has("x-forwarded-host")) out.set("x-forwarded-host", input.host);
+  if (input.proto && !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", input.proto);
+  out.set("pinboard-attestation", input.attestation);
+  out.set("pinboard-epoch", input.epoch);
+  if (input.upgrade) {
+    out.set("upgrade", input.upgrade);
+    out.set("connection", "upgrade");
+  }
+  return out;
+}
+
+/**
+ * The client-facing copy of a worker's response headers. `decoded` drops Content-Encoding and
+ * Content-Length when the HTTP client already decompressed the body (Node's fetch does).
+ */
+export function forwardResponseHeaders(upstream: Headers, options: { decoded?: boolean } = {}): Headers {
+  const out = copyFiltered(upstream, (name) => name === "pinned-refusal" || (options.decoded === true && (name === "content-encoding" || name === "content-length")));
+  out.set("x-accel-buffering", "no");
+  return out;
+}
+
+/** True when a header set names a refusal of a new activation. */
+export const isActivationRefusal = (status: number, headers: Headers): boolean =>
+  status === 503 && (headers.get("pinned-refusal") ?? "").toLowerCase() === "lease-unhealthy";

@@ -1,0 +1,42 @@
+import { PinboardError } from "../errors.ts";
+
+/** The resolve outcomes that refuse, with the spec's error strings (all 503 but unknown-ns). */
+export type RefusalOutcome =
+  | "unknown-ns"
+  | "no-backends"
+  | "quarantine"
+  | "not-serving"
+  | "no-hostname-workers"
+  | "binding-quarantine"
+  | "env-conflict"
+  | "takeover-pending"
+  | "takeover-denied"
+  | "inflight"
+  | "nack";
+
+const REFUSALS: Record<Exclude<RefusalOutcome, "unknown-ns">, string> = {
+  "no-backends": "no live backends for namespace",
+  quarantine: "registry cold start, retry",
+  "not-serving": "not the serving fleet",
+  "no-hostname-workers": "no live workers for hostname",
+  "binding-quarantine": "hostname binding displaced, retry",
+  "env-conflict": "hostname bindings inconsistent, retry",
+  "takeover-pending": "takeover in progress, retry",
+  "takeover-denied": "placement held by another hostname",
+  inflight: "worker inflight cap exceeded, retry",
+  nack: "worker refused activation, retry",
+};
+
+/** A refused resolution, carrying the outcome it is counted under. */
+export class Refusal extends PinboardError {
+  constructor(
+    readonly outcome: RefusalOutcome,
+    remainingMs = 0,
+  ) {
+    const base =
+      outcome === "unknown-ns"
+        ? PinboardError.of(404, "unknown namespace")
+        : PinboardError.refusal(REFUSALS[outcome], remainingMs);
+    super(base.status, base.body, base.headers);
+  }
+}

@@ -1,0 +1,37 @@
+import type { AppDeps } from "../deps.ts";
+import { markEjected, recordFailure, recordSuccess } from "../redis/scripts/index.ts";
+
+export const EJECT_AFTER_FAILURES = 5;
+export const BASE_EJECTION_MS = 30_000;
+/** Doubling stops at 32 × 30 s = 16 minutes. */
+export const MAX_EJECTION_MS = 32 * BASE_EJECTION_MS;
+
+/**
+ * Outlier ejection, shared through Redis so every node agrees: five consecutive 502/503/504
+ * (or unreachable forwards) eject a worker from new placements for 30 s, doubling per ejection,
+ * never more than half the workers at once. A node resets a worker's run only after it has seen
+ * a failure of that worker itself, so successes cost no Redis write on the hot path.
+ */
+export class OutlierTracker {
+  private readonly failing = new Set<string>();
+
+  constructor(private readonly deps: AppDeps) {}
+
+  async failure(sessionId: string): Promise<void> {
+    const { keys, redis } = this.deps;
+    this.failing.add(sessionId);
+    const until = Number(
+      await redis.run(recordFailure, [keys.outliers, keys.sessions], [sessionId, EJECT_AFTER_FAILURES, BASE_EJECTION_MS, MAX_EJECTION_MS]),
+    );
+    if (until === 0) return;
+    this.deps.log.warn("worker ejected from new placements", { sessionId, untilMs: until });
+    await redis.runMany(keys.allBuckets().map((b) => ({ script: markEjected, keys: [keys.ejected(b)], args: [sessionId, until] })));
+  }
+
+  async success(sessionId: string): Promise<void> {
+    if (!this.failing.delete(sessionId)) return;
+    await this.deps.redis.run(recordSuccess, [this.deps.keys.outliers], [sessionId]);
+  }
+}
+
+export const countsAsFailure = (status: number): boolean => status === 502 || status === 503 || status === 504;

@@ -1,0 +1,68 @@
+import type { AppDeps } from "../deps.ts";
+import { badRequest } from "../errors.ts";
+import { affinityHash, clientAddress, type AffinityKey } from "./affinity.ts";
+import { bindingFor, requestHostname } from "./bindings.ts";
+import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
+import { dataPlanePassport, type AccountClaim } from "./data-passport.ts";
+import { Refusal } from "./outcomes.ts";
+import type { ResolveRequest } from "./resolver.ts";
+import type { DataPath } from "./route.ts";
+
+/** Everything decided about a data-plane request before its first resolve. */
+export interface ForwardPlan {
+  path: DataPath;
+  resolve: ResolveRequest;
+  caller?: Caller;
+  acct?: AccountClaim;
+  peer: string;
+}
+
+/**
+ * The checks before placement, in the spec's order: the serving check, caller attestation (or
+ * else data-plane passport), the Host header and binding lookup in hostname-aware mode, the
+ * caller's scope, and the affinity preference.
+ */
+export async function planForward(
+  deps: AppDeps,
+  request: Request,
+  path: DataPath,
+  peer: string,
+  affinityKey: AffinityKey,
+): Promise<ForwardPlan> {
+  if (!(await deps.fleet.current()).serving) throw new Refusal("not-serving");
+  const caller = (await verifyCaller(deps, request.headers)) ?? undefined;
+  const acct = caller ? undefined : await dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
+
+  let hostname = "";
+  if (deps.config.hostnameAware) {
+    const host = requestHostname(request.headers.get("host") ?? undefined);
+    if (host === null) throw badRequest("missing Host header");
+    hostname = host;
+  }
+  const binding = await bindingFor(deps, hostname, path.ns);
+  if (caller) assertInCallerScope(caller, { ns: path.ns, hostname, env: binding.env }, deps.config.hostnameAware);
+
+  let affinity: number | undefined;
+  if (!caller) {
+    const client = { peer, address: clientAddress(peer, request.headers.get("x-forwarded-for"), deps.config.trustedProxies) };
+    const key = affinityKey(request, client);
+    if (key !== null) affinity = await affinityHash(key);
+  }
+
+  return {
+    path,
+    peer,
+    ...(caller ? { caller } : {}),
+    ...(acct ? { acct } : {}),
+    resolve: {
+      ns: path.ns,
+      id: path.id,
+      env: binding.env,
+      hostname: binding.hostname,
+      takeover: binding.takeover,
+      ...(binding.quarantineUntil !== undefined ? { bindingQuarantineUntil: binding.quarantineUntil } : {}),
+      ...(caller ? { callerSessionId: caller.record.sessionId } : {}),
+      ...(affinity !== undefined ? { affinityHash: affinity } : {}),
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import type { AppDeps } from "../deps.ts";
+import { resolve as resolveScript } from "../redis/scripts/index.ts";
+import { Refusal, type RefusalOutcome } from "./outcomes.ts";
+
+export interface ResolveRequest {
+  ns: string;
+  id: string;
+  env: string;
+  /** The request's hostname in hostname-aware mode, "" otherwise. */
+  hostname: string;
+  /** The env's takeover in hostname-aware mode, "" otherwise. */
+  takeover: "" | "wind_down" | "deny";
+  bindingQuarantineUntil?: number;
+  exclude?: string;
+  callerSessionId?: string;
+  /** uint32 affinity hash; undefined skips key affinity. */
+  affinityHash?: number;
+}
+
+/** Where one request goes: the placement's owner, its epoch and how to reach it. */
+export interface Resolution {
+  sessionId: string;
+  epoch: string;
+  advertiseUrl: string;
+  secret: string;
+  /** True when this resolve minted the placement (release it if the forward never connects). */
+  fresh: boolean;
+  /** The overwritten marker's epoch, "" when the id is not overwritten-listed. */
+  overwritten: string;
+  /** A wind-down expiry that survived the previous owner (ms), "" when none. */
+  survivingWindDown: string;
+  ownerHostname: string;
+  bucket: number;
+  resolvedAt: number;
+}
+
+export interface TakeoverFence {
+  ownerSessionId: string;
+  remainingMs: number;
+}
+
+const u32 = () => crypto.getRandomValues(new Uint32Array(1))[0]!;
+
+/**
+ * Runs the resolve script for one request. A refusal throws `Refusal` (counted by the caller);
+ * a takeover fence that was just set is reported through `onFence` so the owner gets its
+ * wind_down message.
+ */
+export async function resolvePlacement(
+  deps: AppDeps,
+  req: ResolveRequest,
+  onFence?: (fence: TakeoverFence) => Promise<void>,
+): Promise<Resolution> {
+  const { keys, config } = deps;
+  const bucket = await keys.bucketOf(req.id);
+  const started = deps.now();
+  const reply = (await deps.redis.run(
+    resolveScript,
+    [
+      keys.placements(bucket, req.env, req.ns),
+      keys.nsWorkers(bucket, req.hostname, req.ns),
+      keys.workers(bucket),
+      keys.bootTime(bucket),
+      keys.epoch(bucket),
+      keys.overwritten(bucket),
+      keys.spaces(bucket),
+      keys.ejected(bucket),
+    ],
+    [
+      req.id,
+      config.leaseTtlMs,
+      req.hostname,
+      req.takeover,
+      req.exclude ?? "",
+      req.callerSessionId ?? "",
+      req.affinityHash === undefined ? "" : req.affinityHash,
+      config.balanceFactor,
+      req.bindingQuarantineUntil ?? "",
+      `${req.env}\n${req.ns}\n${req.id}`,
+      `${req.env}\n${req.ns}`,
+      u32(),
+      u32(),
+    ],
+  )) as string[];
+  const resolvedAt = deps.now();
+  deps.metrics.script("resolve", (resolvedAt - started) / 1000);
+
+  if (reply[0] === "refuse") {
+    let outcome = reply[1] as RefusalOutcome;
+    if (outcome === "takeover-pending" && reply[4] === "1" && onFence) {
+      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]) });
+    }
+    if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
+    throw new Refusal(outcome, Number(reply[2] ?? 0));
+  }
+  const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply as string[];
+  return {
+    sessionId: sessionId!,
+    epoch: epoch!,
+    advertiseUrl: advertiseUrl!,
+    secret: secret!,
+    fresh: fresh === "1",
+    overwritten: overwritten ?? "",
+    survivingWindDown: survivingWindDown ?? "",
+    ownerHostname: ownerHostname ?? "",
+    bucket,
+    resolvedAt,
+  };
+}
