@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyAttestation } from "../src/auth/attestation.ts";
+import { startFleet, type Fleet } from "./support/fleet.ts";
+import { rawRequest } from "./support/raw-http.ts";
+
+let fleet: Fleet;
+beforeAll(async () => {
+  fleet = await startFleet({ workers: 1 });
+  await fleet.skipColdStart();
+});
+afterAll(() => fleet.close());
+
+const url = (path: string) => `${fleet.pb.url}${path}`;
+
+describe("forwarding", () => {
+  it("forwards to the owner with an attestation and the epoch, and keeps the placement", async () => {
+    const res = await fetch(url("/echo/doc-1/some/path?x=1&y=2"), { headers: { "x-custom": "kept" } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, any>;
+    expect(body.path).toBe("/some/path");
+    expect(body.query).toBe("?x=1&y=2");
+    expect(body.headers["x-custom"]).toBe("kept");
+    expect(body.headers["pinboard-epoch"]).toMatch(/^\d+$/);
+    expect(body.epoch).toBe(body.headers["pinboard-epoch"]);
+    const worker = fleet.workers[0]!.worker;
+    const claims = await verifyAttestation(body.headers["pinboard-attestation"], worker.secret, worker.sessionId!);
+    expect(claims).toMatchObject({ aud: worker.sessionId });
+    expect(claims!.exp - claims!.iat).toBe(30);
+    const [, header] = [0, JSON.parse(atob(body.headers["pinboard-attestation"].split(".")[0].replace(/-/g, "+").replace(/_/g, "/")))];
+    expect(header).toEqual({ alg: "HS256", typ: "pinboard+jwt" });
+
+    const again = (await (await fetch(url("/echo/doc-1"))).json()) as Record<string, any>;
+    expect(again.epoch).toBe(body.epoch);
+    expect(again.hits).toBe(2);
+  });
+
+  it("strips inbound Pinboard-* headers, replaces X-Forwarded-For and drops hop-by-hop headers both ways", async () => {
+    const res = await rawRequest(url("/echo/doc-2"), {
+      headers: {
+        "pinboard-attestation": "forged",
+        "pinboard-epoch": "1",
+        "pinboard-anything": "x",
+        "x-forwarded-for": "6.6.6.6",
+        connection: "x-secret-hop",
+        "x-secret-hop": "1",
+      },
+    });
+    const body = JSON.parse(res.body) as Record<string, any>;
+    expect(body.headers["pinboard-anything"]).toBeUndefined();
+    expect(body.headers["pinboard-attestation"]).not.toBe("forged");
+    expect(body.headers["pinboard-epoch"]).not.toBe("1");
+    expect(body.headers["x-forwarded-for"]).toBe("127.0.0.1");
+    expect(body.headers["x-secret-hop"]).toBeUndefined();
+    expect(res.headers["x-echo"]).toBe("1");
+    expect(res.headers["x-accel-buffering"]).toBe("no");
+    expect(res.headers["pinboard-secret-leak"]).toBeUndefined();
+    expect(res.headers["x-hop"]).toBeUndefined();
+  });
+
+  it("relays statuses and never follows a worker's redirect", async () => {
+    expect((await fetch(url("/echo/doc-3?status=418"))).status).toBe(418);
+    const res = await fetch(url("/echo/doc-3?redirect=1"), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("http://127.0.0.1:1/elsewhere");
+  });
+
+  it("answers the spec's routing errors", async () => {
+    const unknown = await fetch(url("/nowhere/doc"));
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "unknown namespace" });
+    const noId = await fetch(url("/echo"));
+    expect(noId.status).toBe(404);
+    for (const bad of ["/echo/", "/echo/bad%20id", `/echo/${"a".repeat(257)}`, "/echo/a*b"]) {
+      const res = await fetch(url(bad));
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
+    }
+    expect((await fetch(url(`/echo/${"a".repeat(256)}`))).status).toBe(200);
+  });
+});

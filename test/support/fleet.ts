@@ -1,0 +1,77 @@
+import { createWorker, type InstanceClass, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
+import type { Listening } from "../../src/pinned/node-server.ts";
+import { Echo } from "./echo-instance.ts";
+import { startPinboardProcess, type PinboardProcess } from "./pinboard-process.ts";
+import { startTestRedis, type TestRedis } from "./redis.ts";
+
+export interface FleetWorker {
+  worker: PinnedWorker;
+  listening: Listening;
+  stop(): Promise<void>;
+}
+
+export interface Fleet {
+  t: TestRedis;
+  pb: PinboardProcess;
+  workers: FleetWorker[];
+  addWorker(overrides?: Partial<WorkerOptions>): Promise<FleetWorker>;
+  /** A fleet that has been up for a while: every bucket's cold-start window is over. */
+  skipColdStart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * A private Redis, the real Pinboard Node entry as a process, and workers built on the worker
+ * library, listening on loopback and registered with that Pinboard.
+ */
+export async function startFleet(options: {
+  workers?: number;
+  env?: Record<string, string>;
+  namespaces?: Record<string, InstanceClass>;
+  worker?: Partial<WorkerOptions>;
+} = {}): Promise<Fleet> {
+  const t = await startTestRedis();
+  const pb = await startPinboardProcess({ redisUrl: t.url, env: options.env });
+  const token = await pb.workerCredential();
+  const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
+  const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";
+  const fleet: Fleet = {
+    t,
+    pb,
+    workers: [],
+    async addWorker(overrides = {}) {
+      const worker = createWorker({
+        pinboardUrl: pb.url,
+        credential: token,
+        namespaces: options.namespaces ?? { "/echo": Echo },
+        logger: quietLogger,
+        ...options.worker,
+        ...overrides,
+      });
+      const listening = await worker.listen({ port: 0 });
+      await worker.start();
+      const entry: FleetWorker = {
+        worker,
+        listening,
+        async stop() {
+          await worker.stop().catch(() => {});
+          await listening.close();
+        },
+      };
+      fleet.workers.push(entry);
+      return entry;
+    },
+    async skipColdStart() {
+      for (let b = 0; b < shards; b++) await t.redis.client.set(`${prefix}{${b}}:boot_time`, "0");
+    },
+    async close() {
+      await Promise.all(fleet.workers.map((w) => w.stop()));
+      await pb.stop();
+      await t.stop();
+    },
+  };
+  for (let i = 0; i < (options.workers ?? 1); i++) await fleet.addWorker();
+  return fleet;
+}
