@@ -19,6 +19,7 @@ export interface RedisPort {
   get(key: string): Promise<string | null>;
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
+  smembers(key: string): Promise<string[]>;
   /** Releases connections; the port is unusable afterwards. */
   close(): Promise<void>;
 }

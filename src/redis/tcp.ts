@@ -76,6 +76,10 @@ export class TcpRedis implements RedisPort {
     return this.client.hget(key, field);
   }
 
+  smembers(key: string): Promise<string[]> {
+    return this.client.smembers(key);
+  }
+
   async close(): Promise<void> {
     try {
       await this.client.quit();

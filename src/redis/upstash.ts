@@ -68,5 +68,9 @@ export class UpstashRedis implements RedisPort {
     return this.client.hget<string>(key, field);
   }
 
+  async smembers(key: string): Promise<string[]> {
+    return ((await this.client.smembers(key)) as unknown[]).map(String);
+  }
+
   async close(): Promise<void> {}
 }

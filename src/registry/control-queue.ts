@@ -26,12 +26,22 @@ export async function queueWindDown(
   id: string,
   deadlineAt: number | null,
 ): Promise<string> {
-  const message: StoredMessage = { type: "wind_down", ns, id, deadlineAt };
-  return (await deps.redis.run(
-    enqueueMessage,
-    [deps.keys.queue(sessionId), deps.keys.messageIds],
-    [JSON.stringify(message), deps.config.leaseTtlMs, ns, id],
-  )) as string;
+  const [msgId] = await queueWindDowns(deps, sessionId, [{ ns, id, deadlineAt }]);
+  return msgId!;
+}
+
+/** Queues several wind_downs for one session in one script call (a whole namespace's worth). */
+export async function queueWindDowns(
+  deps: AppDeps,
+  sessionId: string,
+  orders: ReadonlyArray<{ ns: string; id: string; deadlineAt: number | null }>,
+): Promise<string[]> {
+  const args: (string | number)[] = [deps.config.leaseTtlMs];
+  for (const { ns, id, deadlineAt } of orders) {
+    const message: StoredMessage = { type: "wind_down", ns, id, deadlineAt };
+    args.push(JSON.stringify(message), ns, id);
+  }
+  return (await deps.redis.run(enqueueMessage, [deps.keys.queue(sessionId), deps.keys.messageIds], args)) as string[];
 }
 
 /** Turns the queue's `msgId, JSON, …` pairs into delivered messages, deadlines relative to now. */

@@ -1,29 +1,33 @@
 import { defineScript } from "../script.ts";
 
 /**
- * enqueue-message: queues a control message for a session. Messages re-deliver on every
- * heartbeat until acked; the queue expires two lease TTLs after its last write or peek.
- * A message for the same (ns, id) replaces the earlier one, so the owner sees one current order.
+ * enqueue-message: queues control messages for one session. Messages re-deliver on every
+ * heartbeat until acked; the queue expires two lease TTLs after its last write or peek. A
+ * message for the same (ns, id) replaces the earlier one, so the owner sees one current order.
  *
  * KEYS[1] queue        hash msgId → message JSON
  * KEYS[2] message ids  counter
- * ARGV[1] message JSON without msgId: {type, ns, id, deadlineAt: ms | null}
- * ARGV[2] lease TTL ms
- * ARGV[3] ns
- * ARGV[4] id
+ * ARGV[1] lease TTL ms
+ * ARGV[2 …] triples: message JSON without msgId ({type, ns, id, deadlineAt: ms | null}), ns, id
  *
- * Returns the msgId.
+ * Returns the msgIds, in order.
  */
 const LUA = `
+local replace = {}
+for i = 2, #ARGV, 3 do replace[ARGV[i + 1] .. '\\n' .. ARGV[i + 2]] = true end
 local existing = redis.call('HGETALL', KEYS[1])
 for i = 1, #existing, 2 do
   local m = cjson.decode(existing[i + 1])
-  if m.ns == ARGV[3] and m.id == ARGV[4] then redis.call('HDEL', KEYS[1], existing[i]) end
+  if replace[m.ns .. '\\n' .. m.id] then redis.call('HDEL', KEYS[1], existing[i]) end
 end
-local msg_id = tostring(redis.call('INCR', KEYS[2]))
-redis.call('HSET', KEYS[1], msg_id, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[2]))
-return msg_id
+local ids = {}
+for i = 2, #ARGV, 3 do
+  local msg_id = tostring(redis.call('INCR', KEYS[2]))
+  redis.call('HSET', KEYS[1], msg_id, ARGV[i])
+  ids[#ids + 1] = msg_id
+end
+redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[1]))
+return ids
 `;
 
-export const enqueueMessage = defineScript("enqueue-message", LUA, "0f45788cd3410b1bf3dcacea779c854e0573e1e4");
+export const enqueueMessage = defineScript("enqueue-message", LUA, "0d5c8e1b5003032a437ee3758859669012714ae3");

@@ -18,3 +18,5 @@ export { lookupBinding } from "./lookup-binding.ts";
 export { markEjected } from "./mark-ejected.ts";
 export { recordFailure } from "./record-failure.ts";
 export { recordSuccess } from "./record-success.ts";
+export { applyDrain } from "./apply-drain.ts";
+export { windDownRows } from "./wind-down-rows.ts";

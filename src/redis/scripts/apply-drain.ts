@@ -1,0 +1,40 @@
+import { defineScript } from "../script.ts";
+import { LUA_PAIR } from "./lua-lib.ts";
+
+/**
+ * apply-drain: writes (or revokes) a client's operator drain and applies it to the client's
+ * current record at once, so new placements skip the worker before its next heartbeat. A timed
+ * drain bounds the lease by its deadline.
+ *
+ * KEYS[1] drain      string: "cordon" or the deadline ms
+ * KEYS[2] clients    hash clientId → account \n sessionId
+ * KEYS[3] sessions   hash sessionId → record JSON
+ * ARGV[1] clientId
+ * ARGV[2] "cordon", a deadline ms, or "" to revoke
+ * ARGV[3] key TTL ms (0: none)
+ *
+ * Returns {existed 0|1, record JSON or ""}.
+ */
+const LUA = `${LUA_PAIR}
+local existed = redis.call('EXISTS', KEYS[1])
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+elseif tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', tonumber(ARGV[3]))
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+local owner = redis.call('HGET', KEYS[2], ARGV[1])
+if not owner then return {existed, ''} end
+local _, sid = pair(owner)
+local raw = redis.call('HGET', KEYS[3], sid)
+if not raw then return {existed, ''} end
+local rec = cjson.decode(raw)
+rec.draining = rec.selfDraining or ARGV[2] ~= ''
+if ARGV[2] ~= '' and ARGV[2] ~= 'cordon' and tonumber(ARGV[2]) < rec.expiry then rec.expiry = tonumber(ARGV[2]) end
+local encoded = cjson.encode(rec)
+redis.call('HSET', KEYS[3], sid, encoded)
+return {existed, encoded}
+`;
+
+export const applyDrain = defineScript("apply-drain", LUA, "2ed587b46c9aa6a9bc86388a0f37834b23ce99af");

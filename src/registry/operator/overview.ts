@@ -1,0 +1,113 @@
+import type { PinboardClaim } from "../../auth/claims.ts";
+import type { AppDeps } from "../../deps.ts";
+import { badRequest } from "../../errors.ts";
+import { isNamespace } from "../names.ts";
+import { envOf } from "../record.ts";
+import { visibleWorkers } from "./fleet-view.ts";
+import { placementScopeError, publicWorker } from "./scope.ts";
+
+export interface OverviewFilters {
+  ns?: string;
+  prefix?: string;
+  tag?: string;
+}
+
+interface Entry {
+  id: string;
+  sessionId: string;
+  expiry?: number;
+  tag?: string;
+}
+
+interface NamespaceGroup {
+  hostname: string | null;
+  env: string | null;
+  namespace: string;
+  sessionIds: string[];
+  entries: Entry[];
+}
+
+/** Validates the query: ns must be a namespace (400 invalid namespace), tag not blank (400 empty tag). */
+export function parseOverviewFilters(query: Record<string, string | undefined>): OverviewFilters {
+  const filters: OverviewFilters = {};
+  if (query.ns !== undefined) {
+    if (!isNamespace(query.ns)) throw badRequest("invalid namespace");
+    filters.ns = query.ns;
+  }
+  if (query.prefix !== undefined && query.prefix !== "") filters.prefix = query.prefix;
+  if (query.tag !== undefined) {
+    if (query.tag.trim() === "") throw badRequest("empty tag");
+    filters.tag = query.tag;
+  }
+  return filters;
+}
+
+/**
+ * GET /registry/overview: the visible workers, the hostname-aware bindings and the live
+ * placements grouped by (hostname, env, namespace). Filters are ANDed: ns drops other
+ * namespaces, prefix and tag filter entries (untagged rows never match a tag).
+ */
+export async function overview(deps: AppDeps, claim: PinboardClaim, filters: OverviewFilters) {
+  const { keys, config, redis } = deps;
+  const aware = config.hostnameAware;
+  const { now, workers } = await visibleWorkers(deps, claim);
+  const live = new Map(workers.map((w) => [w.record.sessionId, w.record]));
+
+  const groups = new Map<string, NamespaceGroup>();
+  const group = (hostname: string, env: string, ns: string): NamespaceGroup => {
+    const key = `${hostname}\n${env}\n${ns}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { hostname: aware ? hostname : null, env: aware ? env : null, namespace: ns, sessionIds: [], entries: [] };
+      groups.set(key, g);
+    }
+    return g;
+  };
+  for (const { record, namespaces } of workers) {
+    for (const ns of namespaces) {
+      if (filters.ns === undefined || filters.ns === ns) group(record.hostname, envOf(record, ns), ns).sessionIds.push(record.sessionId);
+    }
+  }
+
+  for (const bucket of keys.allBuckets()) {
+    for (const space of await redis.smembers(keys.spaces(bucket))) {
+      const [env = "", ns = ""] = space.split("\n");
+      if (filters.ns !== undefined && filters.ns !== ns) continue;
+      const rows = await redis.hgetall(keys.placements(bucket, env, ns));
+      for (const [id, raw] of Object.entries(rows)) {
+        if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) continue;
+        const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
+        const tag = tagParts.join("\n");
+        const owner = live.get(sessionId);
+        if (!owner || epoch === "" || (expiry !== "" && Number(expiry) <= now)) continue;
+        if (filters.tag !== undefined && tag !== filters.tag) continue;
+        const host = hostname || owner.hostname;
+        if (placementScopeError(claim, { ns, hostname: host, env }, aware)) continue;
+        group(host, env, ns).entries.push({ id, sessionId, ...(expiry ? { expiry: Number(expiry) } : {}), ...(tag ? { tag } : {}) });
+      }
+    }
+  }
+
+  const bindings = { hostnames: {} as Record<string, string>, envs: {} as Record<string, string> };
+  if (aware) {
+    const [hostnames, envs] = await Promise.all([redis.hgetall(keys.hostnameBindings), redis.hgetall(keys.envBindings)]);
+    const envsSeen = new Set<string>();
+    for (const [key, value] of Object.entries(hostnames)) {
+      const env = value.split("\n")[0] ?? "";
+      const slash = key.indexOf("/");
+      if (placementScopeError(claim, { ns: key.slice(slash), hostname: key.slice(0, slash), env }, true)) continue;
+      bindings.hostnames[key] = env;
+      envsSeen.add(env);
+    }
+    for (const env of envsSeen) if (envs[env]) bindings.envs[env] = envs[env]!.split("\n")[0] ?? "";
+  }
+
+  const namespaces = [...groups.values()]
+    .map((g) => ({ ...g, entries: g.entries.sort((a, b) => a.id.localeCompare(b.id)), sessionIds: g.sessionIds.sort() }))
+    .sort((a, b) => `${a.hostname}\n${a.namespace}\n${a.env}`.localeCompare(`${b.hostname}\n${b.namespace}\n${b.env}`));
+  return {
+    workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),
+    bindings,
+    namespaces,
+  };
+}

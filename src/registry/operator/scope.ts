@@ -1,0 +1,44 @@
+import { checkEnv, checkHostname, checkNamespace, type PinboardClaim } from "../../auth/claims.ts";
+import { envOf, type WorkerRecord } from "../record.ts";
+
+/**
+ * How the operator routes judge a credential: by its namespace, hostname and env claims, never
+ * by account. A record is visible when its hostname is allowed and at least one of its
+ * namespaces (with that namespace's env) is.
+ */
+export function visibleNamespaces(claim: PinboardClaim, record: WorkerRecord, hostnameAware: boolean): string[] {
+  if (hostnameAware && checkHostname(claim, record.hostname)) return [];
+  return record.namespaces.filter(
+    (ns) => checkNamespace(claim, ns) === null && (!hostnameAware || checkEnv(claim, envOf(record, ns)) === null),
+  );
+}
+
+/** The spec's 403 string for a (namespace, hostname, env) outside the claim, or null. */
+export function placementScopeError(
+  claim: PinboardClaim,
+  target: { ns: string; hostname: string; env: string },
+  hostnameAware: boolean,
+): string | null {
+  const ns = checkNamespace(claim, target.ns);
+  if (ns) return ns;
+  if (!hostnameAware) return null;
+  if (checkHostname(claim, target.hostname)) return "forbidden";
+  return checkEnv(claim, target.env);
+}
+
+/** The public view of a record: secret and account never leave, namespaces filtered. */
+export function publicWorker(record: WorkerRecord, namespaces: string[], hostnameAware: boolean): Record<string, unknown> {
+  return {
+    sessionId: record.sessionId,
+    clientId: record.clientId,
+    advertiseUrl: record.advertiseUrl,
+    namespaces,
+    hostname: hostnameAware ? record.hostname : null,
+    envs: hostnameAware ? Object.fromEntries(namespaces.map((ns) => [ns, envOf(record, ns)])) : {},
+    takeover: hostnameAware ? record.takeover : null,
+    headroom: record.headroom,
+    draining: record.draining,
+    ...(record.degradedSince !== undefined ? { degradedSince: record.degradedSince } : {}),
+    expiry: record.expiry,
+  };
+}
