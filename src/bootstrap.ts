@@ -4,6 +4,7 @@ import type { AppDeps, RuntimeInfo } from "./deps.ts";
 import { Fleet } from "./fleet/fleet.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Keys } from "./redis/keys.ts";
+import { DurableKeys } from "./pinned/durable-keys.ts";
 import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
@@ -17,6 +18,8 @@ export interface BootstrapOptions {
   now?: () => number;
   /** Extra metrics (the Node entry's Prometheus registry). */
   metrics?: MetricsSink;
+  /** The durability store's Redis when it is not Pinboard's own. */
+  durableRedis?: RedisPort;
 }
 
 /** Wires the app's dependencies the same way for both entries. */
@@ -30,5 +33,6 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
-  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters };
+  const durable = { redis: options.durableRedis ?? redis, keys: new DurableKeys(config.durable.prefix) };
+  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
 }

@@ -72,6 +72,9 @@ export const configSchema = z.object({
   PINBOARD_WAKE_TIMEOUT_MS: int(1, 600_000).default(15000),
   PINBOARD_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(15000),
   PINBOARD_METRICS: bool.default(true),
+  PINBOARD_DURABLE_PREFIX: prefix.default("pinned:"),
+  PINBOARD_DURABLE_REDIS_URL: url.optional(),
+  PINBOARD_SWEEP_BATCH: int(1, 10_000).default(50),
   PINBOARD_DATA_PLANE_RULES: z
     .string()
     .transform((v, ctx) => {
@@ -124,6 +127,14 @@ export interface Config {
   wakeTimeoutMs: number;
   sweepIntervalMs: number;
   metrics: boolean;
+  durable: {
+    /** Key prefix of the worker library's durability store (its index lists durable instances). */
+    prefix: string;
+    /** Node: the durability store's Redis when it is not Pinboard's own. */
+    redisUrl?: string;
+  };
+  /** Work items (wakes, resurrections, alarms) one sweep pass handles at most, each. */
+  sweepBatch: number;
   /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */
   dataPlaneRules?: Record<string, { scopes: string[] }>;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -188,6 +199,8 @@ export function parseConfig(env: Record<string, unknown>): Config {
     wakeTimeoutMs: raw.PINBOARD_WAKE_TIMEOUT_MS,
     sweepIntervalMs: raw.PINBOARD_SWEEP_INTERVAL_MS,
     metrics: raw.PINBOARD_METRICS,
+    durable: { prefix: raw.PINBOARD_DURABLE_PREFIX, redisUrl: raw.PINBOARD_DURABLE_REDIS_URL },
+    sweepBatch: raw.PINBOARD_SWEEP_BATCH,
     dataPlaneRules: raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0 ? raw.PINBOARD_DATA_PLANE_RULES : undefined,
     logLevel: raw.PINBOARD_LOG_LEVEL,
   };

@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import type { Fleet } from "./fleet/fleet.ts";
 import type { Logger } from "./log.ts";
 import type { HealthCounters, MetricsSink } from "./metrics/sink.ts";
+import type { DurableKeys } from "./pinned/durable-keys.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 
@@ -28,6 +29,8 @@ export interface AppDeps {
   metrics: MetricsSink;
   /** Node-local counters behind /registry/health (also fed through `metrics`). */
   counters: HealthCounters;
+  /** The worker library's durability store index, read by the sweeper. */
+  durable: { redis: RedisPort; keys: DurableKeys };
 }
 
 /** Hono's environment type for the app: variables set by middleware. */

@@ -1,26 +1,48 @@
 import type { AppDeps } from "./deps.ts";
 import { gcBucket, gcFleet, sweeperLease } from "./redis/scripts/index.ts";
 import { newSessionId } from "./registry/session-ids.ts";
+import { sweepAlarms, type AlarmReport } from "./sweeper/alarms.ts";
+import { sweepResurrection } from "./sweeper/resurrect.ts";
+import { sweepWakes, type WakeReport } from "./sweeper/wakes.ts";
+
+/** The sweeper lease outlives one pass comfortably and is renewed between work items. */
+export const SWEEPER_LEASE_MS = 60_000;
 
 export interface SweepReport {
   /** False when another node held the sweeper lease. */
   ran: boolean;
   sessions?: number;
   prunedMirrors?: number;
+  resurrected?: number;
+  wakes?: WakeReport;
+  alarms?: AlarmReport;
   durationMs: number;
 }
 
+let passes = 0;
+
 /**
- * One sweep pass under the sweeper lease: cron calls it on Workers, a timer on Node. It holds
- * the lease for at most `leaseTtlMs` and keeps its work bounded so it fits a Workers cron
- * invocation. This pass runs the GC; later stages (durability wakes, due alarms) plug in here.
+ * One sweep pass under the sweeper lease: cron calls it on Workers, a timer on Node. GC prunes
+ * dead workers and mirrors; a resurrection after Redis lost its data pages durable instances
+ * back in; the durability sweep wakes overwritten ids; due alarms fire. Each stage handles at
+ * most PINBOARD_SWEEP_BATCH items and resumes where the last pass stopped, so a pass fits a
+ * Workers cron invocation.
  */
 export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()}`): Promise<SweepReport> {
   const { redis, keys, config } = deps;
   const started = deps.now();
-  const held = await redis.run(sweeperLease, [keys.sweeperLease], [holder, config.leaseTtlMs]);
-  if (Number(held) !== 1) return { ran: false, durationMs: deps.now() - started };
+  const keepLease = async () => Number(await redis.run(sweeperLease, [keys.sweeperLease], [holder, SWEEPER_LEASE_MS])) === 1;
+  if (!(await keepLease())) return { ran: false, durationMs: deps.now() - started };
 
+  try {
+    return await sweepUnderLease(deps, started, keepLease);
+  } finally {
+    await redis.run(sweeperLease, [keys.sweeperLease], [holder, 0]).catch(() => {});
+  }
+}
+
+async function sweepUnderLease(deps: AppDeps, started: number, keepLease: () => Promise<boolean>): Promise<SweepReport> {
+  const { redis, keys, config } = deps;
   const sessions = Number(
     await redis.run(
       gcFleet,
@@ -28,15 +50,24 @@ export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()
       [config.leaseTtlMs, config.hostnameAware ? "1" : "0"],
     ),
   );
-  const pruned = await redis.runMany(
-    keys.allBuckets().map((b) => ({ script: gcBucket, keys: [keys.workers(b)], args: [config.leaseTtlMs] })),
-  );
+  const pruned = await redis.runMany(keys.allBuckets().map((b) => ({ script: gcBucket, keys: [keys.workers(b)], args: [config.leaseTtlMs] })));
+  const resurrected = await sweepResurrection(deps, config.sweepBatch);
+  const wakes = await sweepWakes(deps, config.sweepBatch, passes++ % config.shards, keepLease);
+  const alarms = await sweepAlarms(deps, config.sweepBatch, keepLease);
+
   const report: SweepReport = {
     ran: true,
     sessions,
     prunedMirrors: pruned.reduce<number>((sum, n) => sum + Number(n), 0),
+    resurrected,
+    wakes,
+    alarms,
     durationMs: deps.now() - started,
   };
+  deps.metrics.sweep("passes", 1);
+  deps.metrics.sweep("wakes", wakes.woken);
+  deps.metrics.sweep("alarms", alarms.fired);
+  deps.metrics.sweep("parked", wakes.parked);
   deps.log.debug("sweep pass", { ...report });
   return report;
 }

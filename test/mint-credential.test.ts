@@ -16,8 +16,8 @@ interface Run {
 function mint(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
-      "npx",
-      ["tsx", "scripts/mint-credential.ts", ...args],
+      process.execPath,
+      ["--import", "tsx", "scripts/mint-credential.ts", ...args],
       { cwd: root, env: { ...process.env, PINBOARD_PASSPORT_SECRET: "", ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;

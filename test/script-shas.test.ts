@@ -16,6 +16,8 @@ describe("Lua script registry", () => {
   it("holds every script", () => {
     expect(scripts.map((s) => s.name).sort()).toMatchInlineSnapshot(`
       [
+        "apply-drain",
+        "clear-overwritten",
         "deregister-session",
         "enqueue-message",
         "fleet-claim",
@@ -23,12 +25,22 @@ describe("Lua script registry", () => {
         "gc-fleet",
         "heartbeat-bucket",
         "heartbeat-session",
+        "lookup-binding",
+        "mark-ejected",
+        "page-in-placeholder",
+        "record-failure",
+        "record-success",
         "register-bucket",
         "register-session",
         "release-row",
+        "resolve",
+        "resurrection",
         "sweeper-lease",
         "tag-row",
         "unmirror-bucket",
+        "wake-progress",
+        "wind-down-rows",
+        "zrem-if-score",
       ]
     `);
   });

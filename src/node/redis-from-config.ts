@@ -8,6 +8,8 @@ export interface NodeRedis {
   port: RedisPort;
   /** Set when Pinboard runs its own private redis-server. */
   embedded?: EmbeddedRedis;
+  /** The durability store's Redis (PINBOARD_DURABLE_REDIS_URL), when it is not Pinboard's own. */
+  durable?: RedisPort;
   describe: string;
 }
 
@@ -16,6 +18,11 @@ export interface NodeRedis {
  * REST (UPSTASH_REDIS_REST_URL), or else a private redis-server spawned on a free port.
  */
 export async function redisFromConfig(config: Config): Promise<NodeRedis> {
+  const main = await mainRedis(config);
+  return config.durable.redisUrl ? { ...main, durable: new TcpRedis({ url: config.durable.redisUrl }) } : main;
+}
+
+async function mainRedis(config: Config): Promise<NodeRedis> {
   const { redis } = config;
   if (redis.clusterNodes?.length) {
     return { port: new TcpRedis({ clusterNodes: redis.clusterNodes }), describe: `Redis Cluster ${redis.clusterNodes.join(",")}` };

@@ -69,6 +69,14 @@ export class Keys {
   get outliers(): string {
     return this.global("outliers");
   }
+  /** String: set by the first sweep on a Redis; its absence means Redis lost everything. */
+  get incarnation(): string {
+    return this.global("incarnation");
+  }
+  /** String: the HSCAN cursor of a resurrection still paging in durable instances. */
+  get resurrectCursor(): string {
+    return this.global("resurrect");
+  }
   /** String with a TTL: the sweeper lease. */
   get sweeperLease(): string {
     return this.global("sweeper");
@@ -116,6 +124,11 @@ export class Keys {
   /** Hash sessionId → time (ms) until which the worker is ejected from new placements. */
   ejected(bucket: number): string {
     return this.bucket(bucket, "ejected");
+  }
+
+  /** Hash `{env}\n{ns}\n{id}` → durability-sweep state of an overwritten id (attempts, next, parked). */
+  wakes(bucket: number): string {
+    return this.bucket(bucket, "wakes");
   }
 
   /** Every bucket number, 0 … shards-1. */

@@ -20,6 +20,10 @@ export interface RedisPort {
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
   smembers(key: string): Promise<string[]>;
+  /** One HSCAN page: the next cursor ("0" when done) and field/value pairs. */
+  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]>;
+  /** Members with their scores, score in [min, max], at most `limit`. */
+  zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>>;
   /** Releases connections; the port is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -38,4 +42,23 @@ export function isNoScript(err: unknown): boolean {
 /** Redis TIME's [seconds, microseconds] as milliseconds. */
 export function timeReplyToMs(reply: readonly (string | number)[]): number {
   return Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
+}
+
+/**
+ * Pairs a flat [field, value, …] reply into a record. defineProperty, so a field named
+ * "__proto__" is a field, not a prototype.
+ */
+export function pairs(flat: readonly unknown[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    Object.defineProperty(record, String(flat[i]), { value: String(flat[i + 1]), enumerable: true, writable: true, configurable: true });
+  }
+  return record;
+}
+
+/** Pairs a flat [member, score, …] reply. */
+export function withScores(flat: readonly unknown[]): Array<[string, number]> {
+  const out: Array<[string, number]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
+  return out;
 }

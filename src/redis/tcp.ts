@@ -1,5 +1,5 @@
 import { Cluster, Redis } from "ioredis";
-import { isNoScript, timeReplyToMs, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import { isNoScript, pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
 import type { LuaScript } from "./script.ts";
 
 export interface TcpRedisOptions {
@@ -78,6 +78,16 @@ export class TcpRedis implements RedisPort {
 
   smembers(key: string): Promise<string[]> {
     return this.client.smembers(key);
+  }
+
+  async hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    const [next, flat] = await this.client.hscan(key, cursor, "COUNT", count);
+    return [next, pairs(flat)];
+  }
+
+  async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    const flat = await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit);
+    return withScores(flat);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { Redis } from "@upstash/redis/cloudflare";
-import { isNoScript, timeReplyToMs, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import { isNoScript, pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
 import type { LuaScript } from "./script.ts";
 
 export interface UpstashRedisOptions {
@@ -50,18 +50,7 @@ export class UpstashRedis implements RedisPort {
     // With deserialization off the client hands back Redis' flat [field, value, …] reply
     // (its own pairing lives in the deserializer), and [] for a missing key.
     const reply: unknown = await this.client.hgetall(key);
-    const record: Record<string, string> = {};
-    if (!Array.isArray(reply)) return record;
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      // defineProperty, so a field named "__proto__" is a field, not a prototype.
-      Object.defineProperty(record, String(reply[i]), {
-        value: String(reply[i + 1]),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return record;
+    return Array.isArray(reply) ? pairs(reply) : {};
   }
 
   hget(key: string, field: string): Promise<string | null> {
@@ -70,6 +59,16 @@ export class UpstashRedis implements RedisPort {
 
   async smembers(key: string): Promise<string[]> {
     return ((await this.client.smembers(key)) as unknown[]).map(String);
+  }
+
+  async hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    const [next, flat] = (await this.client.hscan(key, cursor, { count })) as [string | number, unknown[]];
+    return [String(next), pairs(flat)];
+  }
+
+  async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    const flat = (await this.client.zrange(key, min, max, { byScore: true, withScores: true, offset: 0, count: limit })) as unknown[];
+    return withScores(flat);
   }
 
   async close(): Promise<void> {}

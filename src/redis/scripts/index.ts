@@ -20,3 +20,7 @@ export { recordFailure } from "./record-failure.ts";
 export { recordSuccess } from "./record-success.ts";
 export { applyDrain } from "./apply-drain.ts";
 export { windDownRows } from "./wind-down-rows.ts";
+export { pageInPlaceholder } from "./page-in-placeholder.ts";
+export { wakeProgress } from "./wake-progress.ts";
+export { resurrection } from "./resurrection.ts";
+export { zremIfScore } from "./zrem-if-score.ts";

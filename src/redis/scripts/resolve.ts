@@ -38,7 +38,8 @@ import { LUA_ROW } from "./lua-lib.ts";
  *
  * Returns {"forward", sessionId, epoch, advertiseUrl, secret, fresh "0"|"1", overwritten
  *          marker epoch or "", surviving wind-down expiry or "", owner hostname}
- *      or {"refuse", outcome, remaining ms, owner sessionId?, "1" when a takeover fence was just set}.
+ *      or {"refuse", outcome, remaining ms, owner sessionId?, "1" when a takeover fence was just set,
+ *          the fence (Redis-clock ms)?}.
  */
 const LUA = `${LUA_ROW}
 local t = redis.call('TIME')
@@ -64,7 +65,7 @@ if old then
             redis.call('HSET', KEYS[1], id, row_encode(old))
             set = '1'
           end
-          return {'refuse', 'takeover-pending', tostring(tonumber(old.expiry) - now), old.sid, set}
+          return {'refuse', 'takeover-pending', tostring(tonumber(old.expiry) - now), old.sid, set, old.expiry}
         end
         local marker = redis.call('HGET', KEYS[6], ARGV[10]) or ''
         return {'forward', old.sid, old.epoch, rec.advertiseUrl, rec.secret, '0', marker, '', rec.hostname}
@@ -159,4 +160,4 @@ local rec = cjson.decode(redis.call('HGET', KEYS[3], chosen.sid))
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "fd71d17e830b430bcdd65e56d61df9243dc6db6f");
+export const resolve = defineScript("resolve", LUA, "bf483fca4df927cd69c2913d4abbf0bbea99a900");

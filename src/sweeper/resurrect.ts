@@ -1,0 +1,43 @@
+import type { AppDeps } from "../deps.ts";
+import { parseInstanceMember } from "../pinned/durable-keys.ts";
+import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
+import { bindingFor } from "../resolve/bindings.ts";
+import { Refusal } from "../resolve/outcomes.ts";
+import { newSessionId } from "../registry/session-ids.ts";
+
+/**
+ * After Redis lost everything (found by the missing incarnation key), pages the durability
+ * index back in as ownerless placeholder rows, one HSCAN page per pass, so the durability sweep
+ * places and wakes each durable instance. In hostname-aware mode the index's hostname is the
+ * resurrection target and picks the env through its binding; an instance whose hostname has no
+ * binding yet is retried by a later resurrection page only if it is still missing then.
+ */
+export async function sweepResurrection(deps: AppDeps, budget: number): Promise<number> {
+  const { keys, redis, durable, config } = deps;
+  const cursor = String(await redis.run(resurrection, [keys.incarnation, keys.resurrectCursor], ["begin", "", newSessionId()]));
+  if (cursor === "") return 0;
+  const [next, page] = await durable.redis.hscan(durable.keys.instances, cursor, budget);
+  let paged = 0;
+  for (const [member, hostname] of Object.entries(page)) {
+    const target = parseInstanceMember(member);
+    if (!target) continue;
+    let env: string;
+    try {
+      env = (await bindingFor(deps, config.hostnameAware ? hostname : "", target.ns)).env;
+    } catch (err) {
+      if (err instanceof Refusal) continue;
+      throw err;
+    }
+    const b = await keys.bucketOf(target.id);
+    paged += Number(
+      await redis.run(
+        pageInPlaceholder,
+        [keys.placements(b, env, target.ns), keys.overwritten(b), keys.spaces(b)],
+        [target.id, config.hostnameAware ? hostname : "", `${env}\n${target.ns}\n${target.id}`, `${env}\n${target.ns}`],
+      ),
+    );
+  }
+  await redis.run(resurrection, [keys.incarnation, keys.resurrectCursor], ["advance", next, ""]);
+  if (paged > 0) deps.log.info("resurrection paged in durable instances", { paged, done: next === "0" });
+  return paged;
+}
