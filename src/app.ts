@@ -14,6 +14,8 @@ export interface AppOptions {
   peerAddress?: (c: Context<AppEnv>) => string;
   /** The affinity key of new placements; defaults to the client address. */
   affinityKey?: AffinityKey;
+  /** Routes outside the base path, matched first (the Node entry's /metrics). */
+  rootRoutes?: (app: Hono<AppEnv>) => void;
 }
 
 export interface PinboardApp {
@@ -40,6 +42,7 @@ export function createPinboard(deps: AppDeps, options: AppOptions = {}): Pinboar
   inner.route("/", dataPlane.app);
 
   const app = new Hono<AppEnv>();
+  options.rootRoutes?.(app);
   app.route(deps.config.basePath || "/", inner);
   app.notFound(() => errorResponse(notFound()));
   app.onError((err, c) => renderError(err, c, deps.log));
