@@ -2,6 +2,7 @@ import type { AppDeps } from "./deps.ts";
 import { gcBucket, gcFleet, sweeperLease } from "./redis/scripts/index.ts";
 import { newSessionId } from "./registry/session-ids.ts";
 import { sweepAlarms, type AlarmReport } from "./sweeper/alarms.ts";
+import { sweepOrphans } from "./sweeper/orphans.ts";
 import { sweepResurrection } from "./sweeper/resurrect.ts";
 import { sweepWakes, type WakeReport } from "./sweeper/wakes.ts";
 
@@ -14,6 +15,8 @@ export interface SweepReport {
   sessions?: number;
   prunedMirrors?: number;
   resurrected?: number;
+  /** Placements found with a dead owner and listed for a wake. */
+  orphans?: number;
   wakes?: WakeReport;
   alarms?: AlarmReport;
   durationMs: number;
@@ -24,13 +27,16 @@ let passes = 0;
 /**
  * One sweep pass under the sweeper lease: cron calls it on Workers, a timer on Node. GC prunes
  * dead workers and mirrors; a resurrection after Redis lost its data pages durable instances
- * back in; the durability sweep wakes overwritten ids; due alarms fire. Each stage handles at
+ * back in; placements of dead owners are listed as overwritten; the durability sweep wakes
+ * overwritten ids; due alarms fire. Each stage handles at
  * most PINBOARD_SWEEP_BATCH items and resumes where the last pass stopped, so a pass fits a
  * Workers cron invocation.
  */
 export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()}`): Promise<SweepReport> {
   const { redis, keys, config } = deps;
   const started = deps.now();
+  // A node of another fleet (other shards, lease, mode) sharing the Redis must not sweep it.
+  if (!(await deps.fleet.current()).serving) return { ran: false, durationMs: deps.now() - started };
   const keepLease = async () => Number(await redis.run(sweeperLease, [keys.sweeperLease], [holder, SWEEPER_LEASE_MS])) === 1;
   if (!(await keepLease())) return { ran: false, durationMs: deps.now() - started };
 
@@ -52,6 +58,7 @@ async function sweepUnderLease(deps: AppDeps, started: number, keepLease: () => 
   );
   const pruned = await redis.runMany(keys.allBuckets().map((b) => ({ script: gcBucket, keys: [keys.workers(b)], args: [config.leaseTtlMs] })));
   const resurrected = await sweepResurrection(deps, config.sweepBatch);
+  const orphans = await sweepOrphans(deps);
   const wakes = await sweepWakes(deps, config.sweepBatch, passes++ % config.shards, keepLease);
   const alarms = await sweepAlarms(deps, config.sweepBatch, keepLease);
 
@@ -60,6 +67,7 @@ async function sweepUnderLease(deps: AppDeps, started: number, keepLease: () => 
     sessions,
     prunedMirrors: pruned.reduce<number>((sum, n) => sum + Number(n), 0),
     resurrected,
+    orphans,
     wakes,
     alarms,
     durationMs: deps.now() - started,

@@ -107,7 +107,7 @@ describe("the Workers entry in workerd", () => {
     expect(dereg.status).toBe(200);
     expect(await dereg.json()).toEqual({});
     expect(await t.redis.hget(SESSIONS, sessionId)).toBeNull();
-    expect(await t.redis.client.sismember("pinboard:{3}:nsw:/threads", sessionId)).toBe(0);
+    expect(await t.redis.client.hexists("pinboard:{3}:nsw:/threads", sessionId)).toBe(0);
     const again = await post(`${wk.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId));
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ error: "unknown session", reregister: true });
@@ -143,7 +143,7 @@ describe("the Workers entry in workerd", () => {
     expect(await t.snapshot()).toEqual(before);
   });
 
-  for (const mode of ["mismatch", "redirect", "timeout"] as const) {
+  for (const mode of ["mismatch", "redirect", "timeout", "error500", "huge"] as const) {
     it(`answers 400 registration probe failed when the probe gets ${mode}, writing nothing`, async () => {
       const target = await startChallengeServer(worker.secret);
       try {
@@ -169,22 +169,36 @@ describe("the Workers entry in workerd", () => {
     expect(declared.status).toBe(413);
     expect(await declared.json()).toEqual({ error: "body too large" });
 
-    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
-    let sent = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent++ < 20) controller.enqueue(chunk);
-        else controller.close();
-      },
-    });
-    const streamed = await fetch(`${wk.url}/registry/heartbeat`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit);
-    expect(streamed.status).toBe(413);
-    expect(await streamed.json()).toEqual({ error: "body too large" });
+    // Streamed without a declared length (chunked): the Worker stops reading past the limit.
+    // It may close the connection before the client has written its last bytes, which fails
+    // the client's write (ECONNRESET) before it reads the 413: a race of HTTP/1.1 itself, so a
+    // reset is retried and one of the tries must read the 413.
+    const streamOnce = () => {
+      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 17) controller.enqueue(chunk); // 1 MiB + 64 KiB
+          else controller.close();
+        },
+      });
+      return fetch(`${wk.url}/registry/heartbeat`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: stream,
+        duplex: "half",
+      } as RequestInit);
+    };
+    let streamed: Response | undefined;
+    for (let attempt = 0; attempt < 5 && !streamed; attempt++) {
+      streamed = await streamOnce().catch((err: unknown) => {
+        const code = (err as { cause?: { code?: string } }).cause?.code;
+        if (code !== "ECONNRESET" && code !== "EPIPE") throw err;
+        return undefined;
+      });
+    }
+    expect(streamed?.status).toBe(413);
+    expect(await streamed!.json()).toEqual({ error: "body too large" });
 
     const invalid = await post(`${wk.url}/registry/heartbeat`, token, "{nope");
     expect(invalid.status).toBe(400);
@@ -210,7 +224,6 @@ describe("the Workers entry in workerd", () => {
       await short.scheduled();
       expect(await t.redis.hget(sessions, dead)).toBeNull();
       for (let b = 0; b < 16; b++) expect(await t.redis.hget(`${prefix}{${b}}:workers`, dead)).toBeNull();
-      expect(await t.redis.get(`${prefix}{global}:sweeper`)).not.toBeNull();
     } finally {
       await short.stop();
     }
@@ -258,5 +271,5 @@ describe("wrangler deploy --dry-run", () => {
     expect(code, output).toBe(0);
     expect(output).toContain("--dry-run: exiting now.");
     expect(output).not.toMatch(/\[WARNING\]|\[ERROR\]/);
-  }, 60_000);
+  }, 120_000);
 });

@@ -45,6 +45,10 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
+  // Never outlive the process that spawned the server, however that process ends.
+  const reap = () => child.kill("SIGKILL");
+  process.once("exit", reap);
+  child.once("exit", () => process.off("exit", reap));
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));

@@ -77,6 +77,10 @@ export class Keys {
   get resurrectCursor(): string {
     return this.global("resurrect");
   }
+  /** String: where the orphan scan resumes, `bucket \n space \n cursor`. */
+  get orphanCursor(): string {
+    return this.global("orphan-cursor");
+  }
   /** String with a TTL: the sweeper lease. */
   get sweeperLease(): string {
     return this.global("sweeper");

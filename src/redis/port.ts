@@ -17,6 +17,7 @@ export interface RedisPort {
   /** Redis TIME in milliseconds. */
   timeMs(): Promise<number>;
   get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
   smembers(key: string): Promise<string[]>;

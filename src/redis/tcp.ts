@@ -72,6 +72,10 @@ export class TcpRedis implements RedisPort {
     return this.client.hgetall(key);
   }
 
+  async set(key: string, value: string): Promise<void> {
+    await this.client.set(key, value);
+  }
+
   hget(key: string, field: string): Promise<string | null> {
     return this.client.hget(key, field);
   }

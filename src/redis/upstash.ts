@@ -53,6 +53,10 @@ export class UpstashRedis implements RedisPort {
     return Array.isArray(reply) ? pairs(reply) : {};
   }
 
+  async set(key: string, value: string): Promise<void> {
+    await this.client.set(key, value);
+  }
+
   hget(key: string, field: string): Promise<string | null> {
     return this.client.hget<string>(key, field);
   }

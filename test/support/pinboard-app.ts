@@ -27,7 +27,14 @@ export async function startTestPinboard(redisUrl: string, env: Record<string, st
     ...env,
   });
   const redis = new TcpRedis({ url: redisUrl });
-  const deps = buildDeps({ config, redis, runtime: { name: "node", startedAt: Date.now() }, log: createLogger(config.logLevel) });
+  const durableRedis = config.durable.redisUrl ? new TcpRedis({ url: config.durable.redisUrl }) : undefined;
+  const deps = buildDeps({
+    config,
+    redis,
+    ...(durableRedis ? { durableRedis } : {}),
+    runtime: { name: "node", startedAt: Date.now() },
+    log: createLogger(config.logLevel),
+  });
   await deps.fleet.refresh();
   const app = createApp(deps);
   return {
@@ -43,7 +50,10 @@ export async function startTestPinboard(redisUrl: string, env: Record<string, st
       }
       return app.request(path, { method, headers, body });
     },
-    close: () => redis.close(),
+    async close() {
+      await redis.close();
+      await durableRedis?.close();
+    },
   };
 }
 

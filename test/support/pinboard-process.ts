@@ -38,6 +38,10 @@ export async function startPinboardProcess(options: { redisUrl: string; env?: Re
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // A test file that fails or times out must not leave its processes behind.
+  const reap = () => child.kill("SIGKILL");
+  process.once("exit", reap);
+  child.once("exit", () => process.off("exit", reap));
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));

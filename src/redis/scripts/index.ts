@@ -24,3 +24,4 @@ export { pageInPlaceholder } from "./page-in-placeholder.ts";
 export { wakeProgress } from "./wake-progress.ts";
 export { resurrection } from "./resurrection.ts";
 export { zremIfScore } from "./zrem-if-score.ts";
+export { scanOrphans } from "./scan-orphans.ts";

@@ -1,0 +1,231 @@
+/**
+ * `npm run dev`: the Workers entry (src/worker.ts) in `wrangler dev` (workerd), against a private
+ * redis-server (or REDIS_URL) through the Upstash-compatible REST bridge, so @upstash/redis runs
+ * exactly as on Cloudflare.
+ *
+ *   PORT=8787 npm run dev
+ *
+ * Takes the same variables as `npm start` (PORT, HOST, REDIS_URL, PINBOARD_*), validated by the
+ * same schema, and hands the PINBOARD_* ones to the Worker as vars. With UPSTASH_REDIS_REST_URL
+ * and UPSTASH_REDIS_REST_TOKEN set it talks to that REST endpoint instead (no bridge, no local
+ * Redis). With no passport key it mints a development key and prints credentials, like
+ * `npm start`. Crons do not fire in local dev, so this script runs the Worker's cron handler
+ * every PINBOARD_SWEEP_INTERVAL_MS (the Node entry's sweeper timer).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ConfigError, configVariableNames, parseConfig, type Config } from "../src/config.ts";
+import { describeDevPassport, mintDevPassport } from "../src/node/dev-credentials.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
+import { freePort } from "../src/node/free-port.ts";
+import { startRedisRest, type RedisRestServer } from "./redis-rest.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+/** Variables that configure this script (listening, Redis), not the Worker. */
+const LOCAL_ONLY = new Set(["PORT", "HOST", "REDIS_URL", "REDIS_CLUSTER_NODES", "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]);
+
+/** The Worker's vars: every configuration variable set in `env` but the local-only ones. */
+export function workerVars(env: Record<string, string | undefined>): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const name of configVariableNames) {
+    const value = env[name];
+    if (LOCAL_ONLY.has(name) || value === undefined || value === "") continue;
+    vars[name] = value;
+  }
+  return vars;
+}
+
+/** `--var NAME:value` pairs for wrangler (it splits on the first colon). */
+export function varArgs(vars: Record<string, string>): string[] {
+  return Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+}
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+let stopping = false;
+
+interface Running {
+  redis?: EmbeddedRedis;
+  bridge?: RedisRestServer;
+  wrangler?: ChildProcess;
+  sweeper?: ReturnType<typeof setInterval>;
+}
+
+async function waitForHealth(url: string, wrangler: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!stopping) {
+    if (wrangler.exitCode !== null || wrangler.signalCode !== null) {
+      throw new Error(`wrangler dev exited (${wrangler.exitCode ?? wrangler.signalCode}) before the Worker answered`);
+    }
+    const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`the Worker did not answer ${url}/healthz within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function stopChild(child: ChildProcess | undefined, graceMs = 10_000): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+async function stopAll(running: Running): Promise<void> {
+  if (running.sweeper) clearInterval(running.sweeper);
+  await stopChild(running.wrangler);
+  await running.bridge?.close().catch(() => {});
+  await running.redis?.stop().catch(() => {});
+}
+
+async function start(config: Config, running: Running): Promise<void> {
+  const env = process.env;
+  const vars = workerVars(env);
+  let restUrl = config.redis.restUrl;
+  let restToken = config.redis.restToken;
+  let describeRedis = restUrl ? `REST endpoint ${restUrl}` : "";
+  if (!restUrl) {
+    if (config.redis.clusterNodes) {
+      throw new ConfigError(["REDIS_CLUSTER_NODES: npm run dev bridges one Redis node; set REDIS_URL to a single server"]);
+    }
+    let redisUrl = config.redis.url;
+    if (!redisUrl) {
+      running.redis = await startEmbeddedRedis();
+      redisUrl = running.redis.url;
+      if (stopping) return;
+    }
+    restToken = randomBytes(24).toString("base64url");
+    running.bridge = await startRedisRest({ redisUrl, token: restToken });
+    if (stopping) return;
+    restUrl = running.bridge.url;
+    describeRedis = `${running.redis ? "embedded redis-server" : "REDIS_URL"} ${redisUrl} through the REST bridge ${restUrl}`;
+  }
+  vars.UPSTASH_REDIS_REST_URL = restUrl;
+  vars.UPSTASH_REDIS_REST_TOKEN = restToken!;
+
+  let banner: ((url: string) => string) | undefined;
+  if (!config.passport.secret && !config.passport.jwks) {
+    const dev = await mintDevPassport();
+    vars.PINBOARD_PASSPORT_SECRET = dev.secret;
+    banner = (url) => describeDevPassport(dev, url);
+  }
+
+  // PORT=0 means any free port, as for `npm start`; wrangler needs a real one.
+  const port = config.port || (await freePort());
+  if (stopping) return;
+  const args = [
+    WRANGLER,
+    "dev",
+    "--local",
+    "--ip", config.host,
+    "--port", String(port),
+    "--show-interactive-dev-session=false",
+    ...varArgs(vars),
+  ];
+  running.wrangler = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...env,
+      WRANGLER_SEND_METRICS: env.WRANGLER_SEND_METRICS ?? "false",
+      // Pinboard never reads request.cf: skip Miniflare's download of it (a 3 s stall offline).
+      CLOUDFLARE_CF_FETCH_ENABLED: env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const wrangler = running.wrangler;
+  wrangler.once("exit", (code, signal) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`pinboard dev: wrangler dev exited (${code ?? signal}); stopping`);
+    void stopAll(running).then(() => process.exit(code || 1));
+  });
+
+  const origin = `http://${urlHost(config.host)}:${port}`;
+  const url = `${origin}${config.basePath}`;
+  await waitForHealth(url, wrangler);
+  if (stopping) return;
+  console.log(`pinboard (Workers entry, wrangler dev) listening on ${url}; Redis: ${describeRedis}`);
+  console.log(`The cron handler (sweep pass) runs every ${config.sweepIntervalMs} ms (PINBOARD_SWEEP_INTERVAL_MS).`);
+  if (banner) console.log(banner(url));
+
+  // The cron trigger, by hand: wrangler dev serves it at /cdn-cgi/handler/scheduled.
+  running.sweeper = setInterval(() => {
+    fetch(`${origin}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`, {
+      signal: AbortSignal.timeout(config.sweepIntervalMs),
+    }).then(
+      (res) => res.body?.cancel(),
+      () => {},
+    );
+  }, config.sweepIntervalMs);
+  running.sweeper.unref();
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    process.exit(1);
+  }
+  const running: Running = {};
+  let starting: Promise<void> = Promise.resolve();
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`pinboard dev: ${signal}, shutting down`);
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    // Let a start in progress reach a checkpoint first, so nothing it starts is left behind.
+    starting
+      .catch(() => {})
+      .then(() => stopAll(running))
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  // `on`, not `once`: a Ctrl-C reaches this process twice (from the terminal's process group and
+  // relayed by tsx), and a second signal must not kill it halfway through the cleanup.
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGHUP", () => shutdown("SIGHUP"));
+  try {
+    starting = start(config, running);
+    await starting;
+  } catch (err) {
+    if (stopping) return;
+    stopping = true;
+    console.error(err instanceof ConfigError ? err.message : `pinboard dev failed to start: ${err instanceof Error ? err.message : err}`);
+    await stopAll(running);
+    process.exit(1);
+  }
+}
+
+function isEntry(): boolean {
+  try {
+    return !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry()) void main();
