@@ -6,6 +6,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { Keys } from "./redis/keys.ts";
 import { DurableKeys } from "./pinned/durable-keys.ts";
 import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
+import { GuardedRedis } from "./redis/guarded.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
 
@@ -24,7 +25,8 @@ export interface BootstrapOptions {
 
 /** Wires the app's dependencies the same way for both entries. */
 export function buildDeps(options: BootstrapOptions): AppDeps {
-  const { config, redis, runtime } = options;
+  const { config, runtime } = options;
+  const redis = new GuardedRedis(options.redis);
   const now = options.now ?? (() => Date.now());
   const log = options.log ?? createLogger(config.logLevel);
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
@@ -33,6 +35,6 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
-  const durable = { redis: options.durableRedis ?? redis, keys: new DurableKeys(config.durable.prefix) };
+  const durable = { redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis, keys: new DurableKeys(config.durable.prefix) };
   return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
 }

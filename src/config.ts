@@ -56,6 +56,7 @@ export const configSchema = z.object({
   PINBOARD_VERIFY_TIMEOUT_MS: int(1, 60_000).default(2500),
   PINBOARD_FORWARD_TIMEOUT_MS: int(1, 3_600_000).default(30000),
   PINBOARD_MAX_INFLIGHT: int(1).default(1024),
+  PINBOARD_REDIS_TIMEOUT_MS: int(50, 60_000).default(2000),
   PINBOARD_PASSPORT_SECRET: z.string().min(32, "expected at least 32 characters").optional(),
   PINBOARD_PASSPORT_JWKS: z.string().trim().min(1).optional(),
   PINBOARD_PASSPORT_ISSUER: z.string().trim().min(1).optional(),
@@ -106,6 +107,8 @@ export interface Config {
     clusterNodes?: string[];
     restUrl?: string;
     restToken?: string;
+    /** Node: how long one Redis command may take before the request gets 503 (ms). */
+    timeoutMs: number;
   };
   prefix: string;
   shards: number;
@@ -178,6 +181,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
       clusterNodes: raw.REDIS_CLUSTER_NODES,
       restUrl: raw.UPSTASH_REDIS_REST_URL,
       restToken: raw.UPSTASH_REDIS_REST_TOKEN,
+      timeoutMs: raw.PINBOARD_REDIS_TIMEOUT_MS,
     },
     prefix: raw.PINBOARD_PREFIX,
     shards: raw.PINBOARD_SHARDS,

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { RedisUnavailableError } from "./redis/guarded.ts";
 
 /**
  * The one error type of Pinboard. Routes throw it; `renderError` turns it into the response.
@@ -46,9 +47,16 @@ export interface ErrorLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** The one error handler: a PinboardError renders as itself, anything else as a logged 500. */
-export function renderError(err: unknown, c: Context, log: ErrorLogger): Response {
+/**
+ * The one error handler: a PinboardError renders as itself, Redis being unreachable as 503
+ * `redis unavailable, retry`, anything else as a logged 500.
+ */
+export function renderError(err: unknown, c: Context, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Response {
   if (err instanceof PinboardError) return errorResponse(err);
+  if (err instanceof RedisUnavailableError) {
+    log.warn("redis unavailable", { path: new URL(c.req.url).pathname, error: err.message });
+    return errorResponse(PinboardError.refusal("redis unavailable, retry"));
+  }
   log.error("unhandled error", {
     method: c.req.method,
     path: new URL(c.req.url).pathname,

@@ -1,4 +1,6 @@
 import type { Config } from "../config.ts";
+import { notServing } from "../errors.ts";
+import { RedisUnavailableError } from "../redis/guarded.ts";
 import type { Logger } from "../log.ts";
 import type { Keys } from "../redis/keys.ts";
 import type { RedisPort } from "../redis/port.ts";
@@ -23,6 +25,8 @@ export class Fleet {
   readonly license: string;
   private status: FleetStatus = { serving: false, reason: "booting", checkedAt: -Infinity };
   private inflight: Promise<FleetStatus> | undefined;
+  /** The last claim could not reach Redis: not ready, though still serving for up to a lease. */
+  private unreachable = false;
   draining = false;
 
   constructor(
@@ -70,6 +74,7 @@ export class Fleet {
         [keys.license, keys.members],
         [nodeId, this.license, config.fleetEpoch, config.leaseTtlMs],
       )) as [number, string?, string?, string?];
+      this.unreachable = false;
       if (reply[0] === 1) {
         this.status = { serving: true, checkedAt: now() };
       } else {
@@ -80,6 +85,7 @@ export class Fleet {
         this.status = { serving: false, reason, checkedAt: now() };
       }
     } catch (err) {
+      this.unreachable = true;
       // Fail closed after a full lease without a successful claim, not at the first hiccup.
       const stale = now() - this.status.checkedAt >= config.leaseTtlMs;
       const reason = `redis: ${err instanceof Error ? err.message : String(err)}`;
@@ -93,9 +99,21 @@ export class Fleet {
     return this.status;
   }
 
-  /** Ready for traffic: not draining, holding the license and passing membership. */
+  /**
+   * Throws unless this node serves: 503 not the serving fleet, or 503 redis unavailable when
+   * the reason is that Redis cannot be reached.
+   */
+  async assertServing(): Promise<void> {
+    const status = await this.current();
+    if (status.serving) return;
+    if (this.unreachable) throw new RedisUnavailableError(status.reason ?? "fleet claim failed");
+    throw notServing();
+  }
+
+  /** Ready for traffic: not draining, holding the license, passing membership, reaching Redis. */
   async ready(): Promise<boolean> {
     if (this.draining) return false;
-    return (await this.current()).serving;
+    const status = await this.current();
+    return status.serving && !this.unreachable;
   }
 }

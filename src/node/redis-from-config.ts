@@ -19,21 +19,21 @@ export interface NodeRedis {
  */
 export async function redisFromConfig(config: Config): Promise<NodeRedis> {
   const main = await mainRedis(config);
-  return config.durable.redisUrl ? { ...main, durable: new TcpRedis({ url: config.durable.redisUrl }) } : main;
+  return config.durable.redisUrl ? { ...main, durable: new TcpRedis({ url: config.durable.redisUrl, commandTimeoutMs: config.redis.timeoutMs }) } : main;
 }
 
 async function mainRedis(config: Config): Promise<NodeRedis> {
   const { redis } = config;
   if (redis.clusterNodes?.length) {
-    return { port: new TcpRedis({ clusterNodes: redis.clusterNodes }), describe: `Redis Cluster ${redis.clusterNodes.join(",")}` };
+    return { port: new TcpRedis({ clusterNodes: redis.clusterNodes, commandTimeoutMs: redis.timeoutMs }), describe: `Redis Cluster ${redis.clusterNodes.join(",")}` };
   }
-  if (redis.url) return { port: new TcpRedis({ url: redis.url }), describe: redactUrl(redis.url) };
+  if (redis.url) return { port: new TcpRedis({ url: redis.url, commandTimeoutMs: redis.timeoutMs }), describe: redactUrl(redis.url) };
   if (redis.restUrl && redis.restToken) {
     return { port: new UpstashRedis({ url: redis.restUrl, token: redis.restToken }), describe: `Upstash REST ${redis.restUrl}` };
   }
   const embedded = await startEmbeddedRedis();
   return {
-    port: new TcpRedis({ url: embedded.url }),
+    port: new TcpRedis({ url: embedded.url, commandTimeoutMs: redis.timeoutMs }),
     embedded,
     describe: `embedded redis-server on ${embedded.url} (pid ${embedded.process.pid}; not persisted)`,
   };

@@ -1,7 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { PassportScope } from "../auth/passport.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
-import { notServing } from "../errors.ts";
 
 /** Passport for a registry route: 401 without a valid credential, 403 without the scope. */
 export function requireScope(deps: AppDeps, scope: PassportScope): MiddlewareHandler<AppEnv> {
@@ -14,7 +13,7 @@ export function requireScope(deps: AppDeps, scope: PassportScope): MiddlewareHan
 /** Every /registry/* route but /registry/health: 503 not the serving fleet while not serving. */
 export function requireServing(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (_c, next) => {
-    if (!(await deps.fleet.current()).serving) throw notServing();
+    await deps.fleet.assertServing();
     await next();
   };
 }

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { badRequest } from "../errors.ts";
+import { PinboardError, badRequest } from "../errors.ts";
 import { affinityHash, clientAddress, type AffinityKey } from "./affinity.ts";
 import { bindingFor, requestHostname } from "./bindings.ts";
 import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
@@ -29,7 +29,11 @@ export async function planForward(
   peer: string,
   affinityKey: AffinityKey,
 ): Promise<ForwardPlan> {
-  if (!(await deps.fleet.current()).serving) throw new Refusal("not-serving");
+  try {
+    await deps.fleet.assertServing();
+  } catch (err) {
+    throw err instanceof PinboardError ? new Refusal("not-serving") : err;
+  }
   const caller = (await verifyCaller(deps, request.headers)) ?? undefined;
   const acct = caller ? undefined : await dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
 

@@ -1,0 +1,75 @@
+import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
+import type { LuaScript } from "./script.ts";
+
+/** Redis could not be reached or could not answer in time; the request may be retried. */
+export class RedisUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "RedisUnavailableError";
+  }
+}
+
+/** Redis answered, but with a state it is in rather than a fault of the command: retry later. */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/;
+
+/**
+ * A reply error (ioredis' ReplyError, @upstash/redis' UpstashError) means Redis ran the command
+ * and refused it: a bug worth a 500. Anything else — a closed connection, a timeout, a failed
+ * fetch, a cluster without a primary — means Redis is unavailable.
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return true;
+  if (err instanceof RedisUnavailableError) return true;
+  const replied = err.name === "ReplyError" || err.name === "UpstashError";
+  return !replied || TRANSIENT_REPLY.test(err.message);
+}
+
+/**
+ * Wraps a Redis port so that every transport failure surfaces as RedisUnavailableError, which
+ * the error handler answers with 503 and Retry-After instead of a 500.
+ */
+export class GuardedRedis implements RedisPort {
+  constructor(readonly inner: RedisPort) {}
+
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw isUnavailable(err) ? (err instanceof RedisUnavailableError ? err : new RedisUnavailableError(err)) : err;
+    }
+  }
+
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    return this.guard(() => this.inner.run(script, keys, args));
+  }
+  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
+    return this.guard(() => this.inner.runMany(calls));
+  }
+  timeMs(): Promise<number> {
+    return this.guard(() => this.inner.timeMs());
+  }
+  get(key: string): Promise<string | null> {
+    return this.guard(() => this.inner.get(key));
+  }
+  set(key: string, value: string): Promise<void> {
+    return this.guard(() => this.inner.set(key, value));
+  }
+  hgetall(key: string): Promise<Record<string, string>> {
+    return this.guard(() => this.inner.hgetall(key));
+  }
+  hget(key: string, field: string): Promise<string | null> {
+    return this.guard(() => this.inner.hget(key, field));
+  }
+  smembers(key: string): Promise<string[]> {
+    return this.guard(() => this.inner.smembers(key));
+  }
+  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    return this.guard(() => this.inner.hscan(key, cursor, count));
+  }
+  zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    return this.guard(() => this.inner.zrangeByScore(key, min, max, limit));
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
