@@ -25,7 +25,12 @@ beforeAll(async () => {
   // A one-node Redis Cluster owning every slot: a script touching two slots fails there.
   clusterDir = mkdtempSync(join(tmpdir(), "pinned-cluster-"));
   clusterNode = await startEmbeddedRedis({
-    args: ["--cluster-enabled", "yes", "--dir", clusterDir, "--cluster-config-file", "nodes.conf"],
+    args: [
+      "--cluster-enabled", "yes",
+      "--dir", clusterDir,
+      "--cluster-config-file", "nodes.conf",
+      "--cluster-announce-ip", "127.0.0.1",
+    ],
   });
   const admin = new Redis(clusterNode.url);
   await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383");
@@ -163,6 +168,12 @@ describe.each(stores)("%s", (_name, make) => {
   });
 });
 
+describe("the one-node Redis Cluster", () => {
+  it("really refuses a script across two slots (so the store tests above prove one slot)", async () => {
+    await expect(cluster.eval("return redis.call('GET', KEYS[2])", 2, "{a}x", "{b}y")).rejects.toThrow(/CROSSSLOT|different slot/i);
+  });
+});
+
 describe("the sweeper's index in Redis", () => {
   let store: RedisDurabilityStore;
   const keys = new DurableKeys("idx:");
@@ -179,13 +190,13 @@ describe("the sweeper's index in Redis", () => {
 
     await store.setAlarm({ ns: "/counter", id: "a" }, "1", 1_700_000_000_123);
     await store.setAlarm({ ns: "/room", id: "b" }, "1", 1_700_000_000_100);
-    expect(await client.zrange(keys.alarms, 0, -1, "WITHSCORES")).toEqual([
+    expect(await client.zrange(keys.alarms, "0", "-1", "WITHSCORES")).toEqual([
       "/room/b",
       "1700000000100",
       "/counter/a",
       "1700000000123",
     ]);
-    const due = await client.zrangebyscore(keys.alarms, "-inf", 1_700_000_000_110);
+    const due = await client.zrangebyscore(keys.alarms, "-inf", "1700000000110");
     expect(due.map(parseInstanceMember)).toEqual([{ ns: "/room", id: "b" }]);
 
     await store.clearAlarm({ ns: "/room", id: "b" }, "1", 1_700_000_000_100);

@@ -12,6 +12,7 @@ const json = (body: unknown, status = 200) =>
  *   POST …/slow?ms=N   → answers after N ms (for in-flight tests)
  *   POST …/slow-increment?ms=N → reads, waits N ms, writes count + 1
  *   POST …/alarm?in=N  → setAlarm(now + N)
+ *   POST …/delete-all  → storage.deleteAll()
  *   GET  …/whoami      → the attestation claims
  */
 export class Counter implements Instance {
@@ -43,6 +44,10 @@ export class Counter implements Instance {
     }
     if (request.method === "POST" && ctx.path === "/alarm") {
       await ctx.setAlarm(Date.now() + Number(url.searchParams.get("in") ?? 0));
+      return json({ alarm: await ctx.getAlarm() });
+    }
+    if (request.method === "POST" && ctx.path === "/delete-all") {
+      await storage.deleteAll();
       return json({ alarm: await ctx.getAlarm() });
     }
     if (ctx.path === "/whoami") return json(ctx.attestation);

@@ -1,0 +1,160 @@
+import { StaleEpochError, type DurabilityStore } from "./durability.ts";
+import { LiveInstance } from "./live-instance.ts";
+import type { RefusalReason } from "./responses.ts";
+import type { InstanceClass, PinnedLogger } from "./types.ts";
+
+export class RefusedError extends Error {
+  constructor(readonly reason: RefusalReason) {
+    super(`activation refused: ${reason}`);
+    this.name = "RefusedError";
+  }
+}
+
+export class ActivationError extends Error {
+  constructor(cause: unknown) {
+    super(`activation failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "ActivationError";
+  }
+}
+
+export interface TableDeps {
+  classes: ReadonlyMap<string, InstanceClass>;
+  store: DurabilityStore;
+  hostname?: string;
+  maxInstances: number;
+  /** Why a new activation must be refused right now (draining, lease unhealthy), or null. */
+  refusal(): RefusalReason | null;
+  log: PinnedLogger;
+  now(): number;
+}
+
+/** WebSocket close code for sockets of an instance that moved or wound down: reconnect. */
+export const CLOSE_MOVED = 1012;
+
+const keyOf = (ns: string, id: string) => `${ns}/${id}`;
+
+/**
+ * The resident instances, one activation per (ns, id), and the epoch guard:
+ *  - a request at a lower epoch than the activation's is stale (StaleEpochError → 409);
+ *  - an equal one is served by the activation;
+ *  - a higher one retires the activation (its sockets close with 1012) and activates afresh
+ *    from the durability store at the new epoch, which claims the instance there.
+ * New activations (also at a higher epoch) are refused while `refusal()` says so or at
+ * maxInstances.
+ */
+export class InstanceTable {
+  private readonly live = new Map<string, LiveInstance>();
+
+  constructor(private readonly deps: TableDeps) {}
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  get(ns: string, id: string): LiveInstance | undefined {
+    return this.live.get(keyOf(ns, id));
+  }
+
+  all(): LiveInstance[] {
+    return [...this.live.values()];
+  }
+
+  inflight(): number {
+    let n = 0;
+    for (const live of this.live.values()) n += live.inflight;
+    return n;
+  }
+
+  /**
+   * The activation for (ns, id) at `epoch`, entered (in-flight + 1): the caller must leave().
+   * Throws StaleEpochError, RefusedError or ActivationError.
+   */
+  async acquire(ns: string, id: string, epoch: string): Promise<LiveInstance> {
+    const key = keyOf(ns, id);
+    const value = BigInt(epoch);
+    let live = this.live.get(key);
+    if (live && value < live.epochValue) throw new StaleEpochError(epoch, live.epoch);
+    if (!live || value > live.epochValue) {
+      const reason = this.deps.refusal() ?? (!live && this.live.size >= this.deps.maxInstances ? "capacity" : null);
+      if (reason) {
+        if (live) this.retire(live);
+        throw new RefusedError(reason);
+      }
+      if (live) this.retire(live);
+      live = this.create(ns, id, epoch);
+    }
+    if (live.closing) throw new RefusedError("winding-down");
+    live.enter();
+    try {
+      await live.ready;
+      await live.whenOpen();
+    } catch (err) {
+      live.leave();
+      if (this.live.get(key) === live) this.retire(live);
+      throw err instanceof StaleEpochError ? err : new ActivationError(err);
+    }
+    const current = this.live.get(key);
+    if (current !== live) {
+      live.leave();
+      if (current && current.epochValue > value) throw new StaleEpochError(epoch, current.epoch);
+      throw new RefusedError("evicted");
+    }
+    return live;
+  }
+
+  private create(ns: string, id: string, epoch: string): LiveInstance {
+    const cls = this.deps.classes.get(ns);
+    if (!cls) throw new Error(`no instance class for namespace ${ns}`);
+    const live = new LiveInstance({
+      ns,
+      id,
+      epoch,
+      cls,
+      store: this.deps.store,
+      hostname: this.deps.hostname,
+      log: this.deps.log,
+      now: this.deps.now,
+      onStale: (stale, err) => {
+        if (this.live.get(keyOf(ns, id)) !== stale) return;
+        this.deps.log.warn("instance fenced by a newer epoch", { ns, id, epoch: stale.epoch, stored: err.stored });
+        this.retire(stale);
+      },
+    });
+    this.live.set(keyOf(ns, id), live);
+    return live;
+  }
+
+  /** Drops the activation from the table (if it is still there) and retires it. */
+  retire(live: LiveInstance, code = CLOSE_MOVED, reason = "instance moved"): void {
+    const key = keyOf(live.ns, live.id);
+    if (this.live.get(key) === live) this.live.delete(key);
+    live.retire(code, reason);
+  }
+
+  /**
+   * Winds an activation down: new requests are refused, in-flight ones get up to `timeoutMs`
+   * to finish, then it retires. True when it was still the current activation.
+   */
+  async windDown(live: LiveInstance, timeoutMs: number): Promise<boolean> {
+    if (this.live.get(keyOf(live.ns, live.id)) !== live) return false;
+    live.closing = true;
+    const idle = await live.idle(timeoutMs);
+    if (!idle) this.deps.log.warn("wind-down deadline passed with requests in flight", { ns: live.ns, id: live.id });
+    const current = this.live.get(keyOf(live.ns, live.id)) === live;
+    this.retire(live, CLOSE_MOVED, "instance wound down");
+    return current;
+  }
+
+  /** Resolves true once nothing is in flight anywhere, false after `timeoutMs`. */
+  async idle(timeoutMs: number): Promise<boolean> {
+    const deadline = this.deps.now() + timeoutMs;
+    for (const live of this.live.values()) {
+      if (!(await live.idle(Math.max(0, deadline - this.deps.now())))) return false;
+    }
+    return true;
+  }
+
+  closeAll(code: number, reason: string): void {
+    for (const live of this.all()) this.retire(live, code, reason);
+  }
+}

@@ -1,0 +1,68 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer, type WebSocketServerLike } from "@hono/node-server";
+import { WebSocketServer } from "ws";
+
+export interface ListenOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface Listening {
+  /** http://host:port of the bound socket (a wildcard host reads as 127.0.0.1). */
+  url: string;
+  port: number;
+  server: Server;
+  /** Closes open WebSockets and connections, then the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a fetch handler on Node with WebSocket upgrades enabled: a `ws` server in noServer
+ * mode is handed to @hono/node-server, which routes each upgrade request through the app and
+ * completes the handshake when the app accepts it (see websocket.ts).
+ */
+export function createPinnedServer(fetch: (request: Request, env: unknown) => Response | Promise<Response>): {
+  server: Server;
+  wss: WebSocketServer;
+} {
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createAdaptorServer({
+    fetch,
+    websocket: { server: wss as unknown as WebSocketServerLike },
+  }) as Server;
+  return { server, wss };
+}
+
+export async function listenPinned(
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
+  options: ListenOptions = {},
+): Promise<Listening> {
+  const { server, wss } = createPinnedServer(fetch);
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${shown}:${port}`,
+    port,
+    server,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}

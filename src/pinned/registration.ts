@@ -1,0 +1,314 @@
+import type { ChallengeState } from "./challenge.ts";
+import { MessageLedger, type ControlMessage } from "./control-messages.ts";
+import { backoffMs, PinboardCallError, type PinboardAnswer, type PinboardClient } from "./pinboard-client.ts";
+import type { PinnedLogger } from "./types.ts";
+
+export type { ControlMessage };
+
+/** The register fields that do not change between registrations. */
+export interface RegistrationFields {
+  clientId: string;
+  secret: string;
+  namespaces: string[];
+  advertiseUrl(): string;
+  hostname?: string;
+  env?: string;
+  envs?: Record<string, string>;
+  takeover?: "wind_down" | "deny";
+  /** Hostname-aware binding epoch, sent as `epoch`. */
+  bindingEpoch?: number;
+}
+
+export interface RegistrationHooks {
+  headroom(): number;
+  ownDraining(): boolean;
+  /** Resident instances, for `instances` on a re-register. */
+  instances(): Record<string, string[]>;
+  duplicates(list: { ns: string; id: string }[]): void;
+  message(message: ControlMessage): void;
+  /** `draining` as Pinboard sees it (own flag or operator drain) and a timed drain's deadline. */
+  drain(draining: boolean, deadlineSeconds: number | undefined): void;
+}
+
+export interface RegistrationOptions {
+  log: PinnedLogger;
+  now(): number;
+  random?: () => number;
+  /** Lease unhealthy once this long passed since the last renewal; default 2/3 of expiresInMs. */
+  leaseUnhealthyAfterMs?: number;
+}
+
+const TRIES = 3;
+
+/**
+ * The registration loop: register with a fresh challenge, heartbeat every expiresInMs / 3
+ * (jittered exponential backoff after a failure), and re-register — only from here, the
+ * heartbeat path — when Pinboard answers 409 reregister or superseded, offering the resident
+ * instances and the previous session for reclaim. A heartbeat 403 is retried with the same
+ * session. Control messages are handled once and acked until Pinboard stops re-delivering.
+ */
+export class Registration {
+  sessionId: string | null = null;
+  /** The session a pending re-register reclaims from. */
+  prevSessionId: string | null = null;
+  expiresInMs = 15_000;
+  operatorDraining = false;
+  degraded = false;
+  drainDeadline: number | undefined;
+  leaseFlaps = 0;
+  reregistrations = 0;
+  lastRenewalAt: number | null = null;
+  private started = false;
+  private stopped = false;
+  private unhealthy = false;
+  private failures = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private tick: Promise<void> | null = null;
+  private readonly ledger = new MessageLedger();
+  private readonly random: () => number;
+
+  constructor(
+    private readonly client: PinboardClient,
+    private readonly challenge: ChallengeState,
+    private readonly fields: RegistrationFields,
+    private readonly hooks: RegistrationHooks,
+    private readonly options: RegistrationOptions,
+  ) {
+    this.random = options.random ?? Math.random;
+  }
+
+  get isStarted(): boolean {
+    return this.started && !this.stopped;
+  }
+
+  /** Registers (retrying transient failures with backoff) and starts the heartbeat loop. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error("the worker was already started");
+    this.started = true;
+    for (let attempt = 0; ; attempt++) {
+      if (this.stopped) throw new Error("the worker was stopped before it registered");
+      try {
+        await this.register();
+      } catch (err) {
+        if (isFatal(err)) {
+          this.stopped = true;
+          throw err;
+        }
+        this.options.log.warn("register failed, retrying", { error: describe(err) });
+        await sleep(backoffMs(attempt, 250, 5000, this.random));
+        continue;
+      }
+      if (this.stopped) {
+        // stop() ran while this register was in flight: do not leave the session behind.
+        await this.deregister();
+        throw new Error("the worker was stopped before it registered");
+      }
+      break;
+    }
+    this.schedule(this.interval());
+  }
+
+  /** Runs a heartbeat now (after the one under way, if any). */
+  async heartbeatNow(): Promise<void> {
+    if (!this.isStarted) return;
+    if (this.tick) await this.tick;
+    if (this.timer) clearTimeout(this.timer);
+    await this.runTick();
+  }
+
+  /** Stops the loop and deregisters (three tries at most). */
+  async stop(): Promise<void> {
+    if (this.stopped && this.sessionId === null) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.tick) await this.tick;
+    await this.deregister();
+  }
+
+  private async deregister(): Promise<void> {
+    const sessionId = this.sessionId;
+    this.sessionId = null;
+    if (sessionId) await this.tries("deregister", { sessionId });
+  }
+
+  /** Releases placements quoting their epochs; false when it gave up after three tries. */
+  async release(items: { ns: string; id: string; epoch: string }[]): Promise<boolean> {
+    const sessionId = this.sessionId;
+    if (!sessionId || items.length === 0) return false;
+    const body = items.map((i) => ({ sessionId, namespace: i.ns, id: i.id, epoch: i.epoch }));
+    return (await this.tries("release", body)) !== null;
+  }
+
+  /** True while the lease was renewed recently enough; counts each healthy → unhealthy flap. */
+  leaseHealthy(): boolean {
+    if (!this.started || this.stopped) return true;
+    const threshold = this.options.leaseUnhealthyAfterMs ?? Math.floor((this.expiresInMs * 2) / 3);
+    const healthy = this.lastRenewalAt !== null && this.options.now() - this.lastRenewalAt <= threshold;
+    if (!healthy && !this.unhealthy && this.lastRenewalAt !== null) this.leaseFlaps++;
+    this.unhealthy = !healthy;
+    return healthy;
+  }
+
+  private interval(): number {
+    return Math.max(50, Math.floor(this.expiresInMs / 3));
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.runTick(), delayMs);
+    this.timer.unref?.();
+  }
+
+  private runTick(): Promise<void> {
+    this.timer = null;
+    const tick = (async () => {
+      try {
+        await this.beat();
+        this.failures = 0;
+        this.leaseHealthy();
+        this.schedule(this.interval());
+      } catch (err) {
+        this.options.log.warn("heartbeat failed", { error: describe(err), failures: this.failures + 1 });
+        this.leaseHealthy();
+        this.schedule(backoffMs(this.failures++, 250, this.interval(), this.random));
+      }
+    })();
+    this.tick = tick.finally(() => {
+      if (this.tick === tick) this.tick = null;
+    });
+    return this.tick;
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    if (!this.sessionId) return this.reregister();
+    const pair = this.challenge.current!;
+    const acks = this.ledger.acks();
+    const answer = await this.call("heartbeat", {
+      sessionId: this.sessionId,
+      headroom: this.headroom(),
+      draining: this.hooks.ownDraining(),
+      challenge: pair.challenge,
+      challengeValue: pair.challengeValue,
+      ...(acks.length ? { acks } : {}),
+    });
+    if (answer.status === 200) {
+      this.ledger.acked(acks);
+      this.renewed(answer.body);
+      return;
+    }
+    if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
+      this.options.log.warn("session lost, re-registering", { error: answer.body.error });
+      this.prevSessionId = this.sessionId;
+      this.sessionId = null;
+      return this.reregister();
+    }
+    throw new PinboardCallError("heartbeat", answer.status, answer.body);
+  }
+
+  private async reregister(): Promise<void> {
+    await this.register();
+    this.reregistrations++;
+  }
+
+  private async register(): Promise<void> {
+    const pair = this.challenge.rotate();
+    const f = this.fields;
+    const prev = this.prevSessionId;
+    const instances = prev ? this.hooks.instances() : {};
+    const answer = await this.call("register", {
+      clientId: f.clientId,
+      secret: f.secret,
+      namespaces: f.namespaces,
+      advertiseUrl: f.advertiseUrl(),
+      headroom: this.headroom(),
+      draining: this.hooks.ownDraining(),
+      challenge: pair.challenge,
+      challengeValue: pair.challengeValue,
+      ...(f.hostname !== undefined ? { hostname: f.hostname } : {}),
+      ...(f.env !== undefined ? { env: f.env } : {}),
+      ...(f.envs !== undefined ? { envs: f.envs } : {}),
+      ...(f.takeover !== undefined ? { takeover: f.takeover } : {}),
+      ...(f.bindingEpoch !== undefined ? { epoch: f.bindingEpoch } : {}),
+      ...(prev ? { prevSessionId: prev, instances } : {}),
+    });
+    if (answer.status !== 200 || typeof answer.body.sessionId !== "string") {
+      throw new PinboardCallError("register", answer.status, answer.body);
+    }
+    this.sessionId = answer.body.sessionId;
+    this.prevSessionId = null;
+    this.ledger.clear();
+    this.renewed(answer.body);
+    const duplicates = answer.body.duplicates;
+    if (Array.isArray(duplicates) && duplicates.length) {
+      this.hooks.duplicates(duplicates.filter(isRef));
+    }
+  }
+
+  private renewed(body: Record<string, unknown>): void {
+    const now = this.options.now();
+    if (typeof body.expiresInMs === "number" && body.expiresInMs > 0) this.expiresInMs = body.expiresInMs;
+    this.lastRenewalAt = now;
+    this.degraded = body.degraded === true;
+    this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
+    const draining = body.draining === true;
+    this.operatorDraining = draining && !this.hooks.ownDraining();
+    this.hooks.drain(draining, this.drainDeadline);
+    for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message);
+  }
+
+  private headroom(): number {
+    const value = this.hooks.headroom();
+    return Number.isFinite(value) ? Math.max(0, value) : 0;
+  }
+
+  private async call(route: string, body: unknown): Promise<PinboardAnswer> {
+    try {
+      return await this.client.post(`/registry/${route}`, body);
+    } catch (err) {
+      throw new PinboardCallError(route, null, {}, err);
+    }
+  }
+
+  /** Three tries for release and deregister: retried only when no answer or a 5xx came back. */
+  private async tries(route: string, body: unknown): Promise<PinboardAnswer | null> {
+    for (let attempt = 0; attempt < TRIES; attempt++) {
+      if (attempt > 0) await sleep(backoffMs(attempt - 1, 200, 2000, this.random));
+      try {
+        const answer = await this.call(route, body);
+        if (answer.status === 200) return answer;
+        this.options.log.warn(`${route} refused`, { status: answer.status, error: answer.body.error });
+        if (answer.status < 500) return null;
+      } catch (err) {
+        this.options.log.warn(`${route} failed`, { error: describe(err), attempt: attempt + 1 });
+      }
+    }
+    this.options.log.warn(`${route}: gave up after ${TRIES} tries`);
+    return null;
+  }
+}
+
+/** Register failures that retrying cannot fix: bad credential, scope, conflicts, invalid body. */
+export function isFatal(err: unknown): boolean {
+  if (!(err instanceof PinboardCallError) || err.status === null) return false;
+  const s = err.status;
+  if (s >= 500 || s === 408 || s === 429) return false;
+  if (s === 400 && err.body.error === "registration probe failed") return false;
+  return s >= 400;
+}
+
+function isRef(value: unknown): value is { ns: string; id: string } {
+  const v = value as { ns?: unknown; id?: unknown } | null;
+  return typeof v === "object" && v !== null && typeof v.ns === "string" && typeof v.id === "string";
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,176 @@
+import { Hono, type Context } from "hono";
+import type { AttestationClaims } from "../auth/attestation.ts";
+import type { AttestationGuard } from "./attestation-guard.ts";
+import type { ChallengeState } from "./challenge.ts";
+import { RequestContextImpl } from "./context.ts";
+import { isEpoch, StaleEpochError } from "./durability.ts";
+import { isValidId } from "./durable-keys.ts";
+import { ActivationError, RefusedError, type InstanceTable } from "./instance-table.ts";
+import type { LiveInstance } from "./live-instance.ts";
+import {
+  activationFailed,
+  detail,
+  EPOCH_HEADER,
+  internalError,
+  invalidAttestation,
+  invalidProxySecret,
+  json,
+  malformedEpoch,
+  notFound,
+  refusal,
+  staleEpoch,
+  unknownNamespace,
+} from "./responses.ts";
+import type { PinnedLogger } from "./types.ts";
+import { acceptAndClose, canUpgrade, completeUpgrade, dropUpgrade, prepareUpgrade } from "./websocket.ts";
+
+export interface RouteDeps {
+  /** Path prefix of the advertise URL ("" or "/something"). */
+  basePath: string;
+  guard: AttestationGuard;
+  challenge: ChallengeState;
+  table: InstanceTable;
+  namespaces: ReadonlySet<string>;
+  /** _wake is mounted only on a worker configured with a durability store. */
+  durable: boolean;
+  /** How long _wake waits for an activation before answering 202 {"activating":true}. */
+  wakeWaitMs: number;
+  stats(): Record<string, unknown>;
+  log: PinnedLogger;
+}
+
+/** Splits `{base}/{ns-segment}/{id}{rest}`; null for any other path. */
+export function parseInstancePath(pathname: string, base: string): { ns: string; id: string; rest: string } | null {
+  if (base && !pathname.startsWith(`${base}/`)) return null;
+  const match = /^\/([^/]+)\/([^/]+)(\/.*)?$/.exec(base ? pathname.slice(base.length) : pathname);
+  if (!match) return null;
+  return { ns: `/${match[1]}`, id: match[2]!, rest: match[3] ?? "" };
+}
+
+/** The worker contract's routes, as a Hono app. */
+export function buildRoutes(d: RouteDeps): Hono {
+  const app = new Hono();
+
+  app.onError((err) => {
+    d.log.error("unhandled error", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    return internalError();
+  });
+
+  app.get(`${d.basePath}/_pinned/challenge`, async (c) => {
+    const request = c.req.raw;
+    const allowed = (await d.guard.hasProxySecret(request)) || (await d.guard.verify(request)) !== null;
+    if (!allowed) return invalidProxySecret();
+    const value = d.challenge.answer(c.req.query("challenge"));
+    return value === null ? detail(404, "unknown challenge") : json(200, { value });
+  });
+
+  app.get(`${d.basePath}/_pinned/stats`, async (c) => {
+    if (!(await d.guard.verify(c.req.raw))) return invalidAttestation();
+    return json(200, d.stats());
+  });
+
+  app.all("*", async (c) => {
+    const request = c.req.raw;
+    const target = parseInstancePath(new URL(request.url).pathname, d.basePath);
+    if (!target) return notFound();
+    const { ns, id, rest } = target;
+    const upgrade = canUpgrade(c);
+
+    const claims = await d.guard.verify(request);
+    if (!claims) return upgrade ? acceptAndClose(c, 1008, "invalid attestation") : invalidAttestation();
+    const isAlarm = request.method === "POST" && rest === "/_alarm";
+    if (isAlarm && !(await d.guard.hasProxySecret(request))) return invalidProxySecret();
+    const epoch = request.headers.get(EPOCH_HEADER);
+    if (!isEpoch(epoch)) return malformedEpoch();
+    if (!d.namespaces.has(ns)) return unknownNamespace();
+    if (!isValidId(id)) return new Response("invalid id", { status: 400, headers: { "content-type": "text/plain" } });
+
+    if (isAlarm) return fireAlarm(ns, id, epoch);
+    if (d.durable && request.method === "POST" && rest === "/_wake") return wake(ns, id, epoch);
+    return forward(c, ns, id, epoch, rest, claims, upgrade);
+  });
+
+  function failure(err: unknown, context: Record<string, unknown>): Response {
+    if (err instanceof StaleEpochError) return staleEpoch();
+    if (err instanceof RefusedError) return refusal(err.reason);
+    const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    if (err instanceof ActivationError) {
+      d.log.error("activation failed", { ...context, error: String(err.cause instanceof Error ? err.cause.stack : err.cause) });
+      return activationFailed();
+    }
+    d.log.error("instance request failed", { ...context, error });
+    return internalError();
+  }
+
+  async function forward(
+    c: Context,
+    ns: string,
+    id: string,
+    epoch: string,
+    rest: string,
+    claims: AttestationClaims,
+    upgrade: boolean,
+  ): Promise<Response> {
+    const request = c.req.raw;
+    let live: LiveInstance;
+    try {
+      live = await d.table.acquire(ns, id, epoch);
+    } catch (err) {
+      return failure(err, { ns, id, epoch });
+    }
+    try {
+      if (upgrade) prepareUpgrade(request, c);
+      const response = await live.instance!.fetch(request, new RequestContextImpl(live, rest, claims));
+      if (!(response instanceof Response)) throw new TypeError(`${ns} fetch() did not return a Response`);
+      return upgrade ? await completeUpgrade(request, response) : response;
+    } catch (err) {
+      if (upgrade) dropUpgrade(request);
+      return failure(err, { ns, id, epoch });
+    } finally {
+      live.leave();
+    }
+  }
+
+  async function wake(ns: string, id: string, epoch: string): Promise<Response> {
+    const acquiring = d.table.acquire(ns, id, epoch);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = await Promise.race([
+      acquiring.then(
+        (live) => ({ live }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), d.wakeWaitMs))),
+    ]);
+    clearTimeout(timer);
+    if (waited === null) {
+      acquiring.then(
+        (live) => live.leave(),
+        () => {},
+      );
+      return json(202, { activating: true });
+    }
+    if ("error" in waited) return failure(waited.error, { ns, id, epoch, route: "_wake" });
+    waited.live.leave();
+    return json(200, { ok: true });
+  }
+
+  async function fireAlarm(ns: string, id: string, epoch: string): Promise<Response> {
+    let live: LiveInstance;
+    try {
+      live = await d.table.acquire(ns, id, epoch);
+    } catch (err) {
+      return failure(err, { ns, id, epoch, route: "_alarm" });
+    }
+    try {
+      const outcome = await live.alarm.sweep();
+      if (outcome === "running") return json(202, { fired: false, running: true });
+      return json(200, { fired: outcome === "fired" });
+    } catch (err) {
+      return failure(err, { ns, id, epoch, route: "_alarm" });
+    } finally {
+      live.leave();
+    }
+  }
+
+  return app;
+}

@@ -1,0 +1,159 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../src/node/free-port.ts";
+import { createWorker, listenPinned } from "../src/pinned/index.ts";
+import { Keys } from "../src/redis/keys.ts";
+import { startFleet, type Fleet } from "./support/fleet.ts";
+import { Counter } from "./support/worker-fixtures.ts";
+import { memoryLogger, until } from "./support/worker-harness.ts";
+
+/** Start, credential trouble and graceful shutdown against the real Pinboard Node entry. */
+
+const LEASE_MS = 3000;
+let fleet: Fleet;
+beforeAll(async () => {
+  fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/counter": Counter } });
+  await fleet.skipColdStart();
+});
+afterAll(() => fleet.close());
+
+const sessions = new Keys("pinboard:", 16).sessions;
+
+describe("start()", () => {
+  it("rejects at once when the credential does not cover the namespaces", async () => {
+    const worker = createWorker({
+      pinboardUrl: fleet.pb.url,
+      credential: await fleet.pb.workerCredential({ namespaces: ["/other"] }),
+      namespaces: { "/counter": Counter },
+      logger: memoryLogger(),
+    });
+    const listening = await worker.listen();
+    try {
+      await expect(worker.start()).rejects.toThrow(/403 namespace not allowed/);
+      expect(worker.sessionId).toBeNull();
+    } finally {
+      await worker.stop();
+      await listening.close();
+    }
+  });
+
+  it("retries a register whose probe fails until the advertise URL answers", async () => {
+    const logger = memoryLogger();
+    // Nothing listens at the advertise URL yet: Pinboard answers 400 registration probe failed.
+    const port = await freePort();
+    const worker = createWorker({
+      pinboardUrl: fleet.pb.url,
+      credential: await fleet.pb.workerCredential(),
+      advertiseUrl: `http://127.0.0.1:${port}`,
+      namespaces: { "/counter": Counter },
+      logger,
+    });
+    const started = worker.start();
+    await until(() => logger.lines.some((l) => l.includes("registration probe failed")), 10_000);
+    const listening = await listenPinned(worker.app.fetch, { port });
+    try {
+      await started;
+      expect(worker.sessionId).toMatch(/\S/);
+    } finally {
+      await worker.stop();
+      await listening.close();
+    }
+  });
+});
+
+describe("a heartbeat answered 403", () => {
+  it("is retried with the same session until the credential is good again", async () => {
+    const good = await fleet.pb.workerCredential();
+    const otherAccount = await fleet.pb.workerCredential({}, { account: "someone-else" });
+    let credential = good;
+    const worker = createWorker({
+      pinboardUrl: fleet.pb.url,
+      credential: () => credential,
+      namespaces: { "/counter": Counter },
+      logger: memoryLogger(),
+    });
+    const listening = await worker.listen();
+    try {
+      await worker.start();
+      const sessionId = worker.sessionId;
+      credential = otherAccount;
+      await until(() => worker.stats().leaseHealthy === false, 5000);
+      expect(worker.sessionId).toBe(sessionId);
+      credential = good;
+      await until(() => worker.stats().leaseHealthy === true, 5000);
+      expect(worker.sessionId).toBe(sessionId);
+      expect(worker.stats().reregistrations).toBe(0);
+    } finally {
+      await worker.stop();
+      await listening.close();
+    }
+  });
+});
+
+describe("stop()", () => {
+  it("gives up on deregister after three tries when Pinboard cannot be reached", async () => {
+    const calls: string[] = [];
+    let down = false;
+    const logger = memoryLogger();
+    const worker = createWorker({
+      pinboardUrl: fleet.pb.url,
+      credential: await fleet.pb.workerCredential(),
+      namespaces: { "/counter": Counter },
+      logger,
+      fetch: (input, init) => {
+        calls.push(new URL(String(input)).pathname);
+        return down ? Promise.reject(new TypeError("fetch failed: partitioned")) : fetch(input, init);
+      },
+    });
+    const listening = await worker.listen();
+    try {
+      await worker.start();
+      down = true;
+      calls.length = 0;
+      await worker.stop();
+      expect(calls.filter((p) => p === "/registry/deregister")).toHaveLength(3);
+      expect(logger.lines.some((l) => l.includes("deregister: gave up after 3 tries"))).toBe(true);
+      expect(worker.sessionId).toBeNull();
+    } finally {
+      await listening.close();
+    }
+  });
+});
+
+describe("SIGTERM (handleShutdownSignals)", () => {
+  it("drains, deregisters and exits 0", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/worker-main.ts"], {
+      cwd: fileURLToPath(new URL("../", import.meta.url)),
+      env: {
+        PATH: process.env.PATH ?? "",
+        PINBOARD_URL: fleet.pb.url,
+        CREDENTIAL: await fleet.pb.workerCredential(),
+        GRACE_MS: "5000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      const line = await until(() => /ready (\{.*\})/.exec(out), 20_000);
+      const { sessionId } = JSON.parse(line[1]!) as { sessionId: string };
+      expect(await fleet.t.redis.client.hget(sessions, sessionId)).not.toBeNull();
+      // A resident instance with a request in flight: shutdown waits for it (draining refuses
+      // only new activations).
+      expect((await fetch(`${fleet.pb.url}/counter/sig`)).status).toBe(200);
+      const slow = fetch(`${fleet.pb.url}/counter/sig/slow?ms=1500`, { method: "POST" });
+      await new Promise((r) => setTimeout(r, 500));
+
+      child.kill("SIGTERM");
+      expect((await slow).status).toBe(200);
+      expect(await exited).toBe(0);
+      expect(out).toContain("deregistered");
+      expect(await fleet.t.redis.client.hget(sessions, sessionId)).toBeNull();
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
