@@ -35,6 +35,7 @@ describe("Lua script registry", () => {
         "release-row",
         "resolve",
         "resurrection",
+        "scan-orphans",
         "sweeper-lease",
         "tag-row",
         "unmirror-bucket",
