@@ -31,6 +31,37 @@ function neverConnected(err: unknown): boolean {
 }
 
 /**
+ * The request headers of one forward to a placement's owner: the inbound set filtered
+ * (forwardRequestHeaders), X-Forwarded-*, and a fresh Pinboard-Attestation signed with the
+ * owner's secret plus Pinboard-Epoch. Shared by the fetch forward below and the Node entry's
+ * WebSocket proxy, so both send exactly the same set.
+ */
+export async function attestedForwardHeaders(
+  resolution: Resolution,
+  input: Pick<ForwardInput, "request" | "peer" | "caller" | "acct" | "upgrade">,
+  nowSeconds: number,
+): Promise<Headers> {
+  const attestation = await signAttestation(
+    resolution.secret,
+    {
+      aud: resolution.sessionId,
+      ...(input.caller ? { caller: input.caller.from, depth: input.caller.depth } : {}),
+      ...(input.acct ? { acct: input.acct } : {}),
+    },
+    nowSeconds,
+  );
+  const url = new URL(input.request.url);
+  return forwardRequestHeaders(input.request.headers, {
+    peer: input.peer,
+    attestation,
+    epoch: resolution.epoch,
+    host: url.host,
+    proto: url.protocol.replace(/:$/, ""),
+    ...(input.upgrade ? { upgrade: input.upgrade } : {}),
+  });
+}
+
+/**
  * One attested forward to a placement's owner. Redirects are never followed; the timeout covers
  * the wait for response headers (a streaming body may then take as long as it needs); a client
  * that goes away aborts the upstream request.
@@ -42,24 +73,7 @@ export async function forwardOnce(
 ): Promise<ForwardOutcome> {
   const { request } = input;
   if (request.signal.aborted) return { kind: "aborted" };
-  const attestation = await signAttestation(
-    resolution.secret,
-    {
-      aud: resolution.sessionId,
-      ...(input.caller ? { caller: input.caller.from, depth: input.caller.depth } : {}),
-      ...(input.acct ? { acct: input.acct } : {}),
-    },
-    deps.nowSeconds(),
-  );
-  const url = new URL(request.url);
-  const headers = forwardRequestHeaders(request.headers, {
-    peer: input.peer,
-    attestation,
-    epoch: resolution.epoch,
-    host: url.host,
-    proto: url.protocol.replace(/:$/, ""),
-    ...(input.upgrade ? { upgrade: input.upgrade } : {}),
-  });
+  const headers = await attestedForwardHeaders(resolution, input, deps.nowSeconds());
 
   const controller = new AbortController();
   let timedOut = false;

@@ -53,7 +53,7 @@ export class Proxy {
     const { deps } = this;
     const { plan, request } = req;
     const resolution = await resolvePlacement(deps, { ...plan.resolve, ...(exclude ? { exclude } : {}) }, (fence) =>
-      queueWindDown(deps, fence.ownerSessionId, plan.path.ns, plan.path.id, deps.now() + fence.remainingMs).then(() => undefined),
+      queueWindDown(deps, fence.ownerSessionId, plan.path.ns, plan.path.id, fence.deadlineAt).then(() => undefined),
     );
     if (resolution.fresh && resolution.survivingWindDown !== "") {
       req.defer(queueWindDown(deps, resolution.sessionId, plan.path.ns, plan.path.id, Number(resolution.survivingWindDown)));

@@ -37,6 +37,11 @@ export interface Resolution {
 export interface TakeoverFence {
   ownerSessionId: string;
   remainingMs: number;
+  /**
+   * The fence itself: the row's wind-down expiry, in Redis-clock ms like every stored deadline.
+   * Queue the owner's wind_down with this, not with this node's clock + remainingMs.
+   */
+  deadlineAt: number;
 }
 
 const u32 = () => crypto.getRandomValues(new Uint32Array(1))[0]!;
@@ -82,13 +87,12 @@ export async function resolvePlacement(
       u32(),
     ],
   )) as string[];
-  const resolvedAt = deps.now();
-  deps.metrics.script("resolve", (resolvedAt - started) / 1000);
+  deps.metrics.script("resolve", (deps.now() - started) / 1000);
 
   if (reply[0] === "refuse") {
     let outcome = reply[1] as RefusalOutcome;
     if (outcome === "takeover-pending" && reply[4] === "1" && onFence) {
-      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]) });
+      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) });
     }
     if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
     throw new Refusal(outcome, Number(reply[2] ?? 0));
@@ -104,6 +108,7 @@ export async function resolvePlacement(
     survivingWindDown: survivingWindDown ?? "",
     ownerHostname: ownerHostname ?? "",
     bucket,
-    resolvedAt,
+    // The decision is as old as the moment the script was sent: a slow Redis ages it.
+    resolvedAt: started,
   };
 }

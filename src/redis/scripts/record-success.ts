@@ -12,8 +12,8 @@ import { defineScript } from "../script.ts";
 const LUA = `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if not cur or string.sub(cur, 1, 2) == '0\\n' then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], '0' .. string.sub(cur, string.find(cur, '\\n', 1, true)))
+redis.call('HSET', KEYS[1], ARGV[1], '0' .. string.sub(cur, (string.find(cur, '\\n', 1, true))))
 return 1
 `;
 
-export const recordSuccess = defineScript("record-success", LUA, "207a37836cef5635c7e0697041ca4334f6de4494");
+export const recordSuccess = defineScript("record-success", LUA, "850e0c446504884a6203efcf72b9262a20d7e037");
