@@ -1,0 +1,76 @@
+/**
+ * A worker process serving the two example namespaces, /counter and /chat, with durable state
+ * in Redis. Run several of them against one Pinboard and one durability Redis: Pinboard places
+ * each id on one of them, and when a worker dies its ids move to another one with their state.
+ *
+ *   PINBOARD_URL=http://127.0.0.1:8787 \
+ *   PINBOARD_WORKER_TOKEN=eyJ…            # a pinboard:worker credential (npm start prints one)
+ *   DURABLE_REDIS_URL=redis://127.0.0.1:6379 \
+ *   CLIENT_ID=worker-a PORT=9001 \
+ *   npx tsx examples/worker.ts
+ *
+ * Variables:
+ *   PINBOARD_URL           Pinboard's base URL (required)
+ *   PINBOARD_WORKER_TOKEN  Passport credential with the pinboard:worker scope (required)
+ *   DURABLE_REDIS_URL      Redis for instance state (required); use Pinboard's Redis, or set
+ *                          PINBOARD_DURABLE_REDIS_URL on Pinboard, so its sweeper sees the index
+ *   CLIENT_ID              stable worker name (operator drains use it); default: random
+ *   PORT                   listen port; default 0 (a free one)
+ *   HOST                   listen address; default 127.0.0.1
+ *   ADVERTISE_URL          the URL Pinboard reaches this worker at; default: the listen URL
+ */
+import { createWorker, handleShutdownSignals, RedisDurabilityStore } from "../src/pinned/index.ts";
+import { ChatRoom } from "./chat-room.ts";
+import { Counter } from "./counter.ts";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`examples/worker.ts: set ${name} (see the comment at the top of the file)`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const pinboardUrl = required("PINBOARD_URL");
+const credential = required("PINBOARD_WORKER_TOKEN");
+const durableRedisUrl = required("DURABLE_REDIS_URL");
+
+const worker = createWorker({
+  pinboardUrl,
+  credential,
+  clientId: process.env.CLIENT_ID || undefined,
+  advertiseUrl: process.env.ADVERTISE_URL || undefined,
+  // Namespace → instance class, like the durable_objects bindings of a wrangler.toml.
+  namespaces: {
+    "/counter": Counter,
+    "/chat": ChatRoom,
+  },
+  // Durable state, fenced by placement epoch, under the key prefix "pinned:" (the default,
+  // which Pinboard's sweeper reads for wakes and due alarms).
+  durability: new RedisDurabilityStore({ redis: durableRedisUrl }),
+});
+
+// listen() first: the worker advertises the URL it listens on, and Pinboard probes it
+// (GET /_pinned/challenge) while registering. listen() also enables WebSocket accept.
+const listening = await worker.listen({
+  port: Number(process.env.PORT ?? 0),
+  host: process.env.HOST || "127.0.0.1",
+});
+
+// SIGTERM / SIGINT: drain (Pinboard stops placing here, new activations are refused), let
+// in-flight requests finish, deregister, close the server, exit.
+handleShutdownSignals(worker, { listening });
+
+// Registers (answering Pinboard's challenge probe) and starts heartbeating the lease. Transient
+// failures are retried with backoff; a refused credential (401/403, 4xx) is final.
+try {
+  await worker.start();
+} catch (err) {
+  console.error(`worker ${worker.clientId}: registration refused: ${err instanceof Error ? err.message : String(err)}`);
+  await listening.close();
+  process.exit(1);
+}
+console.log(
+  `worker ${worker.clientId} (pid ${process.pid}) serving /counter and /chat at ${listening.url}, session ${worker.sessionId}`,
+);
