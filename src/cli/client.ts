@@ -1,0 +1,126 @@
+import type { z } from "zod";
+import { describeIssues, errorAnswer } from "./schemas.ts";
+
+/** A request the server refused: its {"error"} string (or status text) and the HTTP status. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+  ) {
+    super(`${error} (HTTP ${status})`);
+    this.name = "HttpError";
+  }
+}
+
+/** No answer at all: connection refused, DNS failure, reset, timeout. */
+export class UnreachableError extends Error {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
+    super(`cannot reach Pinboard at ${url}: ${reason}`);
+    this.name = "UnreachableError";
+  }
+}
+
+/** A 2xx whose body is not what the spec says (not JSON, or the wrong shape). */
+export class UnexpectedAnswerError extends Error {
+  constructor(path: string, detail: string) {
+    super(`unexpected answer from ${path}: ${detail}`);
+    this.name = "UnexpectedAnswerError";
+  }
+}
+
+/** Generous: /registry/stats alone may take 3 s per batch of 8 workers. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+export interface ClientOptions {
+  /** Pinboard's URL including its base path, e.g. http://127.0.0.1:8787/pb. */
+  url: string;
+  token: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** The operator routes over HTTP with a bearer credential. */
+export class OperatorClient {
+  private readonly base: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.url.replace(/\/+$/, "");
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  get(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, value);
+    const qs = search.toString();
+    return this.request("GET", qs ? `${path}?${qs}` : path);
+  }
+
+  post(path: string, body: unknown): Promise<unknown> {
+    return this.request("POST", path, body);
+  }
+
+  /** The answer checked against a schema: UnexpectedAnswerError when it does not match. */
+  static check<T extends z.ZodType>(path: string, schema: T, answer: unknown): z.infer<T> {
+    const parsed = schema.safeParse(answer);
+    if (!parsed.success) throw new UnexpectedAnswerError(path, describeIssues(parsed.error));
+    return parsed.data;
+  }
+
+  private async request(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.base}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? REQUEST_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new UnreachableError(this.base, reasonOf(err));
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw new UnreachableError(this.base, `answer cut short: ${reasonOf(err)}`);
+    }
+    const json = parseJson(text);
+    if (response.status < 200 || response.status > 299) {
+      const error = errorAnswer.safeParse(json);
+      const message = error.success ? error.data.error : response.statusText || text.trim().slice(0, 200) || "no error message";
+      throw new HttpError(response.status, message);
+    }
+    if (json === undefined) throw new UnexpectedAnswerError(path, `not JSON (HTTP ${response.status})`);
+    return json;
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The most specific reason a fetch failed: undici hides the socket error in `cause`. */
+function reasonOf(err: unknown): string {
+  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) return "no answer in time";
+  let reason = err instanceof Error ? err.message : String(err);
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (current.message) reason = current.message;
+    else if (typeof code === "string") reason = code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return reason || "unknown network error";
+}

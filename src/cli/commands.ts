@@ -1,0 +1,94 @@
+import type { Command, Globals } from "./args.ts";
+import { OperatorClient } from "./client.ts";
+import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
+import { drainAnswer, healthAnswer, overviewAnswer, statsAnswer, undrainAnswer, windDownAnswer, workersAnswer } from "./schemas.ts";
+
+/** What a command prints on stdout, and its exit status when it is not 0. */
+export interface Output {
+  text: string;
+  exitCode?: number;
+}
+
+export interface CommandContext {
+  env: Record<string, string | undefined>;
+  /** Local clock in ms, for relative times. */
+  now(): number;
+  fetch?: typeof fetch;
+}
+
+const json = (value: unknown): Output => ({ text: JSON.stringify(value, null, 2) });
+
+/**
+ * Runs one command. Read commands print the server's answer as it came with --json; otherwise
+ * the answer is validated (zod) and rendered. Errors (HTTP, unreachable, unexpected answers,
+ * usage errors of sweep-now) propagate to main, which maps them to messages and exit statuses.
+ */
+export async function runCommand(command: Command, globals: Globals, ctx: CommandContext): Promise<Output> {
+  if (command.name === "sweep-now") {
+    // Loaded on demand: it pulls in the whole server core (Redis clients, scripts, sweeper).
+    const { renderSweepReport, sweepNow } = await import("./sweep-now.ts");
+    const outcome = await sweepNow(ctx.env);
+    const out = globals.json ? json(outcome.report) : { text: renderSweepReport(outcome) };
+    return outcome.report.ran ? out : { ...out, exitCode: 1 };
+  }
+
+  const client = new OperatorClient({ url: globals.url, token: globals.token ?? "", ...(ctx.fetch ? { fetch: ctx.fetch } : {}) });
+  const check = OperatorClient.check;
+  switch (command.name) {
+    case "workers": {
+      const answer = await client.get("/registry/workers");
+      return globals.json ? json(answer) : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
+    }
+    case "overview": {
+      const answer = await client.get("/registry/overview", { ns: command.ns, prefix: command.prefix, tag: command.tag });
+      return globals.json ? json(answer) : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
+    }
+    case "stats": {
+      const answer = await client.get("/registry/stats");
+      return globals.json ? json(answer) : { text: renderStats(check("/registry/stats", statsAnswer, answer)) };
+    }
+    case "health": {
+      const answer = await client.get("/registry/health");
+      return globals.json ? json(answer) : { text: renderHealth(check("/registry/health", healthAnswer, answer)) };
+    }
+    case "wind-down": {
+      const body = {
+        namespace: command.namespace,
+        ...(command.id !== undefined ? { id: command.id } : {}),
+        deadline: command.deadline,
+        ...(command.env !== undefined ? { env: command.env } : {}),
+      };
+      const answer = await client.post("/registry/wind_down", body);
+      if (globals.json) return json(answer);
+      const { queued } = check("/registry/wind_down", windDownAnswer, answer);
+      return { text: describeWindDown(command, queued) };
+    }
+    case "drain": {
+      const answer = await client.post("/registry/drain", { clientId: command.clientId, deadline: command.deadline });
+      if (globals.json) return json(answer);
+      check("/registry/drain", drainAnswer, answer);
+      return {
+        text:
+          command.deadline === null
+            ? `client ${command.clientId} cordoned: no new placements, nothing forced (undrain to revoke)`
+            : `client ${command.clientId} draining: its placements are released after max(${command.deadline}s, one lease)`,
+      };
+    }
+    case "undrain": {
+      const answer = await client.post("/registry/undrain", { clientId: command.clientId });
+      if (globals.json) return json(answer);
+      const { revoked } = check("/registry/undrain", undrainAnswer, answer);
+      return { text: revoked ? `client ${command.clientId} undrained` : `client ${command.clientId} was not drained: nothing revoked` };
+    }
+  }
+}
+
+function describeWindDown(command: Extract<Command, { name: "wind-down" }>, queued: boolean | number): string {
+  const where = `${command.namespace}${command.env !== undefined ? ` (env ${command.env})` : ""}`;
+  const what = command.deadline === null ? "wind-down fence cleared" : `wind-down fence set at max(${command.deadline}s, one lease)`;
+  if (typeof queued === "number") {
+    return queued === 0 ? `no live placements in ${where}: nothing queued` : `${what} for ${queued} placement(s) in ${where}; owners notified`;
+  }
+  if (!queued) return `no placement ${command.id ?? ""} in ${where}: nothing queued`;
+  return `${what} for ${command.id ?? ""} in ${where}; owner notified`;
+}

@@ -1,0 +1,93 @@
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseCommandLine, UsageError } from "./args.ts";
+import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
+import { runCommand, type CommandContext } from "./commands.ts";
+import { usage } from "./usage.ts";
+
+/**
+ * `pinboard …`: the operator command-line tool (launched by bin/pinboard.mjs through tsx).
+ * Exit status: 0 on success, 1 when the server refuses (its {"error"} and status on stderr),
+ * cannot be reached or answers unexpectedly, 2 on a usage or configuration error.
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+export interface CliIo extends CommandContext {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const line = (text: string) => (text.endsWith("\n") ? text : `${text}\n`);
+
+/** Runs the CLI on argv (without node and the script) and returns the exit status. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let invocation;
+  try {
+    invocation = parseCommandLine(argv, io.env);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    return usageError(io, err);
+  }
+  if (invocation.help) {
+    io.stdout(line(usage(invocation.command)));
+    return EXIT_OK;
+  }
+
+  try {
+    const output = await runCommand(invocation.command, invocation.globals, io);
+    io.stdout(line(output.text));
+    return output.exitCode ?? EXIT_OK;
+  } catch (err) {
+    if (err instanceof HttpError) {
+      io.stderr(line(`pinboard: ${err.error} (HTTP ${err.status})`));
+      return EXIT_FAILURE;
+    }
+    if (err instanceof UnreachableError || err instanceof UnexpectedAnswerError) {
+      io.stderr(line(`pinboard: ${err.message}`));
+      return EXIT_FAILURE;
+    }
+    if (err instanceof UsageError) return usageError(io, err);
+    io.stderr(line(`pinboard: ${err instanceof Error ? err.message : String(err)}`));
+    return EXIT_FAILURE;
+  }
+}
+
+function usageError(io: CliIo, err: UsageError): number {
+  io.stderr(line(`pinboard: ${err.message}`));
+  io.stderr(line(`Run "pinboard ${err.command ? `${err.command} ` : ""}--help" for usage.`));
+  return EXIT_USAGE;
+}
+
+/** Writes everything, then exits: pooled sockets or timers must not hold the process open. */
+async function main(): Promise<void> {
+  // A reader that stops early (`pinboard workers | head -1`) is not an error of the CLI.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? EXIT_OK : EXIT_FAILURE));
+  const code = await runCli(process.argv.slice(2), {
+    env: process.env,
+    now: () => Date.now(),
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+  });
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}
+
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}
+
+/** True when this file is the process's entry (not imported by a test or another module). */
+function isEntry(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry()) void main();

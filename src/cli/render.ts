@@ -1,0 +1,145 @@
+import type { HealthAnswer, NamespaceGroup, OverviewAnswer, StatsAnswer, WorkerView, WorkersAnswer } from "./schemas.ts";
+import { bytes, NONE, relativeSeconds, renderPairs, renderTable, seconds, yesNo, type Column } from "./table.ts";
+
+/**
+ * Human renderings of the read routes' answers. `now` is the local clock in ms; the server's
+ * times are Redis-clock ms, close enough for whole seconds.
+ */
+
+/** A namespace with its env in hostname-aware mode: /threads@prod. */
+function namespaceLabel(worker: WorkerView, ns: string): string {
+  const env = worker.envs[ns];
+  return env === undefined ? ns : `${ns}@${env}`;
+}
+
+function workerColumns(now: number): Array<Column<WorkerView>> {
+  return [
+    { header: "SESSION", cell: (w) => w.sessionId },
+    { header: "CLIENT", cell: (w) => w.clientId },
+    { header: "HOSTNAME", cell: (w) => w.hostname ?? NONE },
+    { header: "NAMESPACES", cell: (w) => w.namespaces.map((ns) => namespaceLabel(w, ns)).join(",") || NONE },
+    { header: "HEADROOM", cell: (w) => String(w.headroom), align: "right" },
+    { header: "DRAINING", cell: (w) => yesNo(w.draining) },
+    { header: "DEGRADED", cell: (w) => (w.degradedSince === undefined ? NONE : relativeSeconds(w.degradedSince, now)) },
+    { header: "EXPIRES-IN", cell: (w) => relativeSeconds(w.expiry, now, true), align: "right" },
+  ];
+}
+
+export function renderWorkers(answer: WorkersAnswer, now: number): string {
+  if (answer.workers.length === 0) return "no live workers";
+  return renderTable(workerColumns(now), answer.workers);
+}
+
+interface PlacementRow {
+  group: NamespaceGroup;
+  id: string;
+  sessionId: string;
+  expiry?: number;
+  tag?: string;
+}
+
+/**
+ * Three sections: workers, bindings (hostname-aware mode only, when any), and the namespaces
+ * with their placements. HOSTNAME and ENV columns appear only when the server reports them.
+ */
+export function renderOverview(answer: OverviewAnswer, now: number): string {
+  const sections: string[] = [];
+  sections.push(`WORKERS (${answer.workers.length})\n${renderWorkers({ workers: answer.workers }, now)}`);
+
+  const bindings = Object.entries(answer.bindings.hostnames).sort(([a], [b]) => a.localeCompare(b));
+  if (bindings.length > 0) {
+    const rows = bindings.map(([key, env]) => ({ key, env, takeover: answer.bindings.envs[env] ?? NONE }));
+    const table = renderTable(
+      [
+        { header: "HOSTNAME/NAMESPACE", cell: (r: (typeof rows)[number]) => r.key },
+        { header: "ENV", cell: (r) => r.env },
+        { header: "TAKEOVER", cell: (r) => r.takeover },
+      ],
+      rows,
+    );
+    sections.push(`BINDINGS (${rows.length})\n${table}`);
+  }
+
+  const aware = answer.namespaces.some((g) => g.hostname !== null || g.env !== null);
+  const whereColumns = <Row>(groupOf: (row: Row) => NamespaceGroup): Array<Column<Row>> =>
+    aware
+      ? [
+          { header: "HOSTNAME", cell: (row) => groupOf(row).hostname ?? NONE },
+          { header: "ENV", cell: (row) => groupOf(row).env ?? NONE },
+        ]
+      : [];
+  const nsColumns: Array<Column<NamespaceGroup>> = [
+    { header: "NAMESPACE", cell: (g) => g.namespace },
+    ...whereColumns<NamespaceGroup>((g) => g),
+    { header: "WORKERS", cell: (g) => String(g.sessionIds.length), align: "right" },
+    { header: "PLACEMENTS", cell: (g) => String(g.entries.length), align: "right" },
+  ];
+  sections.push(
+    answer.namespaces.length === 0
+      ? "NAMESPACES (0)\nno namespaces"
+      : `NAMESPACES (${answer.namespaces.length})\n${renderTable(nsColumns, answer.namespaces)}`,
+  );
+
+  const placements: PlacementRow[] = answer.namespaces.flatMap((group) => group.entries.map((e) => ({ group, ...e })));
+  const placementColumns: Array<Column<PlacementRow>> = [
+    { header: "NAMESPACE", cell: (p) => p.group.namespace },
+    ...whereColumns<PlacementRow>((p) => p.group),
+    { header: "ID", cell: (p) => p.id },
+    { header: "SESSION", cell: (p) => p.sessionId },
+    { header: "TAG", cell: (p) => p.tag ?? NONE },
+    { header: "WIND-DOWN", cell: (p) => (p.expiry === undefined ? NONE : relativeSeconds(p.expiry, now)) },
+  ];
+  sections.push(
+    placements.length === 0
+      ? "PLACEMENTS (0)\nno live placements"
+      : `PLACEMENTS (${placements.length})\n${renderTable(placementColumns, placements)}`,
+  );
+  return sections.join("\n\n");
+}
+
+type StatsEntry = StatsAnswer["workers"][number];
+
+/** One row per worker from its own stats; "unreachable" (or the server's error) otherwise. */
+export function renderStats(answer: StatsAnswer): string {
+  if (answer.workers.length === 0) return "no live workers";
+  const stats = (e: StatsEntry) => ("stats" in e ? e.stats : undefined);
+  const sum = (e: StatsEntry, key: "inflight" | "sockets") => {
+    const instances = stats(e)?.instances;
+    return instances === undefined ? NONE : String(instances.reduce((n, i) => n + (i[key] ?? 0), 0));
+  };
+  const columns: Array<Column<StatsEntry>> = [
+    { header: "SESSION", cell: (e) => e.sessionId },
+    { header: "CLIENT", cell: (e) => e.clientId },
+    { header: "HOSTNAME", cell: (e) => e.hostname ?? NONE },
+    { header: "STATUS", cell: (e) => ("error" in e ? e.error : "ok") },
+    { header: "INSTANCES", cell: (e) => (stats(e)?.instances === undefined ? NONE : String(stats(e)!.instances!.length)), align: "right" },
+    { header: "INFLIGHT", cell: (e) => sum(e, "inflight"), align: "right" },
+    { header: "SOCKETS", cell: (e) => sum(e, "sockets"), align: "right" },
+    { header: "HEADROOM", cell: (e) => (stats(e)?.headroom === undefined ? NONE : String(stats(e)!.headroom)), align: "right" },
+    { header: "DRAINING", cell: (e) => yesNo(stats(e)?.draining) },
+    { header: "LEASE", cell: (e) => (stats(e)?.leaseHealthy === undefined ? NONE : stats(e)!.leaseHealthy ? "healthy" : "unhealthy") },
+    { header: "UPTIME", cell: (e) => (stats(e)?.process?.uptimeMs === undefined ? NONE : seconds(stats(e)!.process!.uptimeMs!)), align: "right" },
+  ];
+  return renderTable(columns, answer.workers);
+}
+
+export function renderHealth(answer: HealthAnswer): string {
+  const pairs: Array<[string, string]> = [
+    ["uptime", seconds(answer.uptimeMs)],
+    ["connections", String(answer.connections)],
+    ["cold start", answer.quarantineMs > 0 ? `${seconds(answer.quarantineMs)} left` : "over"],
+  ];
+  if (answer.rssBytes !== undefined) pairs.push(["memory (rss)", bytes(answer.rssBytes)]);
+  const outcomes = Object.entries(answer.resolutions).sort(([a], [b]) => a.localeCompare(b));
+  const resolutions =
+    outcomes.length === 0
+      ? "no resolutions yet"
+      : renderTable(
+          [
+            { header: "OUTCOME", cell: ([outcome]: [string, number]) => outcome },
+            { header: "COUNT", cell: ([, count]) => String(count), align: "right" },
+          ],
+          outcomes,
+        );
+  return `${renderPairs(pairs)}\n\nRESOLUTIONS\n${resolutions}`;
+}

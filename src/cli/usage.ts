@@ -1,0 +1,98 @@
+/**
+ * The CLI's help texts: one overview and one page per command (`pinboard <command> --help`).
+ */
+
+export const COMMANDS = ["workers", "overview", "stats", "health", "wind-down", "drain", "undrain", "sweep-now"] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export function isCommand(value: string): value is CommandName {
+  return (COMMANDS as readonly string[]).includes(value);
+}
+
+const GLOBALS = `Global options:
+  --url <url>      Pinboard's URL with its base path (default $PINBOARD_URL or http://127.0.0.1:8787)
+  --token <jwt>    operator credential, scope pinboard:operator (default $PINBOARD_OPERATOR_TOKEN)
+  --json           print the server's answer as JSON instead of a table
+  -h, --help       show help`;
+
+const SUMMARY = `usage: pinboard <command> [arguments] [options]
+
+Operate a Pinboard fleet through its operator endpoints.
+
+Commands:
+  workers                          live workers, sorted by hostname then session
+  overview [--ns /x] [--prefix p] [--tag t]
+                                   workers, bindings and live placements (filters ANDed)
+  stats                            each live worker's own /_pinned/stats
+  health                           this node's resolutions, connections and cold-start window
+  wind-down <namespace> [id] --deadline <seconds|none> [--env e]
+                                   fence a placement (or a whole namespace) and notify its owner
+  drain <clientId> [--deadline <seconds>]
+                                   cordon a client, or force its release after the deadline
+  undrain <clientId>               revoke a client's drain
+  sweep-now                        run one sweeper pass against Redis now (self-hosting)
+
+${GLOBALS}
+
+Exit status: 0 on success, 1 when the server refuses or cannot be reached, 2 on a usage error.
+Run "pinboard help <command>" or "pinboard <command> --help" for a command's details.
+`;
+
+const PAGES: Record<CommandName, string> = {
+  workers: `usage: pinboard workers [--json]
+
+GET /registry/workers: the live workers the credential may see (namespaces filtered to its
+claims), as SESSION CLIENT HOSTNAME NAMESPACES HEADROOM DRAINING DEGRADED EXPIRES-IN.
+Times are relative to now in seconds.`,
+  overview: `usage: pinboard overview [--ns <namespace>] [--prefix <id prefix>] [--tag <owner tag>] [--json]
+
+GET /registry/overview: workers, hostname/env bindings (hostname-aware mode) and live placements
+grouped by namespace. Filters are ANDed: --ns keeps one namespace, --prefix and --tag filter
+placements (untagged placements never match --tag).
+
+  pinboard overview --ns /threads --prefix H~ --tag ws:W`,
+  stats: `usage: pinboard stats [--json]
+
+GET /registry/stats: each live worker's /_pinned/stats (instances, inflight, sockets, headroom,
+uptime), or "unreachable" when the worker did not answer within 3 s.`,
+  health: `usage: pinboard health [--json]
+
+GET /registry/health: resolutions by outcome, open connections, the remaining cold-start window,
+uptime and memory of the node that answers. Answers while the node boots or drains.`,
+  "wind-down": `usage: pinboard wind-down <namespace> [id] --deadline <seconds|none> [--env <env>] [--json]
+
+POST /registry/wind_down: stamps the placement's wind-down fence at now + max(deadline, lease)
+and queues a wind_down message to its owner; without an id, every placement of the namespace
+(in that env). --deadline none clears the fence. --env is required in hostname-aware mode and
+refused otherwise.
+
+  pinboard wind-down /threads t-42 --deadline 60
+  pinboard wind-down /threads --deadline none --env prod`,
+  drain: `usage: pinboard drain <clientId> [--deadline <seconds>] [--json]
+
+POST /registry/drain: without a deadline the client is cordoned (no new placements, nothing
+forced); with one its placements are released at now + max(deadline, lease). The worker learns
+it at its next heartbeat.`,
+  undrain: `usage: pinboard undrain <clientId> [--json]
+
+POST /registry/undrain: revokes the client's drain (a cordon or a timed drain).`,
+  "sweep-now": `usage: pinboard sweep-now [--json]
+
+Runs one sweeper pass (GC, resurrection, orphan scan, durability wakes, due alarms) directly
+against Redis and prints its report. It reads the server's configuration from the environment
+(REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL/TOKEN, PINBOARD_PREFIX,
+PINBOARD_SHARDS, PINBOARD_HOSTNAME_AWARE, PINBOARD_FLEET_EPOCH, PINBOARD_LEASE_TTL_MS,
+PINBOARD_DURABLE_*, …); one of the three Redis settings is required, and a configuration that
+differs from the serving fleet's is refused. A pass takes the sweeper lease like every node;
+while another sweeper holds it, sweep-now waits 5 s and then gives up (exit status 1).`,
+};
+
+const LOCAL_OPTIONS = `Options:
+  --json           print the report as JSON
+  -h, --help       show help`;
+
+/** The overview page, or one command's page with the options it takes appended. */
+export function usage(command?: CommandName): string {
+  if (command === undefined) return SUMMARY;
+  return `${PAGES[command]}\n\n${command === "sweep-now" ? LOCAL_OPTIONS : GLOBALS}\n`;
+}
