@@ -1,15 +1,21 @@
 import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApp } from "./app.ts";
+import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { describeDevPassport, mintDevPassport } from "./node/dev-credentials.ts";
 import { redisFromConfig } from "./node/redis-from-config.ts";
+import { startSweeperTimer } from "./node/sweeper-timer.ts";
+import { PrometheusMetrics } from "./node/metrics.ts";
+import { mountMetricsRoute } from "./node/metrics-route.ts";
+import { WebSocketProxy } from "./node/ws-proxy.ts";
 
 /**
- * The Node entry for self-hosting: the same Hono app on @hono/node-server, TCP Redis (or a
- * private redis-server when REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
+ * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
+ * through the data plane (src/node/ws-proxy.ts), TCP Redis (or a private redis-server when
+ * REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
  */
 export interface RunningPinboard {
   url: string;
@@ -28,19 +34,30 @@ export async function startNode(env: Record<string, string | undefined> = proces
   }
 
   const redis = await redisFromConfig(config);
+  const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   const deps = buildDeps({
     config,
     redis: redis.port,
+    ...(metrics ? { metrics } : {}),
+    ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
     runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
   });
   await deps.fleet.refresh();
   const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
+  const sweeper = startSweeperTimer(deps);
 
-  const app = createApp(deps, {
+  metrics?.bind(deps);
+  const { app, proxy } = createPinboard(deps, {
+    ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics) } : {}),
     peerAddress: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
   });
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+  // No `websocket` option: @hono/node-server leaves upgrades alone and the proxy takes them all.
+  // requireHostHeader off: a request without Host gets the spec's 400 missing Host header from
+  // the app, not Node's bare 400.
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { requireHostHeader: false } });
+  const webSockets = new WebSocketProxy({ deps, proxy });
+  webSockets.attach(server as Server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
@@ -59,11 +76,14 @@ export async function startNode(env: Record<string, string | undefined> = proces
       stopping ??= (async () => {
         deps.fleet.draining = true;
         clearInterval(renew);
+        await sweeper.stop();
+        await webSockets.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           if ("closeIdleConnections" in server) server.closeIdleConnections();
         });
         await redis.port.close();
+        await redis.durable?.close();
         await redis.embedded?.stop();
       })();
       return stopping;
