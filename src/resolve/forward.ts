@@ -7,7 +7,8 @@ export type ForwardOutcome =
   | { kind: "response"; response: Response }
   | { kind: "unreachable"; connected: boolean; reason: string }
   | { kind: "timeout" }
-  | { kind: "aborted" };
+  /** The client went away first; a fresh placement is released, whether or not it connected. */
+  | { kind: "aborted"; connected: false };
 
 export interface ForwardInput {
   request: Request;
@@ -72,7 +73,7 @@ export async function forwardOnce(
   input: ForwardInput,
 ): Promise<ForwardOutcome> {
   const { request } = input;
-  if (request.signal.aborted) return { kind: "aborted" };
+  if (request.signal.aborted) return { kind: "aborted", connected: false };
   const headers = await attestedForwardHeaders(resolution, input, deps.nowSeconds());
 
   const controller = new AbortController();
@@ -95,7 +96,7 @@ export async function forwardOnce(
     return { kind: "response", response };
   } catch (err) {
     if (timedOut) return { kind: "timeout" };
-    if (request.signal.aborted) return { kind: "aborted" };
+    if (request.signal.aborted) return { kind: "aborted", connected: false };
     return { kind: "unreachable", connected: !neverConnected(err), reason: err instanceof Error ? String(err.cause ?? err.message) : String(err) };
   } finally {
     clearTimeout(timer);
