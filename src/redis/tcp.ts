@@ -13,8 +13,8 @@ type Client = Redis | Cluster;
 
 /**
  * The Node entry's Redis adapter: ioredis over TCP, a single server (REDIS_URL) or a Redis
- * Cluster (REDIS_CLUSTER_NODES). Auto-pipelining batches concurrent commands per node, so the
- * bucket fan-out of a heartbeat costs one round trip per cluster node.
+ * Cluster (REDIS_CLUSTER_NODES). Concurrent commands share one connection per node without
+ * waiting for each other, so the bucket fan-out of a heartbeat costs about one round trip.
  */
 export class TcpRedis implements RedisPort {
   readonly client: Client;
@@ -34,7 +34,14 @@ export class TcpRedis implements RedisPort {
           const [host, port] = node.split(":");
           return { host: host ?? "127.0.0.1", port: Number(port) };
         }),
-        { enableAutoPipelining: true, redisOptions: common, slotsRefreshTimeout: 2000 },
+        // No auto-pipelining on a cluster: ioredis batches the commands of several slots of one
+        // node into one pipeline, and retries a redirected pipeline only when every command got
+        // the same error and none was a write that succeeded. During a failover (MOVED to the
+        // dead primary, for several slots) or a resharding, the raw MOVED reply would reach the
+        // caller as a 500. Sent one by one, each command follows its own redirections, retries
+        // (retryDelayOnFailover, retryDelayOnClusterDown) and fails after maxRedirections as
+        // "too many redirections", which GuardedRedis answers with 503.
+        { enableAutoPipelining: false, redisOptions: common, slotsRefreshTimeout: 2000 },
       );
     } else if (options.url) {
       this.client = new Redis(options.url, common);

@@ -2,7 +2,8 @@ import { createWorker, type InstanceClass, type PinnedWorker, type WorkerOptions
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Echo } from "./echo-instance.ts";
 import { startPinboardProcess, type PinboardProcess } from "./pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "./redis.ts";
+import type { RedisCluster } from "./redis-cluster.ts";
+import { startTestRedis, testRedisOnCluster, type TestRedis } from "./redis.ts";
 
 export interface FleetWorker {
   worker: PinnedWorker;
@@ -23,17 +24,19 @@ export interface Fleet {
 const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 /**
- * A private Redis, the real Pinboard Node entry as a process, and workers built on the worker
- * library, listening on loopback and registered with that Pinboard.
+ * A private Redis (or the given Redis Cluster, which the caller stops), the real Pinboard Node
+ * entry as a process, and workers built on the worker library, listening on loopback and
+ * registered with that Pinboard.
  */
 export async function startFleet(options: {
   workers?: number;
   env?: Record<string, string>;
   namespaces?: Record<string, InstanceClass>;
   worker?: Partial<WorkerOptions>;
+  cluster?: RedisCluster;
 } = {}): Promise<Fleet> {
-  const t = await startTestRedis();
-  const pb = await startPinboardProcess({ redisUrl: t.url, env: options.env });
+  const t = options.cluster ? testRedisOnCluster(options.cluster) : await startTestRedis();
+  const pb = await startPinboardProcess(t.clusterNodes ? { clusterNodes: t.clusterNodes, env: options.env } : { redisUrl: t.url, env: options.env });
   const token = await pb.workerCredential();
   const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
   const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";

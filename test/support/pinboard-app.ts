@@ -18,15 +18,18 @@ export interface TestPinboard {
   close(): Promise<void>;
 }
 
-/** A Pinboard app built exactly as the Node entry builds it, on a test's private Redis. */
-export async function startTestPinboard(redisUrl: string, env: Record<string, string> = {}): Promise<TestPinboard> {
+/**
+ * A Pinboard app built exactly as the Node entry builds it, on a test's private Redis: a URL, or
+ * `{ clusterNodes: "host:port,host:port" }` for a Redis Cluster.
+ */
+export async function startTestPinboard(redisUrl: string | { clusterNodes: string }, env: Record<string, string> = {}): Promise<TestPinboard> {
   const config = parseConfig({
-    REDIS_URL: redisUrl,
+    ...(typeof redisUrl === "string" ? { REDIS_URL: redisUrl } : { REDIS_CLUSTER_NODES: redisUrl.clusterNodes }),
     PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
     PINBOARD_LOG_LEVEL: "silent",
     ...env,
   });
-  const redis = new TcpRedis({ url: redisUrl });
+  const redis = new TcpRedis(typeof redisUrl === "string" ? { url: redisUrl } : { clusterNodes: config.redis.clusterNodes });
   const durableRedis = config.durable.redisUrl ? new TcpRedis({ url: config.durable.redisUrl }) : undefined;
   const deps = buildDeps({
     config,

@@ -21,8 +21,13 @@ export interface PinboardProcess {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Spawns the real Node entry (`tsx src/node.ts`) on a free port and waits until /readyz is 200. */
-export async function startPinboardProcess(options: { redisUrl: string; env?: Record<string, string> }): Promise<PinboardProcess> {
+/**
+ * Spawns the real Node entry (`tsx src/node.ts`) on a free port and waits until /readyz is 200.
+ * Its Redis is `redisUrl` (REDIS_URL) or a cluster's seed nodes `clusterNodes` (REDIS_CLUSTER_NODES).
+ */
+export async function startPinboardProcess(options: { redisUrl?: string; clusterNodes?: string; env?: Record<string, string> }): Promise<PinboardProcess> {
+  if (!options.redisUrl === !options.clusterNodes) throw new Error("startPinboardProcess needs redisUrl or clusterNodes");
+  const redis = options.clusterNodes ? { REDIS_CLUSTER_NODES: options.clusterNodes } : { REDIS_URL: options.redisUrl! };
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
     cwd: ROOT,
@@ -31,7 +36,7 @@ export async function startPinboardProcess(options: { redisUrl: string; env?: Re
       HOME: process.env.HOME ?? "",
       PORT: String(port),
       HOST: "127.0.0.1",
-      REDIS_URL: options.redisUrl,
+      ...redis,
       PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
       PINBOARD_LOG_LEVEL: "warn",
       ...options.env,
