@@ -21,10 +21,12 @@ export async function probeChallenge(
   deps: ProbeDeps,
   target: { advertiseUrl: string; secret: string; challenge: string; challengeValue: string },
 ): Promise<ProbeOutcome> {
-  const url = `${target.advertiseUrl}/_pinned/challenge?challenge=${encodeURIComponent(target.challenge)}`;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), deps.timeoutMs);
   try {
+    // Inside the try: a challenge that is not well-formed UTF-16 (a lone surrogate) makes
+    // encodeURIComponent throw, and that is a failed probe like any other, not a 500.
+    const url = `${target.advertiseUrl}/_pinned/challenge?challenge=${encodeURIComponent(target.challenge)}`;
     const response = await deps.fetch(url, {
       method: "GET",
       headers: { "Pinboard-Proxy-Secret": target.secret, Accept: "application/json" },

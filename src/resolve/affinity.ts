@@ -28,8 +28,21 @@ export function clientAddress(peer: string, forwardedFor: string | null, trusted
   return hops[0] ?? peer;
 }
 
-/** The key's uint32 hash (first 4 bytes of its SHA-256), what the resolve script mixes per session. */
-export async function affinityHash(key: string): Promise<number> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return new DataView(digest).getUint32(0);
+/**
+ * The key's uint32 hash, which the resolve script mixes with each session's seed: FNV-1a over
+ * the UTF-16 code units, then murmur3's finaliser. Synchronous and cheap, since it runs on every
+ * request, hot ones included; it needs spread, not secrecy.
+ */
+export function affinityHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }

@@ -39,9 +39,6 @@ export function dataPlaneRoutes(deps: AppDeps, options: DataPlaneOptions): { app
 
 function defer(c: Context<AppEnv>, deps: AppDeps, work: Promise<unknown>): void {
   const guarded = work.catch((err: unknown) => deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }));
-  try {
-    c.executionCtx.waitUntil(guarded);
-  } catch {
-    // No execution context outside Workers: the promise simply runs on.
-  }
+  // Only Workers has an execution context (Hono's getter throws elsewhere); on Node the promise runs on.
+  if (deps.runtime.name === "workers") c.executionCtx.waitUntil(guarded);
 }

@@ -46,7 +46,8 @@ export interface ForwardHeaderInput {
 }
 
 export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Headers {
-  const out = copyFiltered(inbound, (name) => name === "host" || name === "x-forwarded-for");
+  // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
+  const out = copyFiltered(inbound, (name) => name === "host" || name === "x-forwarded-for" || name === "expect");
   out.set("x-forwarded-for", input.peer);
   if (input.host && !out.has("x-forwarded-host")) out.set("x-forwarded-host", input.host);
   if (input.proto && !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", input.proto);

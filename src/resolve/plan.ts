@@ -50,7 +50,7 @@ export async function planForward(
   if (!caller) {
     const client = { peer, address: clientAddress(peer, request.headers.get("x-forwarded-for"), deps.config.trustedProxies) };
     const key = affinityKey(request, client);
-    if (key !== null) affinity = await affinityHash(key);
+    if (key !== null) affinity = affinityHash(key);
   }
 
   return {

@@ -39,7 +39,8 @@ export class Proxy {
   private transport({ request, plan, defer }: ProxyRequest): Transport<Response> {
     const { deps } = this;
     const upgrade = isUpgrade(request);
-    const replayable = upgrade || !hasBody(request);
+    const replayableBody = hasBody(request);
+    const replayable = upgrade || !replayableBody;
     return {
       clearsMarker: !upgrade,
       defer,
@@ -53,7 +54,7 @@ export class Proxy {
             request,
             pathAndQuery: `${plan.path.ns}/${plan.path.id}${plan.path.rest}${new URL(request.url).search}`,
             peer: plan.peer,
-            body: retry ? null : request.body,
+            body: retry || !replayableBody ? null : request.body,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
             ...(plan.acct ? { acct: plan.acct } : {}),
             ...(upgrade ? { upgrade: request.headers.get("upgrade")! } : {}),
@@ -87,8 +88,13 @@ export class Proxy {
 
 export const isUpgrade = (request: Request): boolean => (request.headers.get("upgrade") ?? "") !== "";
 
+/**
+ * Judged from the method and headers alone: touching `request.body` makes the Node adapter
+ * build a stream, which a GET on the hot path should not pay for.
+ */
 function hasBody(request: Request): boolean {
-  if (request.body === null) return false;
+  if (request.headers.has("transfer-encoding")) return true;
   const length = request.headers.get("content-length");
-  return !(length === "0" && !request.headers.has("transfer-encoding"));
+  if (length !== null) return length !== "0";
+  return request.method !== "GET" && request.method !== "HEAD" && request.body !== null;
 }

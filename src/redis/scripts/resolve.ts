@@ -106,42 +106,59 @@ end
 if #cands == 0 then cands = spare end
 if #cands == 0 then return {'refuse', 'no-backends', '0'} end
 
-local sum = 0
-for _, c in ipairs(cands) do sum = sum + c.headroom end
-local floor_headroom = (sum / #cands) / tonumber(ARGV[8])
-local chosen
-if ARGV[6] ~= '' then
-  for _, c in ipairs(cands) do
-    if c.sid == ARGV[6] and c.headroom >= floor_headroom then chosen = c end
-  end
-elseif ARGV[7] ~= '' then
-  local function mul32(x, y)
-    local xl, xh, yl, yh = x % 65536, math.floor(x / 65536), y % 65536, math.floor(y / 65536)
-    return ((xh * yl + xl * yh) % 65536 * 65536 + xl * yl) % 4294967296
-  end
-  local function mix(h)
-    h = bit.bxor(h, math.floor(h / 65536)) % 4294967296
-    h = mul32(h, 2246822507)
-    h = bit.bxor(h, math.floor(h / 8192)) % 4294967296
-    h = mul32(h, 3266489909)
-    return bit.bxor(h, math.floor(h / 65536)) % 4294967296
-  end
-  local key = tonumber(ARGV[7])
-  local best, best_score
-  for _, c in ipairs(cands) do
-    local seed = tonumber(string.sub(c.sid, 1, 8), 16) or 0
-    local score = mix(bit.bxor(key, seed) % 4294967296)
-    if not best or score > best_score or (score == best_score and c.sid < best.sid) then best, best_score = c, score end
-  end
-  if best.headroom >= floor_headroom then chosen = best end
+local function mul32(x, y)
+  local xl, xh, yl, yh = x % 65536, math.floor(x / 65536), y % 65536, math.floor(y / 65536)
+  return ((xh * yl + xl * yh) % 65536 * 65536 + xl * yl) % 4294967296
 end
-if not chosen then
+local function mix(h)
+  h = bit.bxor(h, math.floor(h / 65536)) % 4294967296
+  h = mul32(h, 2246822507)
+  h = bit.bxor(h, math.floor(h / 8192)) % 4294967296
+  h = mul32(h, 3266489909)
+  return bit.bxor(h, math.floor(h / 65536)) % 4294967296
+end
+
+local function pick()
+  local sum = 0
+  for _, c in ipairs(cands) do sum = sum + c.headroom end
+  local floor_headroom = (sum / #cands) / tonumber(ARGV[8])
+  if ARGV[6] ~= '' then
+    for _, c in ipairs(cands) do
+      if c.sid == ARGV[6] and c.headroom >= floor_headroom then return c end
+    end
+  elseif ARGV[7] ~= '' then
+    local key = tonumber(ARGV[7])
+    local best, best_score
+    for _, c in ipairs(cands) do
+      local seed = tonumber(string.sub(c.sid, 1, 8), 16) or 0
+      local score = mix(bit.bxor(key, seed) % 4294967296)
+      if not best or score > best_score or (score == best_score and c.sid < best.sid) then best, best_score = c, score end
+    end
+    if best.headroom >= floor_headroom then return best end
+  end
   local n = #cands
   local i1 = tonumber(ARGV[12]) % n + 1
   local i2 = tonumber(ARGV[13]) % n + 1
   if n > 1 and i2 == i1 then i2 = i1 % n + 1 end
-  chosen = cands[i1]
-  if cands[i2].headroom > chosen.headroom then chosen = cands[i2] end
+  if cands[i2].headroom > cands[i1].headroom then return cands[i2] end
+  return cands[i1]
+end
+
+-- A list entry whose mirror is gone (a session replaced by a registration with other namespaces)
+-- is dropped and the choice made again, before anything is written.
+local chosen, rec
+while not rec do
+  chosen = pick()
+  local w = redis.call('HGET', KEYS[3], chosen.sid)
+  if w then
+    rec = cjson.decode(w)
+  else
+    redis.call('HDEL', KEYS[2], chosen.sid)
+    for i, c in ipairs(cands) do
+      if c == chosen then table.remove(cands, i) break end
+    end
+    if #cands == 0 then return {'refuse', 'no-backends', '0'} end
+  end
 end
 
 local prev = tonumber(redis.call('GET', KEYS[5]) or '0')
@@ -156,8 +173,7 @@ end
 redis.call('HSET', KEYS[2], chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
 redis.call('HSET', KEYS[1], id, row_encode({ sid = chosen.sid, epoch = epoch, expiry = keep_expiry, host = host, tag = '' }))
 redis.call('SADD', KEYS[7], ARGV[11])
-local rec = cjson.decode(redis.call('HGET', KEYS[3], chosen.sid))
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "bf483fca4df927cd69c2913d4abbf0bbea99a900");
+export const resolve = defineScript("resolve", LUA, "efb4f7042948b1933fdf102817173cb59d46de3e");
