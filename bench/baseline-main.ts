@@ -1,0 +1,62 @@
+/**
+ * The baseline: a plain reverse proxy in the same runtime and HTTP stack as Pinboard's Node
+ * entry (@hono/node-server serving a fetch handler that forwards with the global fetch, i.e.
+ * undici) and nothing else: no Redis, no auth, no attestation, no placement. Every request goes
+ * to BENCH_UPSTREAM + its path and query; request and response headers pass through minus the
+ * hop-by-hop ones, bodies stream.
+ *
+ * Prints {"bench":"ready","url":…,"pid":…}; exits when stdin closes or on SIGTERM.
+ */
+import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+const HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host"];
+
+const upstream = process.env.BENCH_UPSTREAM?.replace(/\/+$/, "");
+if (!upstream) {
+  console.error("baseline: BENCH_UPSTREAM is required");
+  process.exit(1);
+}
+
+async function forward(request: Request): Promise<Response> {
+  const url = request.url;
+  const pathAndQuery = url.slice(url.indexOf("/", 8));
+  const headers = new Headers(request.headers);
+  for (const name of HOP) headers.delete(name);
+  const hasBody = request.method !== "GET" && request.method !== "HEAD";
+  try {
+    const response = await fetch(`${upstream}${pathAndQuery}`, {
+      method: request.method,
+      headers,
+      body: hasBody ? request.body : null,
+      redirect: "manual",
+      ...(hasBody ? { duplex: "half" } : {}),
+    } as RequestInit);
+    const out = new Headers(response.headers);
+    for (const name of HOP) out.delete(name);
+    // undici has already decoded any content-encoding; the length no longer holds.
+    if (out.has("content-encoding")) {
+      out.delete("content-encoding");
+      out.delete("content-length");
+    }
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: out });
+  } catch {
+    return new Response("bad gateway", { status: 502 });
+  }
+}
+
+const server = serve({ fetch: forward, port: 0, hostname: "127.0.0.1" }) as Server;
+server.once("listening", () => {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ bench: "ready", url: `http://127.0.0.1:${port}`, pid: process.pid })}\n`);
+});
+const stop = () => {
+  server.closeAllConnections();
+  server.close();
+  process.exit(0);
+};
+process.once("SIGTERM", stop);
+process.stdin.once("end", stop);
+process.stdin.once("close", stop);
+process.stdin.resume();

@@ -1,0 +1,83 @@
+/**
+ * The Pinboard process of the bench: the real Node entry (`startNode` from src/node.ts, exactly
+ * what `npm start` runs) configured from the environment, plus a control channel on stdin so the
+ * bench can CPU-profile a window of the run in-process (node:inspector, no --inspect port):
+ *
+ *   profile-start             → {"bench":"profiling"}
+ *   profile-stop <file>       → {"bench":"profiled","file":…}   (a .cpuprofile, Chrome format)
+ *   eld-reset / eld           → event-loop delay since the reset: {"bench":"eld","p50":…,"p99":…,"max":…} (ms)
+ *
+ * It prints {"bench":"ready","url":…} once serving, and stops when stdin closes or on SIGTERM.
+ */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { startNode, type RunningPinboard } from "../src/node.ts";
+
+function say(msg: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ bench: msg.bench, ...msg })}\n`);
+}
+
+let running: RunningPinboard | undefined;
+let stopping: Promise<void> | undefined;
+
+function shutdown(code: number): void {
+  stopping ??= (async () => {
+    const force = setTimeout(() => process.exit(code), 5000);
+    force.unref();
+    await running?.stop().catch(() => {});
+    process.exit(code);
+  })();
+}
+
+async function main(): Promise<void> {
+  process.once("SIGTERM", () => shutdown(0));
+  process.once("SIGINT", () => shutdown(0));
+  // The bench holds our stdin: when it goes away, so do we.
+  process.stdin.once("end", () => shutdown(0));
+  process.stdin.once("close", () => shutdown(0));
+
+  running = await startNode(process.env);
+
+  let session: Session | undefined;
+  const eld = monitorEventLoopDelay({ resolution: 10 });
+  eld.enable();
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    const [command, arg] = line.trim().split(/\s+/, 2);
+    void (async () => {
+      try {
+        if (command === "eld-reset") {
+          eld.reset();
+        } else if (command === "eld") {
+          const ms = (ns: number) => ns / 1e6;
+          say({ bench: "eld", p50: ms(eld.percentile(50)), p99: ms(eld.percentile(99)), max: ms(eld.max) });
+        } else if (command === "profile-start") {
+          session = new Session();
+          session.connect();
+          await session.post("Profiler.enable");
+          await session.post("Profiler.setSamplingInterval", { interval: 200 });
+          await session.post("Profiler.start");
+          say({ bench: "profiling" });
+        } else if (command === "profile-stop" && session && arg) {
+          const { profile } = await session.post("Profiler.stop");
+          await session.post("Profiler.disable");
+          session.disconnect();
+          session = undefined;
+          writeFileSync(arg, JSON.stringify(profile));
+          say({ bench: "profiled", file: arg });
+        }
+      } catch (err) {
+        say({ bench: "error", message: err instanceof Error ? err.message : String(err) });
+      }
+    })();
+  });
+
+  say({ bench: "ready", url: running.url, pid: process.pid });
+}
+
+main().catch((err: unknown) => {
+  console.error(`pinboard (bench) failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,123 @@
+/**
+ * redis-floor: the physical floor of one resolve. The resolve script (EVALSHA, EVAL on NOSCRIPT)
+ * run straight against Redis through the same client library and adapter as Pinboard's Node
+ * entry (ioredis via TcpRedis, auto-pipelined), with `connections` calls in flight for
+ * `duration` seconds. The keys and arguments are built exactly as src/resolve/resolver.ts builds
+ * them. Two uses: hot ids that already have a live placement (the floor of pinboard-hot), and a
+ * fresh id per call with a client-address affinity hash (the Redis cost of one new placement,
+ * as pinboard-new makes them, for the workers-count scaling check).
+ */
+import { CpuWindow } from "./proc-stats.ts";
+import { percentile, type ScenarioResult } from "./report.ts";
+import type { Keys } from "../src/redis/keys.ts";
+import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
+import { resolve as resolveScript } from "../src/redis/scripts/index.ts";
+import { TcpRedis } from "../src/redis/tcp.ts";
+import { bucketOf } from "./placements.ts";
+
+export interface FloorOptions {
+  name: string;
+  redisUrl: string;
+  keys: Keys;
+  ns: string;
+  /** Hot ids to cycle through, or a prefix for a new id per call. */
+  ids: string[] | { freshPrefix: string };
+  /** The affinity hash argument (uint32), as Pinboard passes for a client address; none when absent. */
+  affinity?: number;
+  leaseMs: number;
+  balanceFactor: number;
+  connections: number;
+  durationS: number;
+  redisPid: number;
+  /** Runs after the warm-up, right before the measured window. */
+  beforeMeasure?: () => Promise<void>;
+}
+
+interface Call {
+  keys: string[];
+  args: (string | number)[];
+}
+
+function callFor(keys: Keys, ns: string, id: string, leaseMs: number, balanceFactor: number, affinity: number | undefined): Call {
+  const b = bucketOf(id, keys.shards);
+  return {
+    keys: [
+      keys.placements(b, SINGLE_ENV, ns),
+      keys.nsWorkers(b, SINGLE_HOSTNAME, ns),
+      keys.workers(b),
+      keys.bootTime(b),
+      keys.epoch(b),
+      keys.overwritten(b),
+      keys.spaces(b),
+      keys.ejected(b),
+    ],
+    args: [id, leaseMs, "", "", "", "", affinity ?? "", balanceFactor, "", `${SINGLE_ENV}\n${ns}\n${id}`, `${SINGLE_ENV}\n${ns}`, 0, 0],
+  };
+}
+
+export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
+  const redis = new TcpRedis({ url: o.redisUrl });
+  try {
+    const make = (id: string) => callFor(o.keys, o.ns, id, o.leaseMs, o.balanceFactor, o.affinity);
+    const hot = Array.isArray(o.ids) ? o.ids.map(make) : null;
+    const freshPrefix = Array.isArray(o.ids) ? "" : o.ids.freshPrefix;
+    const random = () => crypto.getRandomValues(new Uint32Array(1))[0]!;
+    let next = 0;
+    let n = 0;
+    let failures = 0;
+    const latencies = new Float64Array(4_000_000);
+    const statuses: Record<string, number> = {};
+
+    const loop = async (until: number, record: boolean) => {
+      while (performance.now() < until) {
+        const call = hot ? hot[next++ % hot.length]! : make(`${freshPrefix}-${next++}`);
+        const args = call.args.slice();
+        args[11] = random();
+        args[12] = random();
+        const started = performance.now();
+        let outcome: string;
+        try {
+          const reply = (await redis.run(resolveScript, call.keys, args)) as string[];
+          outcome = reply[0] === "forward" ? "forward" : `${reply[0]}:${reply[1]}`;
+        } catch (err) {
+          outcome = `error:${err instanceof Error ? err.message : String(err)}`;
+        }
+        if (!record) continue;
+        if (n < latencies.length) latencies[n++] = performance.now() - started;
+        statuses[outcome] = (statuses[outcome] ?? 0) + 1;
+        if (outcome !== "forward") failures++;
+      }
+    };
+
+    // Warm-up: the script cache, ioredis' pipeline, the JIT.
+    const warmUntil = performance.now() + 500;
+    await Promise.all(Array.from({ length: o.connections }, () => loop(warmUntil, false)));
+
+    await o.beforeMeasure?.();
+    const cpu = new CpuWindow({ redis: o.redisPid });
+    const started = performance.now();
+    const until = started + o.durationS * 1000;
+    await Promise.all(Array.from({ length: o.connections }, () => loop(until, true)));
+    const seconds = (performance.now() - started) / 1000;
+    const used = cpu.delta();
+
+    const sorted = Float64Array.from(latencies.subarray(0, n)).sort();
+    return {
+      name: o.name,
+      requests: n,
+      rps: n / seconds,
+      p50Ms: percentile(sorted, 0.5),
+      p99Ms: percentile(sorted, 0.99),
+      non2xx: failures,
+      errors: 0,
+      statuses,
+      cpuPer10k: { proxy: null, redis: used.redis === undefined || n === 0 ? null : (used.redis / n) * 10_000, worker: null },
+      proxyRssMb: null,
+      proxyPeakRssMb: null,
+      seconds,
+      note: `EVALSHA resolve from the bench process (ioredis via TcpRedis), ${o.connections} in flight, ${hot ? `${hot.length} hot ids` : "a new id per call"}; non-2xx counts replies other than "forward"`,
+    };
+  } finally {
+    await redis.close();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * How a load scenario is measured: in windows, interleaved in rounds with the scenarios it is
+ * compared to (baseline, pinboard-hot, pinboard-new, … one window each per round), so a machine
+ * whose load drifts during the run skews all of them alike instead of whichever ran during the
+ * drift. Around each window: Redis commandstats (reset after the warm-up) and, when the load goes
+ * through Pinboard, its event-loop delay. Optionally a CPU profile of Pinboard over one extra
+ * window, so the measured windows carry no profiler overhead.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import type { Child } from "./children.ts";
+import { combine, loadWindow, type LoadSpec, type Window } from "./load.ts";
+import { summariseProfile, type ProfileSummary } from "./profile-summary.ts";
+import { commandStats, describeCommands, resetRedisStats, slowLog, type CommandStat } from "./redis-stats.ts";
+import type { ScenarioResult } from "./report.ts";
+
+export interface RunnerContext {
+  admin: Redis;
+  pinboard: { child: Child; pid: number };
+  connections: number;
+  /** Measured seconds per scenario, split over the rounds. */
+  durationS: number;
+  log: (msg: string) => void;
+}
+
+interface Tally {
+  windows: Window[];
+  commands: Record<string, CommandStat>;
+  slow: Array<{ usec: number; command: string }>;
+  loop: { p50: number; p99: number; max: number } | null;
+}
+
+export class ScenarioRunner {
+  /** Per scenario: what Redis did per request (commandstats), for the report. */
+  readonly redisDetail: Record<string, { commands: string; slowlog: Array<{ usec: number; command: string }> }> = {};
+
+  constructor(private readonly ctx: RunnerContext) {}
+
+  /** Runs `specs` in `rounds` interleaved rounds; one combined row per spec, in order. */
+  async rounds(specs: LoadSpec[], rounds: number): Promise<ScenarioResult[]> {
+    const tallies = new Map<string, Tally>(specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]));
+    const perWindow = this.ctx.durationS / rounds;
+    for (let round = 0; round < rounds; round++) {
+      for (const spec of specs) {
+        this.ctx.log(`${spec.name}${rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""}: ${perWindow.toFixed(1)} s at ${this.ctx.connections} connections`);
+        await this.window(spec, tallies.get(spec.name)!, round === 0 ? 1 : 0.3, perWindow);
+      }
+    }
+    return specs.map((spec) => this.row(spec, tallies.get(spec.name)!));
+  }
+
+  private async window(spec: LoadSpec, tally: Tally, warmupS: number, durationS: number): Promise<void> {
+    const { admin, pinboard } = this.ctx;
+    const onPinboard = spec.pids.proxy === pinboard.pid;
+    const w = await loadWindow(spec, {
+      connections: this.ctx.connections,
+      durationS,
+      warmupS,
+      beforeMeasure: async () => {
+        if (onPinboard) pinboard.child.send("eld-reset");
+        await resetRedisStats(admin);
+      },
+    });
+    tally.windows.push(w);
+    for (const [cmd, s] of Object.entries(await commandStats(admin))) {
+      const t = (tally.commands[cmd] ??= { calls: 0, usecPerCall: 0 });
+      const usec = t.calls * t.usecPerCall + s.calls * s.usecPerCall;
+      t.calls += s.calls;
+      t.usecPerCall = t.calls ? usec / t.calls : 0;
+    }
+    tally.slow.push(...(await slowLog(admin)));
+    if (onPinboard) {
+      pinboard.child.send("eld");
+      const { p50, p99, max } = await pinboard.child.next<{ p50: number; p99: number; max: number }>((m) => m.bench === "eld");
+      // The worst window: a stall in any round shows.
+      tally.loop = tally.loop ? { p50: Math.max(tally.loop.p50, p50), p99: Math.max(tally.loop.p99, p99), max: Math.max(tally.loop.max, max) } : { p50, p99, max };
+    }
+  }
+
+  private row(spec: LoadSpec, tally: Tally): ScenarioResult {
+    const row = combine(spec, tally.windows);
+    // Only when the scenario itself drives the scripts; otherwise it is the heartbeats' figure.
+    const evalsha = tally.commands.evalsha;
+    row.redisUsecPerEvalsha = evalsha && evalsha.calls >= 0.5 * row.requests ? evalsha.usecPerCall : null;
+    if (tally.loop) row.eventLoopDelayMs = tally.loop;
+    this.redisDetail[spec.name] = {
+      commands: describeCommands(tally.commands, row.requests),
+      slowlog: tally.slow.sort((a, b) => b.usec - a.usec).slice(0, 5),
+    };
+    this.ctx.log(`${row.name}: ${row.rps.toFixed(0)} req/s, p50 ${row.p50Ms?.toFixed(2)} ms, p99 ${row.p99Ms?.toFixed(2)} ms, non-2xx ${row.non2xx}, errors ${row.errors}`);
+    return row;
+  }
+
+  /** One extra window of `spec` with Pinboard's CPU profiler on; the profile's summary. */
+  async profile(spec: LoadSpec, dir: string, name: string): Promise<ProfileSummary> {
+    const { pinboard } = this.ctx;
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}.cpuprofile`);
+    this.ctx.log(`${spec.name}: profiling Pinboard over one more ${this.ctx.durationS} s window`);
+    pinboard.child.send("profile-start");
+    await pinboard.child.next((m) => m.bench === "profiling");
+    await loadWindow(spec, { connections: this.ctx.connections, durationS: this.ctx.durationS, warmupS: 0 });
+    pinboard.child.send(`profile-stop ${file}`);
+    await pinboard.child.next((m) => m.bench === "profiled", 60_000);
+    return summariseProfile(file);
+  }
+}

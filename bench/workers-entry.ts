@@ -1,0 +1,109 @@
+/**
+ * The Workers entry on the same load: src/worker.ts bundled the way wrangler bundles it for
+ * workerd (ESM; workerd/worker/browser export conditions, so @upstash/redis and jose take their
+ * fetch and WebCrypto builds), run in workerd through Miniflare, talking to the bench's Redis
+ * through the Upstash REST bridge (scripts/redis-rest.ts) in a process of its own, with
+ * @upstash/redis exactly as in production. Same passport secret, prefix, shards and lease as
+ * the Node entry, so both read the same registrations and placements.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { freePort } from "../src/node/free-port.ts";
+import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
+import { findDescendant } from "./proc-stats.ts";
+
+export interface RunningWorkersEntry {
+  url: string;
+  /** workerd's pid (the process serving requests), when found. */
+  pid: number | undefined;
+  bridgePid: number;
+  stop(): Promise<void>;
+}
+
+async function bundle(): Promise<string> {
+  const result = await build({
+    entryPoints: [join(ROOT, "src/worker.ts")],
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    logLevel: "silent",
+  });
+  const dir = join(ROOT, ".tmp", "bench");
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, "worker.mjs");
+  await writeFile(path, result.outputFiles[0]!.contents);
+  return path;
+}
+
+async function compatibilityDate(): Promise<string> {
+  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
+  const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (!date) throw new Error("wrangler.toml has no compatibility_date");
+  return date;
+}
+
+async function startBridge(redisUrl: string, token: string): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = spawnNode("redis-rest", "scripts/redis-rest.ts", { REDIS_URL: redisUrl, UPSTASH_REDIS_REST_TOKEN: token, PORT: String(port), HOST: "127.0.0.1" });
+  killWhenBenchDies(child.pid); // the bridge does not watch its stdin like the bench's own children
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const up = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: '["PING"]' }).then(
+      async (r) => (await r.arrayBuffer(), true),
+      () => false,
+    );
+    if (up) return { child, url };
+    if (child.process.exitCode !== null || Date.now() > deadline) {
+      await child.stop();
+      throw new Error(`the REST bridge did not come up:\n${child.log()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function startWorkersEntry(options: { redisUrl: string; bindings: Record<string, string> }): Promise<RunningWorkersEntry> {
+  const token = randomBytes(16).toString("hex");
+  const [scriptPath, date, bridge] = await Promise.all([bundle(), compatibilityDate(), startBridge(options.redisUrl, token)]);
+  let mf: Miniflare | undefined;
+  try {
+    mf = new Miniflare({
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      scriptPath,
+      compatibilityDate: date,
+      cf: false,
+      bindings: { ...options.bindings, UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token },
+    });
+    const ready = await mf.ready;
+    const running = mf;
+    const pid = findDescendant(process.pid, "workerd");
+    if (pid !== undefined) killWhenBenchDies(pid);
+    let stopped: Promise<void> | undefined;
+    return {
+      url: ready.origin,
+      pid,
+      bridgePid: bridge.child.pid,
+      stop() {
+        stopped ??= (async () => {
+          await running.dispose().catch(() => {});
+          await bridge.child.stop();
+        })();
+        return stopped;
+      },
+    };
+  } catch (err) {
+    await mf?.dispose().catch(() => {});
+    await bridge.child.stop();
+    throw err;
+  }
+}
