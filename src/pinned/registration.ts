@@ -129,6 +129,9 @@ export class Registration {
   private async deregister(): Promise<void> {
     const sessionId = this.sessionId;
     this.sessionId = null;
+    // Forwards already on their way still carry this audience: keep accepting it until the
+    // listener closes (the loop is stopped, so nothing registers again).
+    if (sessionId) this.prevSessionId = sessionId;
     if (sessionId) await this.tries("deregister", { sessionId });
   }
 
