@@ -31,6 +31,12 @@ export interface WorkerRecord {
   registeredAt: number;
   /** Registration generation: orders the bucket mirrors of one client's sessions. */
   gen: number;
+  /**
+   * Revision of this record, bumped by every fleet-wide write (register, heartbeat, drain): a
+   * bucket never replaces its mirror with an older revision, so writes that race settle on the
+   * latest one.
+   */
+  rev?: number;
 }
 
 export function parseRecord(json: string): WorkerRecord {

@@ -4,7 +4,8 @@ import { LUA_PAIR } from "./lua-lib.ts";
 /**
  * apply-drain: writes (or revokes) a client's operator drain and applies it to the client's
  * current record at once, so new placements skip the worker before its next heartbeat. A timed
- * drain bounds the lease by its deadline.
+ * drain bounds the lease by its deadline. Bumps the record's revision (`rev`), so a heartbeat
+ * mirror still in flight with the undrained record cannot overwrite this one in the buckets.
  *
  * KEYS[1] drain      string: "cordon" or the deadline ms
  * KEYS[2] clients    hash clientId → account \n sessionId
@@ -32,9 +33,10 @@ if not raw then return {existed, ''} end
 local rec = cjson.decode(raw)
 rec.draining = rec.selfDraining or ARGV[2] ~= ''
 if ARGV[2] ~= '' and ARGV[2] ~= 'cordon' and tonumber(ARGV[2]) < rec.expiry then rec.expiry = tonumber(ARGV[2]) end
+rec.rev = (tonumber(rec.rev) or 0) + 1
 local encoded = cjson.encode(rec)
 redis.call('HSET', KEYS[3], sid, encoded)
 return {existed, encoded}
 `;
 
-export const applyDrain = defineScript("apply-drain", LUA, "2ed587b46c9aa6a9bc86388a0f37834b23ce99af");
+export const applyDrain = defineScript("apply-drain", LUA, "13620457a9cab492ffaa42fea88eba9615a9ce82");

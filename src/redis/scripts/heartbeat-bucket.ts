@@ -3,8 +3,10 @@ import { LUA_LIST_ENTRY, LUA_PAIR } from "./lua-lib.ts";
 
 /**
  * heartbeat-bucket: refreshes a session's mirror in one bucket and re-adds it to the bucket's
- * namespace lists (which also repairs a bucket that lost them). A session that is no longer its
- * client's current one in this bucket (replaced or deregistered) is left alone.
+ * namespace lists (which also repairs a bucket that lost them). A session older than the client's
+ * registration or tombstone in this bucket (replaced or deregistered: a lower generation) is left
+ * alone, and so is a mirror of a later revision of the record (`rev`: a drain applied while this
+ * heartbeat was in flight). A newer registration than the bucket's takes the bucket over.
  *
  * KEYS[1]       workers   hash sessionId → record JSON
  * KEYS[2]       clients   hash clientId → sessionId \n generation
@@ -17,10 +19,21 @@ import { LUA_LIST_ENTRY, LUA_PAIR } from "./lua-lib.ts";
 const LUA = `${LUA_PAIR}${LUA_LIST_ENTRY}
 local sid, json = ARGV[1], ARGV[2]
 local rec = cjson.decode(json)
+local held = redis.call('HGET', KEYS[1], sid)
+if held and (tonumber(cjson.decode(held).rev) or 0) > (tonumber(rec.rev) or 0) then return 0 end
 local cur = redis.call('HGET', KEYS[2], rec.clientId)
 if cur then
   local csid, cgen = pair(cur)
-  if csid ~= sid or tonumber(cgen) > rec.gen then return 0 end
+  if tonumber(cgen) > rec.gen then return 0 end
+  if csid ~= sid then
+    -- A registration newer than the bucket's (a drain mirrors it before its register-bucket got
+    -- here): take the bucket over for it as register-bucket will, dropping the replaced session.
+    if csid ~= '' then
+      redis.call('HDEL', KEYS[1], csid)
+      for i = 3, #KEYS do redis.call('HDEL', KEYS[i], csid) end
+    end
+    redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
+  end
 else
   redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
 end
@@ -30,4 +43,4 @@ for i = 3, #KEYS do redis.call('HSET', KEYS[i], sid, entry) end
 return 1
 `;
 
-export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "1871f7c8aaa6be83c9b310612405f3dc542d7451");
+export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "5cb97c769b0079c9b2acd7e0ed04c00729ccf751");

@@ -3,7 +3,8 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.
 
 /**
  * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
- * Renews the lease (bounded by a timed drain), applies the probe outcome, replaces headroom,
+ * Renews the lease (bounded by a timed drain) and bumps the record's revision (`rev`, which the
+ * bucket mirrors compare), applies the probe outcome, replaces headroom,
  * drops acked control messages and peeks the rest. A probe that answered another worker's value
  * voids the registration; a hostname binding moved to another env supersedes it.
  *
@@ -68,6 +69,7 @@ elseif rec.degradedSince == nil or rec.degradedSince == cjson.null then
 end
 
 local deadline = renew_lease(rec, KEYS[4], now, lease)
+rec.rev = (tonumber(rec.rev) or 0) + 1
 local encoded = cjson.encode(rec)
 redis.call('HSET', KEYS[1], ARGV[1], encoded)
 
@@ -77,4 +79,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "97970262e3533c262577c404b6dc59c097ee1eee");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "296bfb2b24d7bf12dd0923ac30601a22789dd863");

@@ -3,9 +3,10 @@ import { LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from ".
 
 /**
  * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
- * Mirrors the record into the bucket (unless a newer registration of the same client got here
- * first), joins the namespace lists, prunes dead mirrors, and reclaims the worker's in-memory
- * instances: rows owned by prevSessionId re-bind to the new session keeping their epoch.
+ * Mirrors the record into the bucket (unless a newer registration of the same client, or a later
+ * revision of this record — a drain applied meanwhile — got here first), joins the namespace
+ * lists, prunes dead mirrors, and reclaims the worker's in-memory instances: rows owned by
+ * prevSessionId re-bind to the new session keeping their epoch.
  *
  * KEYS[1]            workers   hash sessionId → record JSON (the bucket's mirror)
  * KEYS[2]            clients   hash clientId → sessionId \n generation
@@ -40,9 +41,13 @@ end
 
 if status == 'ok' then
   redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
-  redis.call('HSET', KEYS[1], sid, json)
-  local entry = list_entry(rec)
-  for i = 3, 2 + nlists do redis.call('HSET', KEYS[i], sid, entry) end
+  -- A drain applied before this mirror got here already mirrored a later revision: keep it.
+  local held = redis.call('HGET', KEYS[1], sid)
+  if not (held and (tonumber(cjson.decode(held).rev) or 0) > (tonumber(rec.rev) or 0)) then
+    redis.call('HSET', KEYS[1], sid, json)
+    local entry = list_entry(rec)
+    for i = 3, 2 + nlists do redis.call('HSET', KEYS[i], sid, entry) end
+  end
 end
 
 prune_mirrors(KEYS[1], now, lease)
@@ -65,4 +70,4 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "eead5404f8c7919ab80e7bb6c089062678a5ed9f");
+export const registerBucket = defineScript("register-bucket", LUA, "989feacd6af44b613f74b3a1ac5d20014b0378df");

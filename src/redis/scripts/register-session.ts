@@ -19,7 +19,8 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE }
  * ARGV[3] "1" in hostname-aware mode
  * ARGV[4] prevSessionId or ""
  *
- * Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1}
+ * Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1 (0 when the
+ *          prevSessionId record belongs to another account or client)}
  *      or {"conflict", message}.
  */
 const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}${LUA_RENEW_LEASE}
@@ -44,10 +45,15 @@ if owner then
   replaced = sid
 end
 
+-- A reclaim hands rows over at their epoch, so prevSessionId must be this client's own previous
+-- session: one of another account or another client (still on record) reclaims nothing.
 local prev_allowed = 1
 if ARGV[4] ~= '' then
   local prev = redis.call('HGET', KEYS[1], ARGV[4])
-  if prev and cjson.decode(prev).account ~= rec.account then prev_allowed = 0 end
+  if prev then
+    local p = cjson.decode(prev)
+    if p.account ~= rec.account or p.clientId ~= rec.clientId then prev_allowed = 0 end
+  end
 end
 
 if aware then
@@ -106,6 +112,7 @@ end
 local deadline = renew_lease(rec, KEYS[6], now, lease)
 rec.registeredAt = now
 rec.gen = redis.call('INCR', KEYS[7])
+rec.rev = 1
 
 if replaced ~= '' and replaced ~= rec.sessionId then redis.call('HDEL', KEYS[1], replaced) end
 local encoded = cjson.encode(rec)
@@ -114,4 +121,4 @@ redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "1fefe1ae36a2b81812c0074f259c27b6601798e5");
+export const registerSession = defineScript("register-session", LUA, "17275dcd96985643fb348e3f2c7c0d576665b4dd");

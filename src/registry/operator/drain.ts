@@ -15,9 +15,17 @@ export const DRAIN_KEY_GRACE_MS = 7 * 24 * 3600 * 1000;
  * (namespaces, hostname, envs); else 403 forbidden, like an unknown client.
  */
 async function drainableClient(deps: AppDeps, claim: PinboardClaim, clientId: string): Promise<void> {
-  const owner = await deps.redis.hget(deps.keys.clientOwners, clientId);
-  const record = owner === null ? null : await readSession(deps, owner.slice(owner.indexOf("\n") + 1));
-  if (!record || visibleNamespaces(claim, record, deps.config.hostnameAware).length !== record.namespaces.length) throw forbidden();
+  // The client map and the records change together (one script), so a record missing behind the
+  // map means the client re-registered between the two reads: read the map again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const owner = await deps.redis.hget(deps.keys.clientOwners, clientId);
+    if (owner === null) break;
+    const record = await readSession(deps, owner.slice(owner.indexOf("\n") + 1));
+    if (!record) continue;
+    if (visibleNamespaces(claim, record, deps.config.hostnameAware).length !== record.namespaces.length) break;
+    return;
+  }
+  throw forbidden();
 }
 
 async function writeDrain(deps: AppDeps, clientId: string, value: string, ttlMs: number): Promise<boolean> {

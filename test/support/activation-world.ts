@@ -1,0 +1,215 @@
+/**
+ * The real side of the single-activation property test (test/single-activation.property.test.ts):
+ * one private redis-server that can be flushed or stopped and started again on its port, two
+ * in-process Pinboard nodes sharing it, three challenge-server workers, and the "clock" that the
+ * test drives by rewriting stored expiries (see the test file for why).
+ */
+import type { EmbeddedRedis } from "../../src/node/embedded-redis.ts";
+import { startEmbeddedRedis } from "../../src/node/embedded-redis.ts";
+import { Keys } from "../../src/redis/keys.ts";
+import { TcpRedis } from "../../src/redis/tcp.ts";
+import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
+import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
+
+export const NS = "/threads";
+export const PREFIX = "pinboard:";
+export const SHARDS = 4;
+/**
+ * One lease is a minute of real time, far longer than any run: nothing expires by itself while a
+ * run executes, so every expiry is a deliberate clock step and the model always knows who is live.
+ */
+export const LEASE = 60_000;
+/** Six ids over the four buckets, two pairs sharing a bucket (a, b → 2; c, d → 3; f → 0; g → 1). */
+export const IDS = ["a", "b", "c", "d", "f", "g"] as const;
+export const WORKERS = 3;
+/** A sessionId that never exists. */
+export const UNKNOWN_SESSION = "f".repeat(32);
+
+export const keys = new Keys(PREFIX, SHARDS);
+export const clientIdOf = (w: number) => `w${w}`;
+
+export interface World {
+  redisUrl: string;
+  admin: TcpRedis;
+  nodes: [TestPinboard, TestPinboard];
+  workers: ChallengeServer[];
+  workerToken: string;
+  operatorToken: string;
+  /** id → bucket, computed once. */
+  bucketOf: Map<string, number>;
+  /** FLUSHALL: Redis restarted empty, the cheap way. */
+  flush(): Promise<void>;
+  /** Stops redis-server and starts a new empty one on the same port; waits for every client. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(): Promise<World> {
+  let server: EmbeddedRedis = await startEmbeddedRedis();
+  const port = server.port;
+  const redisUrl = server.url;
+  const admin = new TcpRedis({ url: redisUrl });
+  const env = { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_SHARDS: String(SHARDS), PINBOARD_PREFIX: PREFIX };
+  const nodes: [TestPinboard, TestPinboard] = [await startTestPinboard(redisUrl, env), await startTestPinboard(redisUrl, env)];
+  const workers: ChallengeServer[] = [];
+  for (let w = 0; w < WORKERS; w++) workers.push(await startChallengeServer(`secret-of-w${w}`));
+  const bucketOf = new Map<string, number>();
+  for (const id of IDS) bucketOf.set(id, await keys.bucketOf(id));
+
+  const reachable = async () => {
+    const deadline = Date.now() + 15_000;
+    for (const probe of [() => admin.timeMs(), () => nodes[0].deps.redis.timeMs(), () => nodes[1].deps.redis.timeMs()]) {
+      for (;;) {
+        try {
+          await probe();
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw new Error(`redis did not come back: ${String(err)}`);
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+    }
+  };
+
+  return {
+    redisUrl,
+    admin,
+    nodes,
+    workers,
+    workerToken: await credential("pinboard:worker"),
+    operatorToken: await credential("pinboard:operator"),
+    bucketOf,
+    async flush() {
+      await admin.client.flushall();
+    },
+    async restart() {
+      await server.stop();
+      server = await startEmbeddedRedis({ port });
+      await reachable();
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(nodes.map((n) => n.close()));
+      await admin.close();
+      await server.stop();
+    },
+  };
+}
+
+// ── the clock ──────────────────────────────────────────────────────────────────────────────
+
+/** Redis TIME in ms: the one clock every script reads. */
+export const redisNow = (world: World) => world.admin.timeMs();
+
+/**
+ * Moves one session's lease to `expiry` everywhere a script reads it: the fleet-wide record, the
+ * bucket mirrors (liveness of an existing row) and the namespace-list entries (candidates).
+ * Equivalent to the worker missing its heartbeats while the clock ran past its lease.
+ */
+export async function setSessionExpiry(world: World, sessionId: string, expiry: number): Promise<void> {
+  const c = world.admin.client;
+  const rewrite = async (key: string) => {
+    const raw = await c.hget(key, sessionId);
+    if (raw === null) return;
+    const rec = JSON.parse(raw) as { expiry: number };
+    rec.expiry = expiry;
+    await c.hset(key, sessionId, JSON.stringify(rec));
+  };
+  await rewrite(keys.sessions);
+  for (const b of keys.allBuckets()) {
+    await rewrite(keys.workers(b));
+    const list = keys.nsWorkers(b, "", NS);
+    const entry = await c.hget(list, sessionId);
+    if (entry !== null) await c.hset(list, sessionId, `${expiry}${entry.slice(entry.indexOf("\n"))}`);
+  }
+}
+
+/** Ends every bucket's cold-start quarantine: as if the fleet had been up for a lease. */
+export async function endColdStart(world: World): Promise<void> {
+  const now = await redisNow(world);
+  for (const b of keys.allBuckets()) await world.admin.client.set(keys.bootTime(b), String(now - LEASE - 1));
+}
+
+/** Rewrites a placement row's wind-down expiry (the clock running past a wind-down deadline). */
+export async function setRowExpiry(world: World, id: string, expiry: string): Promise<boolean> {
+  const key = keys.placements(world.bucketOf.get(id)!, "*", NS);
+  const raw = await world.admin.client.hget(key, id);
+  if (raw === null) return false;
+  const f = raw.split("\n");
+  f[2] = expiry;
+  await world.admin.client.hset(key, id, f.join("\n"));
+  return true;
+}
+
+/** Moves a timed drain's deadline to `at` (keeping the key's TTL); false for a cordon or none. */
+export async function setDrainDeadline(world: World, clientId: string, at: number): Promise<boolean> {
+  const key = keys.drain(clientId);
+  const value = await world.admin.client.get(key);
+  if (value === null || !/^\d+$/.test(value)) return false;
+  await world.admin.client.set(key, String(at), "KEEPTTL");
+  return true;
+}
+
+// ── reading the world back ─────────────────────────────────────────────────────────────────
+
+export interface StoredRecord {
+  sessionId: string;
+  clientId: string;
+  expiry: number;
+  draining: boolean;
+  selfDraining: boolean;
+  degradedSince?: number | null;
+}
+
+export interface WorldState {
+  now: number;
+  records: Map<string, StoredRecord>;
+  /** clientId → "account\nsessionId" */
+  clientOwners: Record<string, string>;
+  /** bucket → sessionId → mirror */
+  mirrors: Map<number, Map<string, StoredRecord>>;
+  /** bucket → sessionId → "expiry\nheadroom\nflags" */
+  lists: Map<number, Record<string, string>>;
+  /** id → raw row (only ids of IDS; any other field is reported as `extra`) */
+  rows: Map<string, string>;
+  extraRows: string[];
+}
+
+export async function readWorld(world: World): Promise<WorldState> {
+  const c = world.admin.client;
+  const now = await redisNow(world);
+  const parse = (h: Record<string, string>) => new Map(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as StoredRecord]));
+  const records = parse(await c.hgetall(keys.sessions));
+  const clientOwners = await c.hgetall(keys.clientOwners);
+  const mirrors = new Map<number, Map<string, StoredRecord>>();
+  const lists = new Map<number, Record<string, string>>();
+  const rows = new Map<string, string>();
+  const extraRows: string[] = [];
+  for (const b of keys.allBuckets()) {
+    mirrors.set(b, parse(await c.hgetall(keys.workers(b))));
+    lists.set(b, await c.hgetall(keys.nsWorkers(b, "", NS)));
+    const placed = await c.hgetall(keys.placements(b, "*", NS));
+    for (const [id, raw] of Object.entries(placed)) {
+      if ((IDS as readonly string[]).includes(id) && world.bucketOf.get(id) === b) rows.set(id, raw);
+      else extraRows.push(`${b}/${id}`);
+    }
+  }
+  return { now, records, clientOwners, mirrors, lists, rows, extraRows };
+}
+
+/** Every key with its value (license and membership left out: nodes renew them on their own). */
+export async function keyspace(world: World): Promise<Record<string, unknown>> {
+  const c = world.admin.client;
+  const out: Record<string, unknown> = {};
+  const all = (await c.keys("*")).filter((k) => !/\{global\}:(license|members)$/.test(k)).sort();
+  for (const key of all) {
+    const type = await c.type(key);
+    if (type === "string") out[key] = await c.get(key);
+    else if (type === "hash") out[key] = await c.hgetall(key);
+    else if (type === "set") out[key] = (await c.smembers(key)).sort();
+    else if (type === "zset") out[key] = await c.zrange(key, "0", "-1", "WITHSCORES");
+    else if (type === "list") out[key] = await c.lrange(key, 0, -1);
+    else out[key] = type;
+  }
+  return out;
+}
