@@ -7,9 +7,9 @@
  * the Node entry, so both read the same registrations and placements.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { bundleWorker } from "../scripts/bundle-worker.ts";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { freePort } from "../src/node/free-port.ts";
 import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
@@ -23,25 +23,6 @@ export interface RunningWorkersEntry {
   stop(): Promise<void>;
 }
 
-async function bundle(): Promise<string> {
-  const result = await build({
-    entryPoints: [join(ROOT, "src/worker.ts")],
-    absWorkingDir: ROOT,
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["browser", "module", "main"],
-    logLevel: "silent",
-  });
-  const dir = join(ROOT, ".tmp", "bench");
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, "worker.mjs");
-  await writeFile(path, result.outputFiles[0]!.contents);
-  return path;
-}
 
 async function compatibilityDate(): Promise<string> {
   const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
@@ -72,7 +53,7 @@ async function startBridge(redisUrl: string, token: string): Promise<{ child: Ch
 
 export async function startWorkersEntry(options: { redisUrl: string; bindings: Record<string, string> }): Promise<RunningWorkersEntry> {
   const token = randomBytes(16).toString("hex");
-  const [scriptPath, date, bridge] = await Promise.all([bundle(), compatibilityDate(), startBridge(options.redisUrl, token)]);
+  const [scriptPath, date, bridge] = await Promise.all([bundleWorker(), compatibilityDate(), startBridge(options.redisUrl, token)]);
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({

@@ -33,7 +33,7 @@ let passes = 0;
  * Workers cron invocation.
  */
 export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()}`): Promise<SweepReport> {
-  const { redis, keys, config } = deps;
+  const { redis, keys } = deps;
   const started = deps.now();
   // A node of another fleet (other shards, lease, mode) sharing the Redis must not sweep it.
   if (!(await deps.fleet.current()).serving) return { ran: false, durationMs: deps.now() - started };
