@@ -73,6 +73,8 @@ afterAll(async () => {
 
 interface Answer {
   id: string;
+  /** When the request was sent (a worker killed before this cannot have answered it). */
+  sent: number;
   at: number;
   count: number;
   epoch: string;
@@ -112,6 +114,7 @@ class Traffic {
   }
 
   private async once(id: string): Promise<Outcome> {
+    const sent = Date.now();
     let status: number;
     let text: string;
     try {
@@ -131,7 +134,7 @@ class Traffic {
     this.bump(this.statuses, String(status));
     if (status === 200) {
       const body = JSON.parse(text) as { count: number; epoch: string; worker: string };
-      this.answers.push({ id, at: Date.now(), count: body.count, epoch: body.epoch, worker: body.worker });
+      this.answers.push({ id, sent, at: Date.now(), count: body.count, epoch: body.epoch, worker: body.worker });
       this.bump(this.acked, id);
       return "acked";
     }
@@ -214,8 +217,9 @@ describe("worker death under traffic", () => {
         const during = traffic.answers.filter((a) => a.id === id && a.at > killedAt && a.at < killedAt + LEASE);
         expect(during.length, `${id} (not on ${victim}) answered while ${victim} was dead`).toBeGreaterThan(0);
       }
-      // No answer from the victim after its death (SIGKILL: it cannot answer).
-      expect(traffic.answers.filter((a) => a.worker === victim && a.at > killedAt + 50)).toEqual([]);
+      // No answer from the victim to a request sent after its death (SIGKILL: it cannot answer).
+      // Judged by send time: under load a response produced before the kill may arrive late.
+      expect(traffic.answers.filter((a) => a.worker === victim && a.sent > killedAt + 50)).toEqual([]);
       await sleep(500);
     }
     await sleep(500);
