@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * Every setting of Pinboard, parsed by one schema from string variables: `process.env` on Node,
- * env bindings and wrangler.toml vars on Workers. Names and defaults are those of DESIGN.md.
+ * Every setting of Pinboard, parsed by one schema from string variables: the process
+ * environment on Node, env bindings and wrangler.toml vars on Workers. Names and defaults are
+ * those of DESIGN.md.
  */
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
