@@ -51,7 +51,8 @@ beforeAll(async () => {
   for (const name of ["wa", "wb", "wc"]) {
     workers.set(
       name,
-      await spawnWorkerProcess("identity-worker-main.ts", {
+      await spawnWorkerProcess("durable-worker-main.ts", {
+        COUNTER: "identity",
         PINBOARD_URL: pb.url,
         CREDENTIAL: credential,
         CLIENT_ID: `death-${name}`,

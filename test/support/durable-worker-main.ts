@@ -1,17 +1,19 @@
 /**
  * A worker process with a Redis durability store, for sweeper and fault tests: registers with
- * PINBOARD_URL using CREDENTIAL, serves /counter (test/support/worker-fixtures.ts) with state in
- * DURABLE_REDIS_URL, and prints `ready {"sessionId":…,"url":…}` once registered. It is meant to
- * be killed with SIGKILL; SIGTERM deregisters first.
+ * PINBOARD_URL using CREDENTIAL, serves /counter with state in DURABLE_REDIS_URL, and prints
+ * `ready {"sessionId":…,"url":…}` once registered. COUNTER=identity serves IdentityCounter
+ * (answers name WORKER_NAME, test/support/identity-counter.ts) instead of the plain Counter
+ * (test/support/worker-fixtures.ts). Meant to be SIGKILLed; SIGTERM deregisters first.
  */
 import { RedisDurabilityStore, createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
+import { IdentityCounter } from "./identity-counter.ts";
 import { Counter } from "./worker-fixtures.ts";
 
 const worker = createWorker({
   pinboardUrl: process.env.PINBOARD_URL!,
   credential: process.env.CREDENTIAL!,
   clientId: process.env.CLIENT_ID,
-  namespaces: { "/counter": Counter },
+  namespaces: { "/counter": process.env.COUNTER === "identity" ? IdentityCounter : Counter },
   durability: new RedisDurabilityStore({ redis: process.env.DURABLE_REDIS_URL! }),
   logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
 });
