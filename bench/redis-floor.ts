@@ -50,8 +50,10 @@ function callFor(keys: Keys, ns: string, id: string, leaseMs: number, balanceFac
       keys.overwritten(b),
       keys.spaces(b),
       keys.ejected(b),
+      keys.nsExpiries(b, SINGLE_HOSTNAME, ns),
+      keys.nsSummary(b, SINGLE_HOSTNAME, ns),
     ],
-    args: [id, leaseMs, "", "", "", "", affinity ?? "", balanceFactor, "", `${SINGLE_ENV}\n${ns}\n${id}`, `${SINGLE_ENV}\n${ns}`, 0, 0],
+    args: [id, leaseMs, "", "", "", "", affinity ?? "", balanceFactor, "", `${SINGLE_ENV}\n${ns}\n${id}`, `${SINGLE_ENV}\n${ns}`, 0, 0, 0, 0, 0, 0, 0, 0],
   };
 }
 
@@ -72,8 +74,7 @@ export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
       while (performance.now() < until) {
         const call = hot ? hot[next++ % hot.length]! : make(`${freshPrefix}-${next++}`);
         const args = call.args.slice();
-        args[11] = random();
-        args[12] = random();
+        for (let i = 11; i < 19; i++) args[i] = random();
         const started = performance.now();
         let outcome: string;
         try {

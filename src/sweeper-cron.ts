@@ -52,11 +52,11 @@ async function sweepUnderLease(deps: AppDeps, started: number, keepLease: () => 
   const sessions = Number(
     await redis.run(
       gcFleet,
-      [keys.sessions, keys.clientOwners, keys.hostnameBindings, keys.envBindings, keys.members],
+      [keys.sessions, keys.clientOwners, keys.hostnameBindings, keys.envBindings, keys.members, keys.sessionExpiries],
       [config.leaseTtlMs, config.hostnameAware ? "1" : "0"],
     ),
   );
-  const pruned = await redis.runMany(keys.allBuckets().map((b) => ({ script: gcBucket, keys: [keys.workers(b)], args: [config.leaseTtlMs] })));
+  const pruned = await redis.runMany(keys.allBuckets().map((b) => ({ script: gcBucket, keys: [keys.workers(b), keys.workerExpiries(b)], args: [config.leaseTtlMs] })));
   const resurrected = await sweepResurrection(deps, config.sweepBatch);
   const orphans = await sweepOrphans(deps);
   const wakes = await sweepWakes(deps, config.sweepBatch, passes++ % config.shards, keepLease);

@@ -25,6 +25,10 @@ export class Keys {
   get sessions(): string {
     return this.global("sessions");
   }
+  /** Zset sessionId → expiry (ms) over `sessions`: lets register prune the dead without reading every record. */
+  get sessionExpiries(): string {
+    return this.global("session-expiries");
+  }
   /** Counter of registrations: orders the bucket mirrors of one client's sessions. */
   get generation(): string {
     return this.global("generation");
@@ -100,6 +104,10 @@ export class Keys {
   workers(bucket: number): string {
     return this.bucket(bucket, "workers");
   }
+  /** Zset sessionId → expiry (ms) over the bucket's mirrors, for pruning. */
+  workerExpiries(bucket: number): string {
+    return this.bucket(bucket, "worker-expiries");
+  }
   /** Hash clientId → `sessionId\ngeneration`: which session of a client this bucket mirrors. */
   clients(bucket: number): string {
     return this.bucket(bucket, "clients");
@@ -107,6 +115,22 @@ export class Keys {
   /** The namespace list: hash sessionId → `expiry \n headroom \n flags` of workers serving `{hostname}{ns}`. */
   nsWorkers(bucket: number, hostname: string, ns: string): string {
     return this.bucket(bucket, `nsw:${hostname}${ns}`);
+  }
+  /** Zset sessionId → expiry (ms) over the namespace list: finds dead, expiring and random live entries in O(log n). */
+  nsExpiries(bucket: number, hostname: string, ns: string): string {
+    return this.bucket(bucket, `nse:${hostname}${ns}`);
+  }
+  /**
+   * Hash summarising the namespace list: `n` and `sum` (count and headroom total of unflagged
+   * entries), `v` (bumped whenever the candidate set may have grown) and `a:{slot}` (cached
+   * rendezvous winners, `sessionId \n v \n valid-until`).
+   */
+  nsSummary(bucket: number, hostname: string, ns: string): string {
+    return this.bucket(bucket, `nss:${hostname}${ns}`);
+  }
+  /** The three keys of one namespace list, in the order the scripts take them. */
+  nsListKeys(bucket: number, hostname: string, ns: string): [list: string, expiries: string, summary: string] {
+    return [this.nsWorkers(bucket, hostname, ns), this.nsExpiries(bucket, hostname, ns), this.nsSummary(bucket, hostname, ns)];
   }
   /** String: first time (ms) this bucket was touched; drives the cold-start quarantine. */
   bootTime(bucket: number): string {

@@ -15,7 +15,7 @@ export async function deregister(deps: AppDeps, principal: Principal, sessionId:
   await ownedSession(deps, principal, sessionId, { live: true });
   const reply = (await deps.redis.run(
     deregisterSession,
-    [keys.sessions, keys.clientOwners, keys.queue(sessionId), keys.generation],
+    [keys.sessions, keys.clientOwners, keys.queue(sessionId), keys.generation, keys.sessionExpiries],
     [sessionId],
   )) as string[];
   if (reply[0] !== "ok") throw unknownSession();

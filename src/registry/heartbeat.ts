@@ -32,7 +32,7 @@ export async function heartbeat(deps: AppDeps, principal: Principal, body: Heart
   );
   const reply = (await redis.run(
     heartbeatSession,
-    [keys.sessions, keys.clientOwners, keys.queue(body.sessionId), keys.drain(known.clientId), keys.hostnameBindings, keys.generation],
+    [keys.sessions, keys.clientOwners, keys.queue(body.sessionId), keys.drain(known.clientId), keys.hostnameBindings, keys.generation, keys.sessionExpiries],
     [
       body.sessionId,
       known.clientId,

@@ -9,9 +9,9 @@ import type { WorkerRecord } from "./record.ts";
  * concurrently and the adapters batch them (one pipeline per Redis node).
  */
 
-/** The bucket's namespace lists that a worker belongs to: one per registered namespace. */
+/** The bucket's namespace lists that a worker belongs to, three keys each (list, expiries, summary). */
 export function namespaceListKeys(keys: Keys, bucket: number, record: Pick<WorkerRecord, "hostname" | "namespaces">): string[] {
-  return record.namespaces.map((ns) => keys.nsWorkers(bucket, record.hostname, ns));
+  return record.namespaces.flatMap((ns) => keys.nsListKeys(bucket, record.hostname, ns));
 }
 
 /** Refreshes the record in every bucket and re-adds it to the bucket's namespace lists. */
@@ -20,7 +20,7 @@ export async function mirrorEverywhere(deps: AppDeps, record: WorkerRecord, json
   await deps.redis.runMany(
     keys.allBuckets().map((b) => ({
       script: heartbeatBucket,
-      keys: [keys.workers(b), keys.clients(b), ...namespaceListKeys(keys, b, record)],
+      keys: [keys.workers(b), keys.clients(b), keys.workerExpiries(b), ...namespaceListKeys(keys, b, record)],
       args: [record.sessionId, json],
     })),
   );
@@ -32,7 +32,7 @@ export async function unmirrorEverywhere(deps: AppDeps, record: WorkerRecord, to
   await deps.redis.runMany(
     keys.allBuckets().map((b) => ({
       script: unmirrorBucket,
-      keys: [keys.workers(b), keys.clients(b), ...namespaceListKeys(keys, b, record)],
+      keys: [keys.workers(b), keys.clients(b), keys.workerExpiries(b), ...namespaceListKeys(keys, b, record)],
       args: [record.sessionId, record.clientId, tombstoneGen],
     })),
   );

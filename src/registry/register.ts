@@ -53,7 +53,7 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
   };
   const reply = (await redis.run(
     registerSession,
-    [keys.sessions, keys.clientOwners, keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine, keys.drain(body.clientId), keys.generation],
+    [keys.sessions, keys.clientOwners, keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine, keys.drain(body.clientId), keys.generation, keys.sessionExpiries],
     [JSON.stringify(draft), config.leaseTtlMs, config.hostnameAware ? "1" : "0", body.prevSessionId ?? ""],
   )) as string[];
   if (reply[0] === "conflict") throw PinboardError.of(409, reply[1] ?? "conflict");
@@ -99,7 +99,7 @@ async function mirrorAndReclaim(
 
   const calls = keys.allBuckets().map((b) => {
     const lists = namespaceListKeys(keys, b, record);
-    const head = [keys.workers(b), keys.clients(b), ...lists];
+    const head = [keys.workers(b), keys.clients(b), keys.workerExpiries(b), ...lists];
     const placementKeys: string[] = [];
     const nsOfKey: string[] = [];
     const pairs: (string | number)[] = [];
@@ -113,7 +113,7 @@ async function mirrorAndReclaim(
       call: {
         script: registerBucket,
         keys: [...head, ...placementKeys],
-        args: [record.sessionId, json, config.leaseTtlMs, lists.length, prevSessionId, ...pairs],
+        args: [record.sessionId, json, config.leaseTtlMs, lists.length / 3, prevSessionId, ...pairs],
       },
       nsOfIndex: (kidx: number) => nsOfKey[kidx - head.length - 1] ?? "",
     };

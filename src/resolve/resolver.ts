@@ -44,8 +44,6 @@ export interface TakeoverFence {
   deadlineAt: number;
 }
 
-const u32 = () => crypto.getRandomValues(new Uint32Array(1))[0]!;
-
 /**
  * Runs the resolve script for one request. A refusal throws `Refusal` (counted by the caller);
  * a takeover fence that was just set is reported through `onFence` so the owner gets its
@@ -70,6 +68,8 @@ export async function resolvePlacement(
       keys.overwritten(bucket),
       keys.spaces(bucket),
       keys.ejected(bucket),
+      keys.nsExpiries(bucket, req.hostname, req.ns),
+      keys.nsSummary(bucket, req.hostname, req.ns),
     ],
     [
       req.id,
@@ -83,8 +83,7 @@ export async function resolvePlacement(
       req.bindingQuarantineUntil ?? "",
       `${req.env}\n${req.ns}\n${req.id}`,
       `${req.env}\n${req.ns}`,
-      u32(),
-      u32(),
+      ...crypto.getRandomValues(new Uint32Array(8)),
     ],
   )) as string[];
   deps.metrics.script("resolve", (deps.now() - started) / 1000);

@@ -102,25 +102,29 @@ export async function startWorld(): Promise<World> {
 export const redisNow = (world: World) => world.admin.timeMs();
 
 /**
- * Moves one session's lease to `expiry` everywhere a script reads it: the fleet-wide record, the
- * bucket mirrors (liveness of an existing row) and the namespace-list entries (candidates).
+ * Moves one session's lease to `expiry` everywhere a script reads it: the fleet-wide record and
+ * the bucket mirrors with their expiry indexes (liveness, pruning) and the namespace-list entries
+ * (candidates).
  * Equivalent to the worker missing its heartbeats while the clock ran past its lease.
  */
 export async function setSessionExpiry(world: World, sessionId: string, expiry: number): Promise<void> {
   const c = world.admin.client;
-  const rewrite = async (key: string) => {
+  const rewrite = async (key: string, index: string) => {
     const raw = await c.hget(key, sessionId);
     if (raw === null) return;
     const rec = JSON.parse(raw) as { expiry: number };
     rec.expiry = expiry;
     await c.hset(key, sessionId, JSON.stringify(rec));
+    await c.zadd(index, expiry, sessionId);
   };
-  await rewrite(keys.sessions);
+  await rewrite(keys.sessions, keys.sessionExpiries);
   for (const b of keys.allBuckets()) {
-    await rewrite(keys.workers(b));
+    await rewrite(keys.workers(b), keys.workerExpiries(b));
     const list = keys.nsWorkers(b, "", NS);
     const entry = await c.hget(list, sessionId);
     if (entry !== null) await c.hset(list, sessionId, `${expiry}${entry.slice(entry.indexOf("\n"))}`);
+    // Edited behind the scripts' back: drop the summary so the list's indexes are rebuilt.
+    await c.del(keys.nsSummary(b, "", NS));
   }
 }
 

@@ -10,6 +10,7 @@ import { LUA_PAIR } from "./lua-lib.ts";
  * KEYS[1] drain      string: "cordon" or the deadline ms
  * KEYS[2] clients    hash clientId → account \n sessionId
  * KEYS[3] sessions   hash sessionId → record JSON
+ * KEYS[4] session expiries  zset sessionId → expiry (the index over KEYS[3])
  * ARGV[1] clientId
  * ARGV[2] "cordon", a deadline ms, or "" to revoke
  * ARGV[3] key TTL ms (0: none)
@@ -36,7 +37,8 @@ if ARGV[2] ~= '' and ARGV[2] ~= 'cordon' and tonumber(ARGV[2]) < rec.expiry then
 rec.rev = (tonumber(rec.rev) or 0) + 1
 local encoded = cjson.encode(rec)
 redis.call('HSET', KEYS[3], sid, encoded)
+redis.call('ZADD', KEYS[4], rec.expiry, sid)
 return {existed, encoded}
 `;
 
-export const applyDrain = defineScript("apply-drain", LUA, "13620457a9cab492ffaa42fea88eba9615a9ce82");
+export const applyDrain = defineScript("apply-drain", LUA, "269fe24894bc8150d08cc162276cdfd8856d4c94");

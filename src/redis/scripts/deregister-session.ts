@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
 
 /**
  * deregister-session: drops a live session's record, its client mapping and its control queue,
@@ -10,18 +10,19 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
  * KEYS[2] clients      hash clientId → account \n sessionId
  * KEYS[3] queue        hash msgId → message JSON
  * KEYS[4] generation   counter of registrations
+ * KEYS[5] session expiries  zset sessionId → expiry (the index over KEYS[1])
  * ARGV[1] sessionId
  *
  * Returns {"ok", record JSON, generation} or {"unknown"} (no record, or expired).
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_DROP_SESSION}
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {'unknown'} end
 local rec = cjson.decode(raw)
 if rec.expiry <= now_ms() then return {'unknown'} end
-drop_session(KEYS[1], KEYS[2], rec)
+drop_session(KEYS[1], KEYS[5], KEYS[2], rec)
 redis.call('DEL', KEYS[3])
 return {'ok', raw, tostring(redis.call('INCR', KEYS[4]))}
 `;
 
-export const deregisterSession = defineScript("deregister-session", LUA, "355010f3df471137f8ac118863bfed7809aa2640");
+export const deregisterSession = defineScript("deregister-session", LUA, "28e58a0f0768965acee29597ff11ca847d0147fa");

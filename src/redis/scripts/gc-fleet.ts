@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
 
 /**
  * gc-fleet: the sweeper's fleet-wide GC, the same pruning register does: sessions dead for
@@ -10,14 +10,15 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.
  * KEYS[3] hostname bindings   hash {hostname}{ns} → env \\n epoch
  * KEYS[4] env bindings        hash env → takeover \\n epoch
  * KEYS[5] members             hash nodeId → member JSON
+ * KEYS[6] session expiries    zset sessionId → expiry (the index over KEYS[1])
  * ARGV[1] lease TTL ms
  * ARGV[2] "1" in hostname-aware mode
  *
  * Returns the number of sessions left.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}
 local now = now_ms()
-prune_fleet(KEYS[1], KEYS[2], KEYS[3], KEYS[4], now, tonumber(ARGV[1]), ARGV[2] == '1')
+prune_fleet(KEYS[1], KEYS[6], KEYS[2], KEYS[3], KEYS[4], now, tonumber(ARGV[1]), ARGV[2] == '1')
 local members = redis.call('HGETALL', KEYS[5])
 for i = 1, #members, 2 do
   if cjson.decode(members[i + 1]).expiry <= now then redis.call('HDEL', KEYS[5], members[i]) end
@@ -25,4 +26,4 @@ end
 return redis.call('HLEN', KEYS[1])
 `;
 
-export const gcFleet = defineScript("gc-fleet", LUA, "32c3925c8bcc0f88d91ab582a31e5017be3e8adc");
+export const gcFleet = defineScript("gc-fleet", LUA, "f5efadab15933e360b7ba869d219ad87fb880d95");

@@ -1,5 +1,6 @@
 import { defineScript } from "../script.ts";
-import { LUA_LIST_ENTRY, LUA_PAIR } from "./lua-lib.ts";
+import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
  * heartbeat-bucket: refreshes a session's mirror in one bucket and re-adds it to the bucket's
@@ -10,13 +11,15 @@ import { LUA_LIST_ENTRY, LUA_PAIR } from "./lua-lib.ts";
  *
  * KEYS[1]       workers   hash sessionId → record JSON
  * KEYS[2]       clients   hash clientId → sessionId \n generation
- * KEYS[3 …]     namespace lists of the session (hash sessionId → expiry \\n headroom \\n flags)
+ * KEYS[3]       worker expiries  zset sessionId → expiry (the index over KEYS[1])
+ * KEYS[4 …]     namespace lists of the session, three keys each: list, expiries, summary
+ *               (lua-ns-list.ts)
  * ARGV[1] sessionId
  * ARGV[2] record JSON (carries clientId and gen)
  *
  * Returns 1 when mirrored, 0 when superseded here.
  */
-const LUA = `${LUA_PAIR}${LUA_LIST_ENTRY}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_LIST_ENTRY}${LUA_NS_LIST}
 local sid, json = ARGV[1], ARGV[2]
 local rec = cjson.decode(json)
 local held = redis.call('HGET', KEYS[1], sid)
@@ -29,18 +32,18 @@ if cur then
     -- A registration newer than the bucket's (a drain mirrors it before its register-bucket got
     -- here): take the bucket over for it as register-bucket will, dropping the replaced session.
     if csid ~= '' then
-      redis.call('HDEL', KEYS[1], csid)
-      for i = 3, #KEYS do redis.call('HDEL', KEYS[i], csid) end
+      index_del(KEYS[1], KEYS[3], csid)
+      for i = 4, #KEYS, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], csid) end
     end
     redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
   end
 else
   redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
 end
-redis.call('HSET', KEYS[1], sid, json)
-local entry = list_entry(rec)
-for i = 3, #KEYS do redis.call('HSET', KEYS[i], sid, entry) end
+index_set(KEYS[1], KEYS[3], sid, json, rec.expiry)
+local entry, now = list_entry(rec), now_ms()
+for i = 4, #KEYS, 3 do list_set(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid, entry, now) end
 return 1
 `;
 
-export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "5cb97c769b0079c9b2acd7e0ed04c00729ccf751");
+export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "fc9604ab0082030e66dfcbec5a24438b2e14b14d");

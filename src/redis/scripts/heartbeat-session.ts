@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
  * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
@@ -14,6 +14,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.
  * KEYS[4] drain               string: the client's drain ("cordon" or deadline ms)
  * KEYS[5] hostname bindings   hash {hostname}{ns} → env \n epoch
  * KEYS[6] generation          counter of registrations (a dropped session's tombstone)
+ * KEYS[7] session expiries    zset sessionId → expiry (the index over KEYS[1])
  * ARGV[1] sessionId
  * ARGV[2] clientId the caller read (the drain key is derived from it)
  * ARGV[3] headroom
@@ -27,7 +28,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.
  *      or {"unknown"} | {"voided", record JSON, generation}
  *      | {"superseded", record JSON, generation, key, env, epoch}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_RENEW_LEASE}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_DROP_SESSION}${LUA_RENEW_LEASE}
 local now = now_ms()
 local lease = tonumber(ARGV[6])
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
@@ -36,7 +37,7 @@ local rec = cjson.decode(raw)
 if rec.expiry <= now or rec.clientId ~= ARGV[2] then return {'unknown'} end
 
 if ARGV[5] == 'mismatch' then
-  drop_session(KEYS[1], KEYS[2], rec)
+  drop_session(KEYS[1], KEYS[7], KEYS[2], rec)
   redis.call('DEL', KEYS[3])
   return {'voided', raw, tostring(redis.call('INCR', KEYS[6]))}
 end
@@ -50,7 +51,7 @@ if ARGV[7] == '1' then
     if b then
       local benv, bepoch = pair(b)
       if benv ~= env then
-        drop_session(KEYS[1], KEYS[2], rec)
+        drop_session(KEYS[1], KEYS[7], KEYS[2], rec)
         redis.call('DEL', KEYS[3])
         return {'superseded', raw, tostring(redis.call('INCR', KEYS[6])), key, benv, bepoch}
       end
@@ -71,7 +72,7 @@ end
 local deadline = renew_lease(rec, KEYS[4], now, lease)
 rec.rev = (tonumber(rec.rev) or 0) + 1
 local encoded = cjson.encode(rec)
-redis.call('HSET', KEYS[1], ARGV[1], encoded)
+index_set(KEYS[1], KEYS[7], ARGV[1], encoded, rec.expiry)
 
 for i = 8, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local messages = redis.call('HGETALL', KEYS[3])
@@ -79,4 +80,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "296bfb2b24d7bf12dd0923ac30601a22789dd863");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "e29d3d4e929b96a8226067f6bca836660e29be64");

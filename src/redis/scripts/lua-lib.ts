@@ -37,10 +37,48 @@ local function pair(s)
 end
 `;
 
-/** Drops a session from the fleet-wide record hash and, when it is the client's current one, the client map. */
+/**
+ * An expiry index: a zset sessionId → expiry beside a hash of record JSON, so that pruning reads
+ * only the records it prunes. Every write of the hash updates the index; a count that differs
+ * (an older layout, an edit behind the scripts' back) rebuilds it in one pass.
+ */
+export const LUA_EXPIRY_INDEX = `
+local function index_ready(hash, idx)
+  if redis.call('HLEN', hash) ~= redis.call('ZCARD', idx) then
+    redis.call('DEL', idx)
+    local all = redis.call('HGETALL', hash)
+    for i = 1, #all, 2 do redis.call('ZADD', idx, cjson.decode(all[i + 1]).expiry, all[i]) end
+  end
+end
+local function index_set(hash, idx, sid, json, expiry)
+  redis.call('HSET', hash, sid, json)
+  redis.call('ZADD', idx, expiry, sid)
+end
+local function index_del(hash, idx, sid)
+  redis.call('HDEL', hash, sid)
+  redis.call('ZREM', idx, sid)
+end
+-- {sid, rec} of every record whose expiry + lease < now.
+local function index_dead(hash, idx, now, lease)
+  index_ready(hash, idx)
+  local dead = {}
+  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. string.format('%.0f', now - lease))) do
+    local raw = redis.call('HGET', hash, sid)
+    if not raw then
+      redis.call('ZREM', idx, sid)
+    else
+      local r = cjson.decode(raw)
+      if r.expiry + lease < now then dead[#dead + 1] = { sid = sid, rec = r } else redis.call('ZADD', idx, r.expiry, sid) end
+    end
+  end
+  return dead
+end
+`;
+
+/** Drops a session from the fleet-wide record hash and its index and, when it is the client's current one, the client map. Needs LUA_EXPIRY_INDEX. */
 export const LUA_DROP_SESSION = `
-local function drop_session(sessions_key, clients_key, rec)
-  redis.call('HDEL', sessions_key, rec.sessionId)
+local function drop_session(sessions_key, index_key, clients_key, rec)
+  index_del(sessions_key, index_key, rec.sessionId)
   local owner = redis.call('HGET', clients_key, rec.clientId)
   if owner then
     local _, sid = pair(owner)
@@ -50,18 +88,21 @@ end
 `;
 
 /**
- * Prunes sessions dead for longer than a lease (expiry + lease < now) and, in hostname-aware
- * mode, hostname and env bindings that no live worker holds. Needs LUA_PAIR and LUA_DROP_SESSION.
+ * Prunes sessions dead for longer than a lease (expiry + lease < now), found by the expiry index,
+ * and, in hostname-aware mode, hostname and env bindings that no live worker holds (which reads
+ * every record). Needs LUA_PAIR, LUA_EXPIRY_INDEX and LUA_DROP_SESSION.
  */
 export const LUA_PRUNE_FLEET = `
-local function prune_fleet(sessions_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+  for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
+    drop_session(sessions_key, index_key, clients_key, d.rec)
+  end
+  if not aware then return end
   local live_hn, live_env = {}, {}
   local all = redis.call('HGETALL', sessions_key)
   for i = 1, #all, 2 do
     local r = cjson.decode(all[i + 1])
-    if r.expiry + lease < now then
-      drop_session(sessions_key, clients_key, r)
-    elseif r.expiry > now then
+    if r.expiry > now then
       for _, ns in ipairs(r.namespaces) do
         local e = r.envs[ns]
         if e == nil or e == cjson.null then e = r.env end
@@ -70,7 +111,6 @@ local function prune_fleet(sessions_key, clients_key, hostnames_key, envs_key, n
       end
     end
   end
-  if not aware then return end
   local hb = redis.call('HGETALL', hostnames_key)
   for i = 1, #hb, 2 do
     if not live_hn[hb[i]] then redis.call('HDEL', hostnames_key, hb[i]) end
@@ -82,18 +122,12 @@ local function prune_fleet(sessions_key, clients_key, hostnames_key, envs_key, n
 end
 `;
 
-/** Prunes a bucket's mirrors of sessions dead for longer than a lease. */
+/** Prunes a bucket's mirrors of sessions dead for longer than a lease, by the expiry index. Needs LUA_EXPIRY_INDEX. */
 export const LUA_PRUNE_MIRRORS = `
-local function prune_mirrors(workers_key, now, lease)
-  local pruned = 0
-  local all = redis.call('HGETALL', workers_key)
-  for i = 1, #all, 2 do
-    if cjson.decode(all[i + 1]).expiry + lease < now then
-      redis.call('HDEL', workers_key, all[i])
-      pruned = pruned + 1
-    end
-  end
-  return pruned
+local function prune_mirrors(workers_key, index_key, now, lease)
+  local dead = index_dead(workers_key, index_key, now, lease)
+  for _, d in ipairs(dead) do index_del(workers_key, index_key, d.sid) end
+  return #dead
 end
 `;
 

@@ -1,5 +1,6 @@
 import { defineScript } from "../script.ts";
-import { LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
+import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
+import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
  * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
@@ -10,8 +11,9 @@ import { LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from ".
  *
  * KEYS[1]            workers   hash sessionId → record JSON (the bucket's mirror)
  * KEYS[2]            clients   hash clientId → sessionId \n generation
- * KEYS[3 … 2+L]      namespace lists (hash sessionId → expiry \\n headroom \\n flags), one per namespace
- * KEYS[3+L …]        placements hashes named by the reclaim pairs
+ * KEYS[3]            worker expiries  zset sessionId → expiry (the index over KEYS[1])
+ * KEYS[4 … 3+3L]     namespace lists, three keys each: list, expiries, summary (lua-ns-list.ts)
+ * KEYS[4+3L …]       placements hashes named by the reclaim pairs
  * ARGV[1] sessionId
  * ARGV[2] record JSON (carries clientId and gen)
  * ARGV[3] lease TTL ms
@@ -21,7 +23,7 @@ import { LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from ".
  *
  * Returns {"ok" | "stale", {duplicate pairs…}, {reclaimed-with-wind-down: index, id, expiry…}}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_PRUNE_MIRRORS}${LUA_LIST_ENTRY}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_EXPIRY_INDEX}${LUA_PRUNE_MIRRORS}${LUA_LIST_ENTRY}${LUA_NS_LIST}
 local now = now_ms()
 local sid, json, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local nlists, prev = tonumber(ARGV[4]), ARGV[5]
@@ -34,8 +36,8 @@ if cur then
   if tonumber(cgen) > rec.gen then
     status = 'stale'
   elseif csid ~= sid and csid ~= '' then
-    redis.call('HDEL', KEYS[1], csid)
-    for i = 3, 2 + nlists do redis.call('HDEL', KEYS[i], csid) end
+    index_del(KEYS[1], KEYS[3], csid)
+    for i = 4, 3 + 3 * nlists, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], csid) end
   end
 end
 
@@ -44,13 +46,13 @@ if status == 'ok' then
   -- A drain applied before this mirror got here already mirrored a later revision: keep it.
   local held = redis.call('HGET', KEYS[1], sid)
   if not (held and (tonumber(cjson.decode(held).rev) or 0) > (tonumber(rec.rev) or 0)) then
-    redis.call('HSET', KEYS[1], sid, json)
+    index_set(KEYS[1], KEYS[3], sid, json, rec.expiry)
     local entry = list_entry(rec)
-    for i = 3, 2 + nlists do redis.call('HSET', KEYS[i], sid, entry) end
+    for i = 4, 3 + 3 * nlists, 3 do list_set(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid, entry, now) end
   end
 end
 
-prune_mirrors(KEYS[1], now, lease)
+prune_mirrors(KEYS[1], KEYS[3], now, lease)
 
 local dups, requeue = {}, {}
 for i = 6, #ARGV, 2 do
@@ -70,4 +72,4 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "989feacd6af44b613f74b3a1ac5d20014b0378df");
+export const registerBucket = defineScript("register-bucket", LUA, "63fa66044df1fd71bd013359b9eae1c0397aed75");

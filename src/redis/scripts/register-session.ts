@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE } from "./lua-lib.ts";
+import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
  * register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
@@ -13,6 +13,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE }
  * KEYS[5] binding quarantine  hash {hostname}{ns} → quarantined-until ms
  * KEYS[6] drain               string: the client's drain ("cordon" or deadline ms)
  * KEYS[7] generation          counter of registrations, orders bucket mirrors
+ * KEYS[8] session expiries    zset sessionId → expiry (the index over KEYS[1])
  * ARGV[1] record JSON: sessionId, clientId, account, hostname, env, envs, namespaces,
  *         takeover, bindingEpoch (digits), selfDraining, …
  * ARGV[2] lease TTL ms
@@ -23,7 +24,7 @@ import { LUA_DROP_SESSION, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE }
  *          prevSessionId record belongs to another account or client)}
  *      or {"conflict", message}.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}${LUA_RENEW_LEASE}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_DROP_SESSION}${LUA_PRUNE_FLEET}${LUA_RENEW_LEASE}
 local now = now_ms()
 local rec = cjson.decode(ARGV[1])
 local lease = tonumber(ARGV[2])
@@ -35,7 +36,7 @@ local function env_of(r, ns)
   return e
 end
 
-prune_fleet(KEYS[1], KEYS[2], KEYS[3], KEYS[4], now, lease, aware)
+prune_fleet(KEYS[1], KEYS[8], KEYS[2], KEYS[3], KEYS[4], now, lease, aware)
 
 local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)
@@ -114,11 +115,11 @@ rec.registeredAt = now
 rec.gen = redis.call('INCR', KEYS[7])
 rec.rev = 1
 
-if replaced ~= '' and replaced ~= rec.sessionId then redis.call('HDEL', KEYS[1], replaced) end
+if replaced ~= '' and replaced ~= rec.sessionId then index_del(KEYS[1], KEYS[8], replaced) end
 local encoded = cjson.encode(rec)
-redis.call('HSET', KEYS[1], rec.sessionId, encoded)
+index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "17275dcd96985643fb348e3f2c7c0d576665b4dd");
+export const registerSession = defineScript("register-session", LUA, "238af0a25670813bbbdee458ff72d8e75d00570f");

@@ -1,5 +1,6 @@
 import { defineScript } from "../script.ts";
-import { LUA_ROW } from "./lua-lib.ts";
+import { LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
+import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
  * resolve: the placement decision for one (env, namespace, id), atomic in the id's bucket.
@@ -9,9 +10,14 @@ import { LUA_ROW } from "./lua-lib.ts";
  *   3. boot_time SET NX; inside boot_time + lease → quarantine (then binding quarantine);
  *   4. candidates: live, not draining, not degraded, not excluded, expiry - now ≥ min(5000,
  *      lease/3); outlier-ejected ones only when nothing else remains; none → no-backends;
- *   5. affinity: the attested caller's own session, else rendezvous on the affinity key, while
- *      the preferred worker's headroom ≥ mean / balance factor;
- *   6. otherwise power of two choices on headroom;
+ *   5. affinity: the attested caller's own session, else rendezvous on the affinity key's slot
+ *      (key mod 1024), while the preferred worker's headroom ≥ mean / balance factor;
+ *   6. otherwise power of two choices on headroom.
+ *   Steps 4–6 read the list's indexes (lua-ns-list.ts): the mean comes from the summary less the
+ *   few non-candidates, the slot's winner is cached per candidate-set version, and the two
+ *   random candidates are drawn by rank from the expiry index, so a new placement costs O(log n)
+ *   in n workers. A full scan of the list is the fallback (no cached winner, too few distinct
+ *   draws, only ejected candidates left), and it rewrites the summary;
  *   7. a new epoch max(now µs, previous + 1, old row's + 1); the old row is listed on the
  *      overwritten hash; the chosen entry's headroom is decremented; the row is written.
  *
@@ -23,6 +29,8 @@ import { LUA_ROW } from "./lua-lib.ts";
  * KEYS[6] overwritten  hash env \n ns \n id → epoch of the re-placement
  * KEYS[7] spaces       set of env \n ns with placements in the bucket
  * KEYS[8] ejected      hash sessionId → ejected-until ms
+ * KEYS[9] ns expiries  zset sessionId → expiry (the list's index)
+ * KEYS[10] ns summary  hash n, sum, v, a:{slot} (lua-ns-list.ts)
  * ARGV[1] id
  * ARGV[2] lease TTL ms
  * ARGV[3] request hostname ("" in single mode)
@@ -34,14 +42,14 @@ import { LUA_ROW } from "./lua-lib.ts";
  * ARGV[9] binding quarantine until (ms) or ""
  * ARGV[10] overwritten field: env \n ns \n id
  * ARGV[11] spaces member: env \n ns
- * ARGV[12], ARGV[13] two random uint32 for power of two choices
+ * ARGV[12 … 19] eight random uint32: ranks to draw candidates by (the full scan uses the first two)
  *
  * Returns {"forward", sessionId, epoch, advertiseUrl, secret, fresh "0"|"1", overwritten
  *          marker epoch or "", surviving wind-down expiry or "", owner hostname}
  *      or {"refuse", outcome, remaining ms, owner sessionId?, "1" when a takeover fence was just set,
  *          the fence (Redis-clock ms)?}.
  */
-const LUA = `${LUA_ROW}
+const LUA = `${LUA_ROW}${LUA_PAIR}${LUA_NS_LIST}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -83,28 +91,47 @@ if ARGV[9] ~= '' and not old and tonumber(ARGV[9]) > now then
   return {'refuse', 'binding-quarantine', tostring(tonumber(ARGV[9]) - now)}
 end
 
-local ejected = {}
+local list, exps, summary = KEYS[2], KEYS[9], KEYS[10]
+list_ready(list, exps, summary)
+for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', '(' .. num_s(now - lease))) do
+  list_del(list, exps, summary, sid)
+end
+if redis.call('EXISTS', list) == 0 then return {'refuse', 'no-backends', '0'} end
+
+local ejected, eject_ends = {}, nil
 local ej = redis.call('HGETALL', KEYS[8])
 for i = 1, #ej, 2 do
-  if tonumber(ej[i + 1]) > now then ejected[ej[i]] = true end
-end
-local min_left = math.min(5000, lease / 3)
-local cands, spare = {}, {}
-local list = redis.call('HGETALL', KEYS[2])
-for i = 1, #list, 2 do
-  local sid, e = list[i], list[i + 1]
-  local a = string.find(e, '\\n', 1, true)
-  local b = string.find(e, '\\n', a + 1, true)
-  local expiry = tonumber(string.sub(e, 1, a - 1))
-  if expiry + lease < now then
-    redis.call('HDEL', KEYS[2], sid)
-  elseif b == #e and expiry - now >= min_left and sid ~= ARGV[5] then
-    local c = { sid = sid, expiry = string.sub(e, 1, a - 1), headroom = tonumber(string.sub(e, a + 1, b - 1)) }
-    if ejected[sid] then spare[#spare + 1] = c else cands[#cands + 1] = c end
+  local untl = tonumber(ej[i + 1])
+  if untl > now then
+    ejected[ej[i]] = true
+    if not eject_ends or untl < eject_ends then eject_ends = untl end
   end
 end
-if #cands == 0 then cands = spare end
-if #cands == 0 then return {'refuse', 'no-backends', '0'} end
+local min_left = math.min(5000, lease / 3)
+local balance = tonumber(ARGV[8])
+local slot = ARGV[7] ~= '' and tonumber(ARGV[7]) % 1024 or nil
+
+-- The candidates are the unflagged entries the summary counts, less the few listed ones that are
+-- not candidates: expiring (by the expiry index), excluded and ejected.
+local out = {}
+for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', '(' .. num_s(now + min_left))) do out[sid] = true end
+if ARGV[5] ~= '' then out[ARGV[5]] = true end
+for sid in pairs(ejected) do out[sid] = true end
+local agg = redis.call('HMGET', summary, 'n', 'sum', 'v')
+local n, sum, version = tonumber(agg[1]) or 0, tonumber(agg[2]) or 0, agg[3] or '0'
+for sid in pairs(out) do
+  local raw = redis.call('HGET', list, sid)
+  local e = raw and entry_parse(raw)
+  if e and e.clean then n, sum = n - 1, sum - e.headroom end
+end
+
+local function candidate(sid)
+  if out[sid] then return nil end
+  local raw = redis.call('HGET', list, sid)
+  local e = raw and entry_parse(raw)
+  if not e or not e.clean or e.expiry - now < min_left then return nil end
+  return { sid = sid, expiry = e.expiry_s, headroom = e.headroom }
+end
 
 local function mul32(x, y)
   local xl, xh, yl, yh = x % 65536, math.floor(x / 65536), y % 65536, math.floor(y / 65536)
@@ -118,46 +145,103 @@ local function mix(h)
   return bit.bxor(h, math.floor(h / 65536)) % 4294967296
 end
 
-local function pick()
-  local sum = 0
-  for _, c in ipairs(cands) do sum = sum + c.headroom end
-  local floor_headroom = (sum / #cands) / tonumber(ARGV[8])
+-- Steps 5 and 6 in O(log n): the caller's entry, the slot's cached rendezvous winner, two
+-- candidates drawn uniformly from the live range of the expiry index. nil sends the choice to
+-- the full scan (a missing or outdated winner, too few distinct draws).
+local function indexed_pick()
+  local floor_headroom = (sum / n) / balance
   if ARGV[6] ~= '' then
-    for _, c in ipairs(cands) do
+    local c = candidate(ARGV[6])
+    if c and c.headroom >= floor_headroom then return c end
+  elseif slot then
+    local cached = redis.call('HGET', summary, 'a:' .. slot)
+    if not cached then return nil end
+    local sid, rest = pair(cached)
+    local cv, valid = pair(rest)
+    if cv ~= version or (valid ~= '' and tonumber(valid) <= now) then return nil end
+    local c = candidate(sid)
+    if not c then return nil end
+    if c.headroom >= floor_headroom then return c end
+  end
+  local total = redis.call('ZCARD', exps)
+  local live = redis.call('ZCOUNT', exps, num_s(now + min_left), '+inf')
+  if live == 0 then return nil end
+  local first, second
+  for i = 12, 19 do
+    local r = total - live + tonumber(ARGV[i]) % live
+    local sid = redis.call('ZRANGE', exps, r, r)[1]
+    if sid and not (first and sid == first.sid) then
+      local c = candidate(sid)
+      if c and first then second = c break end
+      first = first or c
+    end
+  end
+  if second then
+    if second.headroom > first.headroom then return second end
+    return first
+  end
+  if first and n == 1 then return first end
+  return nil
+end
+
+-- Steps 4 to 6 over the whole list: the fallback, and the only path that sees ejected sessions
+-- (used when nothing else remains). Rewrites the summary's count and sum as it goes.
+local function scanned_pick()
+  local cands, spare = {}, {}
+  local cn, csum = 0, 0
+  local all = redis.call('HGETALL', list)
+  for i = 1, #all, 2 do
+    local sid, e = all[i], entry_parse(all[i + 1])
+    if e and e.clean then cn, csum = cn + 1, csum + e.headroom end
+    if e and e.clean and e.expiry - now >= min_left and sid ~= ARGV[5] then
+      local c = { sid = sid, expiry = e.expiry_s, headroom = e.headroom }
+      if ejected[sid] then spare[#spare + 1] = c else cands[#cands + 1] = c end
+    end
+  end
+  redis.call('HSET', summary, 'n', cn, 'sum', num_s(csum))
+  local pool = cands
+  if #pool == 0 then pool = spare end
+  if #pool == 0 then return nil end
+  local total = 0
+  for _, c in ipairs(pool) do total = total + c.headroom end
+  local floor_headroom = (total / #pool) / balance
+  if ARGV[6] ~= '' then
+    for _, c in ipairs(pool) do
       if c.sid == ARGV[6] and c.headroom >= floor_headroom then return c end
     end
-  elseif ARGV[7] ~= '' then
-    local key = tonumber(ARGV[7])
+  elseif slot then
     local best, best_score
-    for _, c in ipairs(cands) do
+    for _, c in ipairs(pool) do
       local seed = tonumber(string.sub(c.sid, 1, 8), 16) or 0
-      local score = mix(bit.bxor(key, seed) % 4294967296)
+      local score = mix(bit.bxor(slot, seed) % 4294967296)
       if not best or score > best_score or (score == best_score and c.sid < best.sid) then best, best_score = c, score end
+    end
+    if pool == cands and ARGV[5] == '' then
+      redis.call('HSET', summary, 'a:' .. slot, best.sid .. '\\n' .. version .. '\\n' .. (eject_ends and num_s(eject_ends) or ''))
     end
     if best.headroom >= floor_headroom then return best end
   end
-  local n = #cands
-  local i1 = tonumber(ARGV[12]) % n + 1
-  local i2 = tonumber(ARGV[13]) % n + 1
-  if n > 1 and i2 == i1 then i2 = i1 % n + 1 end
-  if cands[i2].headroom > cands[i1].headroom then return cands[i2] end
-  return cands[i1]
+  local m = #pool
+  local i1 = tonumber(ARGV[12]) % m + 1
+  local i2 = tonumber(ARGV[13]) % m + 1
+  if m > 1 and i2 == i1 then i2 = i1 % m + 1 end
+  if pool[i2].headroom > pool[i1].headroom then return pool[i2] end
+  return pool[i1]
 end
 
--- A list entry whose mirror is gone (a session replaced by a registration with other namespaces)
+-- An entry whose mirror is gone (a session replaced by a registration with other namespaces)
 -- is dropped and the choice made again, before anything is written.
 local chosen, rec
 while not rec do
-  chosen = pick()
+  chosen = (n > 0 and indexed_pick()) or scanned_pick()
+  if not chosen then return {'refuse', 'no-backends', '0'} end
   local w = redis.call('HGET', KEYS[3], chosen.sid)
   if w then
     rec = cjson.decode(w)
   else
-    redis.call('HDEL', KEYS[2], chosen.sid)
-    for i, c in ipairs(cands) do
-      if c == chosen then table.remove(cands, i) break end
-    end
-    if #cands == 0 then return {'refuse', 'no-backends', '0'} end
+    list_del(list, exps, summary, chosen.sid)
+    if not out[chosen.sid] then n, sum = n - 1, sum - chosen.headroom end
+    out[chosen.sid] = true
   end
 end
 
@@ -170,10 +254,11 @@ if old then
   redis.call('HSET', KEYS[6], ARGV[10], epoch)
   marker = epoch
 end
-redis.call('HSET', KEYS[2], chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
+redis.call('HSET', list, chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
+summary_add(summary, 0, -1)
 redis.call('HSET', KEYS[1], id, row_encode({ sid = chosen.sid, epoch = epoch, expiry = keep_expiry, host = host, tag = '' }))
 redis.call('SADD', KEYS[7], ARGV[11])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "efb4f7042948b1933fdf102817173cb59d46de3e");
+export const resolve = defineScript("resolve", LUA, "8183dcb58fdbfd566b4a666267c83a07c5430827");

@@ -1,5 +1,6 @@
 import { defineScript } from "../script.ts";
 import { LUA_PAIR } from "./lua-lib.ts";
+import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
  * unmirror-bucket: removes a dropped session (deregistered, voided, superseded) from one bucket
@@ -8,20 +9,22 @@ import { LUA_PAIR } from "./lua-lib.ts";
  *
  * KEYS[1]       workers   hash sessionId → record JSON
  * KEYS[2]       clients   hash clientId → sessionId \n generation
- * KEYS[3 …]     namespace lists of the session
+ * KEYS[3]       worker expiries  zset sessionId → expiry (the index over KEYS[1])
+ * KEYS[4 …]     namespace lists of the session, three keys each: list, expiries, summary
  * ARGV[1] sessionId
  * ARGV[2] clientId
  * ARGV[3] tombstone generation
  *
  * Returns 1 when the bucket held the session, else 0.
  */
-const LUA = `${LUA_PAIR}
+const LUA = `${LUA_PAIR}${LUA_NS_LIST}
 local sid, client, gen = ARGV[1], ARGV[2], ARGV[3]
 local held = redis.call('HDEL', KEYS[1], sid)
-for i = 3, #KEYS do redis.call('HDEL', KEYS[i], sid) end
+redis.call('ZREM', KEYS[3], sid)
+for i = 4, #KEYS, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid) end
 local cur = redis.call('HGET', KEYS[2], client)
 if not cur or pair(cur) == sid then redis.call('HSET', KEYS[2], client, '\\n' .. gen) end
 return held
 `;
 
-export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "98c91de947904a1cf8a8ac7b197c3514cf423f29");
+export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "9c1fcc88a1dcd206dcc3e5c3a91e7f6a5cb53076");

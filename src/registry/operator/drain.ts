@@ -32,7 +32,7 @@ async function writeDrain(deps: AppDeps, clientId: string, value: string, ttlMs:
   const { keys } = deps;
   const [existed, json] = (await deps.redis.run(
     applyDrain,
-    [keys.drain(clientId), keys.clientOwners, keys.sessions],
+    [keys.drain(clientId), keys.clientOwners, keys.sessions, keys.sessionExpiries],
     [clientId, value, ttlMs],
   )) as [number, string];
   if (json !== "") await mirrorEverywhere(deps, parseRecord(json), json);
