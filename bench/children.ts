@@ -30,9 +30,10 @@ export interface Child {
 
 const live = new Set<ChildProcess>();
 
-/** Spawns `node --import tsx <script>` from the repository root. */
+/** Spawns `node --import tsx <script>` from the repository root; a compiled `.js` script runs on plain node. */
 export function spawnNode(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
+  const loader = script.endsWith(".js") ? [] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["pipe", "pipe", "pipe"],

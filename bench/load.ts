@@ -22,6 +22,8 @@ export interface LoadSpec {
   pids: { proxy?: number; redis?: number; worker?: number };
   /** A note printed under the table. */
   note?: string;
+  /** Offered load in requests/s over all connections (autocannon's overallRate); unset: as fast as answered. */
+  rate?: number;
 }
 
 export interface WindowOptions {
@@ -45,7 +47,8 @@ export interface Window {
 
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
-function fire(url: string, path: () => string, headers: Record<string, string>, connections: number, durationS: number, sampleCap: number): Promise<Fired> {
+function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number, sampleCap: number): Promise<Fired> {
+  const { url, path } = spec;
   const latencies = new Float64Array(sampleCap);
   let n = 0;
   const statuses: Record<string, number> = {};
@@ -57,6 +60,7 @@ function fire(url: string, path: () => string, headers: Record<string, string>, 
         connections,
         duration: durationS,
         timeout: 10,
+        ...(spec.rate ? { overallRate: spec.rate } : {}),
         requests: [
           {
             setupRequest: (req) => {
@@ -84,10 +88,10 @@ function fire(url: string, path: () => string, headers: Record<string, string>, 
 /** One measured window of a scenario, after its warm-up. */
 export async function loadWindow(spec: LoadSpec, o: WindowOptions): Promise<Window> {
   const headers = typeof spec.headers === "function" ? await spec.headers() : (spec.headers ?? {});
-  if (o.warmupS > 0) await fire(spec.url, spec.path, headers, o.connections, o.warmupS, 1);
+  if (o.warmupS > 0) await fire(spec, headers, o.connections, o.warmupS, 1);
   await o.beforeMeasure?.();
   const cpu = new CpuWindow(spec.pids);
-  const fired = await fire(spec.url, spec.path, headers, o.connections, o.durationS, 4_000_000);
+  const fired = await fire(spec, headers, o.connections, o.durationS, 4_000_000);
   const proxy = spec.pids.proxy;
   return {
     ...fired,

@@ -6,12 +6,14 @@
  *   profile-start             → {"bench":"profiling"}
  *   profile-stop <file>       → {"bench":"profiled","file":…}   (a .cpuprofile, Chrome format)
  *   eld-reset / eld           → event-loop delay since the reset: {"bench":"eld","p50":…,"p99":…,"max":…} (ms)
+ *   mem                       → process.memoryUsage() and V8 heap spaces in MB: {"bench":"mem",…}
  *
  * It prints {"bench":"ready","url":…} once serving, and stops when stdin closes or on SIGTERM.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 import { createInterface } from "node:readline";
 import { startNode, type RunningPinboard } from "../src/node.ts";
 
@@ -53,6 +55,11 @@ async function main(): Promise<void> {
         } else if (command === "eld") {
           const ms = (ns: number) => ns / 1e6;
           say({ bench: "eld", p50: ms(eld.percentile(50)), p99: ms(eld.percentile(99)), max: ms(eld.max) });
+        } else if (command === "mem") {
+          const mb = (n: number) => Math.round(n / 1e5) / 10;
+          const usage = Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mb(v)]));
+          const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_size)]));
+          say({ bench: "mem", ...usage, spaces });
         } else if (command === "profile-start") {
           session = new Session();
           session.connect();

@@ -73,7 +73,7 @@ async function bench(args: BenchArgs): Promise<void> {
   const w0 = fleet.workers[0]!;
   const pids = { proxy: pb.pid, redis: redisPid, worker: fleet.child.pid };
   extras.idleRssMb = { pinboard: mb(rssBytes(pb.pid)), baseline: mb(rssBytes(top.baseline.child.pid)), fleet: mb(rssBytes(fleet.child.pid)) };
-  log(`idle RSS: Pinboard ${(mb(rssBytes(pb.pid)) ?? 0).toFixed(0)} MB, baseline proxy ${(mb(rssBytes(top.baseline.child.pid)) ?? 0).toFixed(0)} MB (both under tsx)`);
+  log(`idle RSS: Pinboard ${(mb(rssBytes(pb.pid)) ?? 0).toFixed(0)} MB, baseline proxy ${(mb(rssBytes(top.baseline.child.pid)) ?? 0).toFixed(0)} MB (Pinboard compiled, the baseline under tsx)`);
   const runner = new ScenarioRunner({ admin: top.admin, pinboard: pb, connections: args.connections, durationS: args.duration, log });
 
   log(`touching every bucket: new placements are refused for one lease (${LEASE_MS / 1000} s) from now`);
@@ -132,6 +132,12 @@ async function bench(args: BenchArgs): Promise<void> {
   const idleAt10 = await idleRate({ proxy: pb.pid, redis: redisPid }, 1000);
   log(`${compared.map((s) => s.name).join(", ")}: ${args.rounds} interleaved round(s)`);
   rows.push(...(await runner.rounds(compared, args.rounds)));
+  // Latency added by Pinboard, apart from queueing at saturation: baseline and pinboard-hot at one
+  // offered rate that both sustain (half the slower one's saturated throughput).
+  const saturated = (name: string) => rows.find((r) => r.name === name)?.rps ?? 0;
+  const rate = Math.max(10, Math.round(0.5 * Math.min(saturated("baseline"), saturated("pinboard-hot"))));
+  const atRate = (spec: LoadSpec): LoadSpec => ({ ...spec, name: `${spec.name}@${rate}/s`, rate, note: `${spec.note}; offered ${rate} req/s over ${args.connections} connections` });
+  rows.push(...(await runner.rounds([atRate(compared[0]!), atRate(hot)], args.rounds)));
   await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
   if (args.profile) {
     const dir = join(ROOT, "bench", "profiles");
@@ -192,7 +198,7 @@ async function bench(args: BenchArgs): Promise<void> {
   }
 
   const byName = (name: string) => rows.find((r) => r.name === name);
-  const derived = judge(byName, { bytesPerRow: memory.bytesPerRow, hotAtBigName, newAtManyName, idleAt10, idleAtMany });
+  const derived = judge(byName, { bytesPerRow: memory.bytesPerRow, hotAtBigName, newAtManyName, idleAt10, idleAtMany, rate });
   console.log(`\n${scenarioTable(rows)}\n\n${targetTable(derived.targets)}`);
   for (const [name, s] of Object.entries(profiles)) console.log(`\n${formatSummary(name, s)}`);
   console.log("\nRedis commands per request (commandstats; script-internal commands counted by name):");

@@ -75,6 +75,10 @@ export class ScenarioRunner {
       const { p50, p99, max } = await pinboard.child.next<{ p50: number; p99: number; max: number }>((m) => m.bench === "eld");
       // The worst window: a stall in any round shows.
       tally.loop = tally.loop ? { p50: Math.max(tally.loop.p50, p50), p99: Math.max(tally.loop.p99, p99), max: Math.max(tally.loop.max, max) } : { p50, p99, max };
+      pinboard.child.send("mem");
+      const mem = await pinboard.child.next((m) => m.bench === "mem");
+      const { bench: _, ...usage } = mem;
+      this.ctx.log(`  ${spec.name}: Pinboard memory after the window (MB) ${JSON.stringify(usage)}`);
     }
   }
 

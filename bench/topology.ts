@@ -1,25 +1,29 @@
 /**
  * The processes of one bench run, each on its own so /proc can account them apart:
  *   - an embedded redis-server (src/node/embedded-redis.ts, as `npm start` runs one);
- *   - one Pinboard Node entry (bench/pinboard-main.ts → startNode);
+ *   - one Pinboard Node entry (bench/pinboard-main.ts → startNode), compiled like `npm start` runs it;
  *   - worker fleets (bench/fleet-main.ts): the base fleet serving /hot and /new, and later the
  *     large fleet that brings /new to --workers live workers;
  *   - the baseline proxy (bench/baseline-main.ts) in front of the base fleet's first worker.
  * Ports are chosen up front so Pinboard, the base fleet and the baseline start side by side.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { mintCredential } from "../src/auth/mint.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { Keys } from "../src/redis/keys.ts";
-import { killWhenBenchDies, spawnNode, type Child } from "./children.ts";
+import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
 
 export const PREFIX = "pinboard:";
 export const SHARDS = 16;
 /** The production default lease; the cold-start quarantine lasts one lease. */
 export const LEASE_MS = 15_000;
 export const BALANCE_FACTOR = 2;
+/** Compiled by `npm run build` (the prebench step), as `npm start` runs Pinboard: no tsx loader. */
+const PINBOARD_MAIN = "dist/bench/pinboard-main.js";
 
 export interface FleetWorker {
   clientId: string;
@@ -125,9 +129,10 @@ export async function startTopology(base: { workers: number; namespaces: string[
   try {
     // e.g. BENCH_PINBOARD_NODE_ARGS="--trace-gc" to look into the Pinboard process.
     const nodeArgs = (process.env.BENCH_PINBOARD_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    if (!existsSync(join(ROOT, PINBOARD_MAIN))) throw new Error(`${PINBOARD_MAIN} is missing: run \`npm run build\` (npm run bench does)`);
     const pinboardChild = spawnNode(
       "pinboard",
-      "bench/pinboard-main.ts",
+      PINBOARD_MAIN,
       { PORT: String(pinboardPort), HOST: "127.0.0.1", REDIS_URL: redis.url, ...pinboardSettings(secret) },
       nodeArgs,
     );

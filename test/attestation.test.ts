@@ -51,6 +51,30 @@ describe("signAttestation", () => {
   });
 });
 
+describe("signAttestation, reused within a second", () => {
+  it("a plain token of one worker in one second is one token, and each second gets its own", async () => {
+    const a = await signAttestation(secret, { aud: "sess-r" }, now + 0.1);
+    expect(await signAttestation(secret, { aud: "sess-r" }, now + 0.9)).toBe(a);
+    const next = await signAttestation(secret, { aud: "sess-r" }, now + 1.2);
+    expect(decodePart(next.split(".")[1]!)).toEqual({ aud: "sess-r", iat: now + 1, exp: now + 31 });
+    expect(await verifyAttestation(next, secret, "sess-r", now + 1)).not.toBeNull();
+  });
+
+  it("never hands out a token signed with another secret for the same audience", async () => {
+    await signAttestation(secret, { aud: "sess-s" }, now);
+    const other = await signAttestation("another-secret-another-secret-01", { aud: "sess-s" }, now);
+    expect(await verifyAttestation(other, "another-secret-another-secret-01", "sess-s", now)).not.toBeNull();
+    expect(await verifyAttestation(other, secret, "sess-s", now)).toBeNull();
+  });
+
+  it("signs tokens with caller, depth or acct every time, with their claims", async () => {
+    const plain = await signAttestation(secret, { aud: "sess-c" }, now);
+    const withCaller = await signAttestation(secret, { aud: "sess-c", caller: "/ns/a", depth: 2 }, now);
+    expect(withCaller).not.toBe(plain);
+    expect((await verifyAttestation(withCaller, secret, "sess-c", now))?.caller).toBe("/ns/a");
+  });
+});
+
 describe("verifyAttestation", () => {
   it("returns the claims of a valid token", async () => {
     const token = await signAttestation(secret, { aud: "sess-1", caller: "/a/b", depth: 1, acct: { sub: "u" } }, now);

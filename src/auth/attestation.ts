@@ -59,17 +59,41 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return imported;
 }
 
-export async function signAttestation(
-  secret: string,
-  claims: AttestationInput,
-  nowSeconds: number,
-): Promise<string> {
+/**
+ * Plain attestations (aud, iat, exp only) are the same token for every forward to one worker in
+ * one second, so they are signed once per (worker, second): the HMAC is an async Web Crypto call
+ * that costs a thread-pool round trip per request otherwise.
+ */
+const MAX_PLAIN = 4096;
+let plainSecond = -1;
+const plain = new Map<string, { secret: string; token: Promise<string> }>();
+
+function cachedPlain(secret: string, aud: string, iat: number): Promise<string> {
+  if (iat !== plainSecond || plain.size >= MAX_PLAIN) {
+    plain.clear();
+    plainSecond = iat;
+  }
+  const hit = plain.get(aud);
+  if (hit !== undefined && hit.secret === secret) return hit.token;
+  const token = sign(secret, { aud, iat, exp: iat + ATTESTATION_TTL_S });
+  token.catch(() => plain.delete(aud));
+  plain.set(aud, { secret, token });
+  return token;
+}
+
+export function signAttestation(secret: string, claims: AttestationInput, nowSeconds: number): Promise<string> {
   const iat = Math.floor(nowSeconds);
+  if (claims.caller === undefined && claims.depth === undefined && claims.acct === undefined) {
+    return cachedPlain(secret, claims.aud, iat);
+  }
   const payload: AttestationClaims = { aud: claims.aud, iat, exp: iat + ATTESTATION_TTL_S };
   if (claims.caller !== undefined) payload.caller = claims.caller;
   if (claims.depth !== undefined) payload.depth = claims.depth;
   if (claims.acct !== undefined) payload.acct = claims.acct;
+  return sign(secret, payload);
+}
 
+async function sign(secret: string, payload: AttestationClaims): Promise<string> {
   const signingInput = `${HEADER}.${base64url(encoder.encode(JSON.stringify(payload)))}`;
   const key = await hmacKey(secret);
   const signature = await crypto.subtle.sign("HMAC", key, encoder.encode(signingInput));
