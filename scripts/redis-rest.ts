@@ -4,6 +4,10 @@
  *
  *   REDIS_URL=redis://127.0.0.1:6380 UPSTASH_REDIS_REST_TOKEN=dev npm run redis-rest
  *
+ * Over a Redis Cluster (REDIS_CLUSTER_NODES=host:port,…, or `clusterNodes`) each command goes to
+ * the node serving its first key (a keyless one to any node), a /pipeline runs its commands one
+ * after another, and a /multi-exec must keep to one hash slot, as on the cluster itself.
+ *
  * Serves what @upstash/redis 1.39 sends: `POST /` (one command), `POST /pipeline` (several,
  * not atomic), `POST /multi-exec` (one MULTI/EXEC), with `Authorization: Bearer <token>` and
  * optional `Upstash-Encoding: base64`. Path-style commands (`GET /get/k`) and the SSE endpoints
@@ -13,7 +17,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Redis, ReplyError } from "ioredis";
+import { Cluster, Redis, ReplyError } from "ioredis";
 import {
   BadRequest,
   errorBody,
@@ -25,7 +29,10 @@ import {
 } from "./redis-rest/wire.ts";
 
 export interface RedisRestOptions {
-  redisUrl: string;
+  /** A single Redis server; or else `clusterNodes`. */
+  redisUrl?: string;
+  /** Seed nodes ("host:port") of a Redis Cluster. */
+  clusterNodes?: string[];
   token: string;
   /** Interface to listen on; 127.0.0.1 by default. */
   host?: string;
@@ -49,12 +56,22 @@ type Outcome = { error: Error } | { result: unknown };
 export async function startRedisRest(options: RedisRestOptions): Promise<RedisRestServer> {
   // RESP2 like Upstash (Lua false is nil, maps are flat arrays); integers as strings so every
   // digit survives and they can be told apart from string replies, which stay Buffers.
-  const redis = new Redis(options.redisUrl, {
-    protocol: 2,
-    stringNumbers: true,
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
+  const connection = { protocol: 2 as const, stringNumbers: true, maxRetriesPerRequest: 1 };
+  const clustered = !!options.clusterNodes?.length;
+  let redis: Redis | Cluster;
+  if (options.clusterNodes?.length) {
+    const seeds = options.clusterNodes.map((node) => {
+      const colon = node.lastIndexOf(":");
+      return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
+    });
+    // Without the offline queue a command fails at once (502) while no node can be reached,
+    // instead of waiting for the cluster to come back.
+    redis = new Cluster(seeds, { lazyConnect: true, enableOfflineQueue: false, redisOptions: connection });
+  } else if (options.redisUrl) {
+    redis = new Redis(options.redisUrl, { ...connection, lazyConnect: true });
+  } else {
+    throw new Error("startRedisRest needs redisUrl or clusterNodes");
+  }
   redis.on("error", () => {});
   try {
     await redis.connect();
@@ -108,8 +125,11 @@ export async function startRedisRest(options: RedisRestOptions): Promise<RedisRe
   }
 
   async function pipeline(res: ServerResponse, commands: RedisCommand[], base64: boolean): Promise<void> {
-    // ioredis writes the commands in order on one connection: a pipeline, not a transaction.
-    const outcomes = await Promise.all(commands.map(call));
+    // ioredis writes the commands in order on one connection: a pipeline, not a transaction. A
+    // cluster has one connection per node, so there each command waits for the one before it.
+    const outcomes: Outcome[] = [];
+    if (clustered) for (const command of commands) outcomes.push(await call(command));
+    else outcomes.push(...(await Promise.all(commands.map(call))));
     send(res, 200, `[${outcomes.map((o) => itemBody(o, base64)).join(",")}]`);
   }
 
@@ -200,10 +220,10 @@ function urlHost(host: string): string {
 }
 
 async function main(): Promise<void> {
-  const { REDIS_URL: redisUrl, UPSTASH_REDIS_REST_TOKEN: token } = process.env;
-  if (!redisUrl || !token) throw new Error("set REDIS_URL and UPSTASH_REDIS_REST_TOKEN");
+  const { REDIS_URL: redisUrl, REDIS_CLUSTER_NODES: clusterNodes, UPSTASH_REDIS_REST_TOKEN: token } = process.env;
+  if (!(redisUrl || clusterNodes) || !token) throw new Error("set REDIS_URL (or REDIS_CLUSTER_NODES) and UPSTASH_REDIS_REST_TOKEN");
   const bridge = await startRedisRest({
-    redisUrl,
+    ...(clusterNodes ? { clusterNodes: clusterNodes.split(",").map((n) => n.trim()).filter(Boolean) } : { redisUrl }),
     token,
     port: Number(process.env.PORT ?? 8079),
     host: process.env.HOST ?? "127.0.0.1",

@@ -226,7 +226,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
       [["sweep-now"], {}, "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL"],
       [[], {}, "no command given"],
       // A sweeper must match the serving fleet's license (here: other shards).
-      [["sweep-now"], { REDIS_URL: fleet.t.url, PINBOARD_SHARDS: "8" }, "this configuration is not the serving fleet's ("],
+      [["sweep-now"], { ...fleet.t.env, PINBOARD_SHARDS: "8" }, "this configuration is not the serving fleet's ("],
     ];
     for (const [argv, env, message] of cases) {
       let stdout = "";
@@ -294,7 +294,9 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     const dead = await register(registerBody(worker, { clientId: "cli-dead", namespaces: ["/rooms"] }));
     const record = JSON.parse((await fleet.t.redis.hget("pinboard:{global}:sessions", dead))!);
     await fleet.t.redis.client.hset("pinboard:{global}:sessions", dead, JSON.stringify({ ...record, expiry: record.expiry - 10 * LEASE_MS }));
-    const env = { REDIS_URL: fleet.t.url, PINBOARD_LEASE_TTL_MS: String(LEASE_MS), PINBOARD_URL: "", PINBOARD_OPERATOR_TOKEN: "" };
+    // The GC finds dead sessions through their expiry index.
+    await fleet.t.redis.client.zadd("pinboard:{global}:session-expiries", record.expiry - 10 * LEASE_MS, dead);
+    const env = { ...fleet.t.env, PINBOARD_LEASE_TTL_MS: String(LEASE_MS), PINBOARD_URL: "", PINBOARD_OPERATOR_TOKEN: "" };
 
     const report = await cliJson(["sweep-now"], env);
     expect(report).toMatchObject({ ran: true, sessions: 3, resurrected: 0, durationMs: expect.any(Number) });
@@ -306,7 +308,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     const table = await cli(["sweep-now"], { env });
     expect(table).toMatchObject({ code: 0, stderr: "" });
     expect(table.stdout).toMatch(
-      /^sweep pass done\nredis: +redis:\/\/127\.0\.0\.1:\d+\/?\nlive sessions: +3\npruned mirrors: +\d+\nresurrected: +0\norphans listed: +\d+\nduration: +\d+ms\n\nSTAGE +OUTCOME +COUNT\nwakes +woken +\d+\n/,
+      /^sweep pass done\nredis: +(redis:\/\/127\.0\.0\.1:\d+\/?|Redis Cluster [\d.:,]+)\nlive sessions: +3\npruned mirrors: +\d+\nresurrected: +0\norphans listed: +\d+\nduration: +\d+ms\n\nSTAGE +OUTCOME +COUNT\nwakes +woken +\d+\n/,
     );
     expect(table.stdout).toMatch(/\nalarms +fired +\d+\n/);
   });

@@ -85,7 +85,7 @@ describe("the Host header", () => {
   });
 
   it("400 missing Host header through the app itself (a Request without Host)", async () => {
-    const node = await startTestPinboard(fleet.t.url, { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LEASE_TTL_MS: String(LEASE) });
+    const node = await startTestPinboard(fleet.t, { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LEASE_TTL_MS: String(LEASE) });
     try {
       const res = await node.app.request(new Request("http://pinboard.internal/echo/doc"));
       expect(res.status).toBe(400);

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 async function node(env: Record<string, string>): Promise<TestPinboard> {
-  const pb = await startTestPinboard(t.url, { PINBOARD_LEASE_TTL_MS: String(LEASE), ...env });
+  const pb = await startTestPinboard(t, { PINBOARD_LEASE_TTL_MS: String(LEASE), ...env });
   nodes.push(pb);
   return pb;
 }

@@ -101,8 +101,8 @@ beforeAll(async () => {
 
   t = await startTestRedis();
   const common = { PINBOARD_LOG_LEVEL: LOG_LEVEL, PINBOARD_LEASE_TTL_MS: LEASE_MS, PINBOARD_VERIFY_TIMEOUT_MS: "1000", PINBOARD_FORWARD_TIMEOUT_MS: "5000" };
-  pb = await startTestPinboard(t.url, { ...common, PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }) });
-  hb = await startTestPinboard(t.url, { ...common, PINBOARD_PREFIX: "hpb:", PINBOARD_HOSTNAME_AWARE: "true" });
+  pb = await startTestPinboard(t, { ...common, PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }) });
+  hb = await startTestPinboard(t, { ...common, PINBOARD_PREFIX: "hpb:", PINBOARD_HOSTNAME_AWARE: "true" });
   for (let b = 0; b < 16; b++) {
     await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
     await t.redis.client.set(`hpb:{${b}}:boot_time`, "0");
@@ -305,7 +305,7 @@ async function fill(text: string, pick: number): Promise<string> {
 }
 
 async function someRow(pick: number): Promise<{ ns: string; id: string; epoch: string; sessionId: string } | undefined> {
-  const keys = (await t.redis.client.keys("pinboard:*:placements")).sort();
+  const keys = (await t.keys("pinboard:*:placements")).sort();
   const rows: Array<{ ns: string; id: string; epoch: string; sessionId: string }> = [];
   for (const key of keys) {
     const ns = key.split(":").at(-2)!;
@@ -732,7 +732,7 @@ describe("regressions found by the fuzz", () => {
     const first = await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: "re-register-1", namespaces: ["/dropped"] }));
     await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: "re-register-1", namespaces: ["/kept"] }));
     const res = await exchange(pb, "/dropped/x-1", { method: "GET" });
-    const rows = await t.redis.client.keys("pinboard:*:/dropped:placements");
+    const rows = await t.keys("pinboard:*:/dropped:placements");
     // Clean up before asserting: the orphaned session must not poison the rest of the file.
     for (const key of rows) await t.redis.client.del(key);
     for (let b = 0; b < 16; b++) await t.redis.client.hdel(`pinboard:{${b}}:nsw:/dropped`, first.sessionId);

@@ -61,20 +61,20 @@ describe("GET /metrics (Node entry)", () => {
 
   it("is 500 metrics collection failed when the fleet cannot be read", async () => {
     const t = await startTestRedis();
-    const pb = await startPinboardProcess({ redisUrl: t.url });
+    const pb = await startPinboardProcess({ redis: t });
     try {
-      await t.server.stop();
+      await t.stopServer();
       const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({ error: "metrics collection failed" });
     } finally {
       await pb.stop();
-      await t.redis.close();
+      await t.stop();
     }
   });
 
   it("is 404 unknown namespace without a metrics registry", async () => {
-    const pb = await startPinboardProcess({ redisUrl: fleet.t.url, env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" } });
+    const pb = await startPinboardProcess({ redis: fleet.t, env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" } });
     try {
       const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
       expect(res.status).toBe(404);

@@ -10,7 +10,7 @@ let worker: ChallengeServer;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  pb = await startPinboardProcess({ redisUrl: t.url, env: { PINBOARD_BASE_PATH: "/pb" } });
+  pb = await startPinboardProcess({ redis: t, env: { PINBOARD_BASE_PATH: "/pb" } });
   worker = await startChallengeServer();
 });
 afterAll(async () => {
@@ -44,7 +44,7 @@ describe("the Node entry as a process", () => {
   });
 
   it("stops on SIGTERM and stops answering", async () => {
-    const other = await startPinboardProcess({ redisUrl: t.url });
+    const other = await startPinboardProcess({ redis: t });
     await other.stop();
     expect(other.process.exitCode).toBe(0);
     await expect(fetch(`${other.url}/healthz`)).rejects.toThrow();

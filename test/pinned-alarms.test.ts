@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DurableKeys, RedisDurabilityStore, type DurabilityStore } from "../src/pinned/index.ts";
+import { DurableKeys, type DurabilityStore, type RedisDurabilityStore } from "../src/pinned/index.ts";
+import { durableStore } from "./support/durability.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { attestation, SECRET, startLocalWorker, until, type LocalWorker } from "./support/worker-harness.ts";
 
@@ -11,7 +12,7 @@ let offset = 0;
 
 beforeAll(async () => {
   redis = await startTestRedis();
-  store = new RedisDurabilityStore({ redis: redis.url, prefix: "al:" });
+  store = durableStore(redis, "al:");
   w = await startLocalWorker({ durability: store, now: () => Date.now() + offset });
 });
 afterAll(async () => {

@@ -13,7 +13,8 @@ import {
   StaleEpochError,
   type DurabilityStore,
 } from "../src/pinned/index.ts";
-import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { durableStore } from "./support/durability.ts";
+import { onCluster, startTestRedis, type TestRedis } from "./support/redis.ts";
 
 let single: TestRedis;
 let clusterNode: EmbeddedRedis;
@@ -53,7 +54,7 @@ const fresh = () => ({ ns: "/counter", id: `i${++n}-${Date.now()}` });
 
 const stores: [string, () => DurabilityStore][] = [
   ["MemoryDurabilityStore", () => new MemoryDurabilityStore()],
-  ["RedisDurabilityStore (single node)", () => new RedisDurabilityStore({ redis: single.url })],
+  [`RedisDurabilityStore (${onCluster ? "3-primary cluster" : "single node"})`, () => durableStore(single)],
   ["RedisDurabilityStore (Redis Cluster)", () => new RedisDurabilityStore({ redis: cluster, prefix: "c:" })],
 ];
 
@@ -178,7 +179,7 @@ describe("the sweeper's index in Redis", () => {
   let store: RedisDurabilityStore;
   const keys = new DurableKeys("idx:");
   beforeAll(() => {
-    store = new RedisDurabilityStore({ redis: single.url, prefix: "idx:" });
+    store = durableStore(single, "idx:");
   });
   afterAll(() => store.close());
 

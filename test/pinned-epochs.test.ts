@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisDurabilityStore } from "../src/pinned/index.ts";
+import type { RedisDurabilityStore } from "../src/pinned/index.ts";
+import { durableStore } from "./support/durability.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { Counter } from "./support/worker-fixtures.ts";
 import { startLocalWorker, type LocalWorker } from "./support/worker-harness.ts";
@@ -69,8 +70,8 @@ describe("two workers sharing a Redis durability store", () => {
   let storeA: RedisDurabilityStore;
   let storeB: RedisDurabilityStore;
   beforeAll(async () => {
-    storeA = new RedisDurabilityStore({ redis: redis.url, prefix: "fight:" });
-    storeB = new RedisDurabilityStore({ redis: redis.url, prefix: "fight:" });
+    storeA = durableStore(redis, "fight:");
+    storeB = durableStore(redis, "fight:");
     a = await startLocalWorker({ durability: storeA });
     b = await startLocalWorker({ durability: storeB });
   });
@@ -158,7 +159,7 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
   let w: LocalWorker;
   let store: RedisDurabilityStore;
   beforeAll(async () => {
-    store = new RedisDurabilityStore({ redis: redis.url, prefix: "wake:" });
+    store = durableStore(redis, "wake:");
     w = await startLocalWorker({ durability: store, wakeWaitMs: 100 });
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisDurabilityStore } from "../src/pinned/index.ts";
+import type { RedisDurabilityStore } from "../src/pinned/index.ts";
+import { durableStore } from "./support/durability.ts";
 import { Keys, SINGLE_ENV } from "../src/redis/keys.ts";
 import { startFleet, type Fleet, type FleetWorker } from "./support/fleet.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
@@ -18,7 +19,7 @@ let operator: string;
 
 beforeAll(async () => {
   durable = await startTestRedis();
-  store = new RedisDurabilityStore({ redis: durable.url });
+  store = durableStore(durable);
   fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/counter": Counter } });
   w = await fleet.addWorker({ durability: store, clientId: "op-worker" });
   await fleet.skipColdStart();

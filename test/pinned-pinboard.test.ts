@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisDurabilityStore } from "../src/pinned/index.ts";
+import type { RedisDurabilityStore } from "../src/pinned/index.ts";
+import { durableStore } from "./support/durability.ts";
 import { startFleet, type Fleet, type FleetWorker } from "./support/fleet.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { Counter, Room } from "./support/worker-fixtures.ts";
@@ -16,7 +17,7 @@ let w: FleetWorker;
 
 beforeAll(async () => {
   durable = await startTestRedis();
-  store = new RedisDurabilityStore({ redis: durable.url });
+  store = durableStore(durable);
   fleet = await startFleet({
     workers: 0,
     env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisDurabilityStore } from "../src/pinned/index.ts";
+import type { RedisDurabilityStore } from "../src/pinned/index.ts";
+import { durableStore } from "./support/durability.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { Counter } from "./support/worker-fixtures.ts";
@@ -31,7 +32,7 @@ afterAll(async () => {
 const url = (path: string) => `${fleet.pb.url}${path}`;
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const sharedStore = () => {
-  const store = new RedisDurabilityStore({ redis: durable.url });
+  const store = durableStore(durable);
   stores.push(store);
   return store;
 };

@@ -12,7 +12,7 @@ describe("Redis stopped", () => {
   it("answers 503 redis unavailable within a bounded time, /readyz turns 503, and no 500s", async () => {
     expect((await fetch(`${fleet.pb.url}/echo/before`)).status).toBe(200);
     const token = await fleet.pb.operatorCredential();
-    await fleet.t.server.stop();
+    await fleet.t.stopServer();
 
     const statuses: number[] = [];
     const started = Date.now();

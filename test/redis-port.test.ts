@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineScript } from "../src/redis/script.ts";
-import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "./support/redis.ts";
 
 let t: TestRedis;
 beforeAll(async () => {
@@ -11,11 +11,12 @@ afterAll(() => t.stop());
 describe("TcpRedis", () => {
   it("runs a script by EVAL on NOSCRIPT, then by EVALSHA", async () => {
     const echo = defineScript("test-echo", "return {KEYS[1], ARGV[1]}", "");
-    const sha = (await t.redis.client.script("LOAD", echo.script)) as string;
+    const sha = await loadScript(t, echo.script);
     const script = { ...echo, sha };
-    await t.redis.client.script("FLUSH");
+    await flushScripts(t);
+    expect(await scriptCached(t, sha)).toBe(false);
     expect(await t.redis.run(script, ["k"], ["v"])).toEqual(["k", "v"]);
-    expect(await t.redis.client.script("EXISTS", sha)).toEqual([1]);
+    expect(await scriptCached(t, sha)).toBe(true);
     expect(await t.redis.run(script, ["k2"], [7])).toEqual(["k2", "7"]);
   });
 

@@ -4,8 +4,10 @@ import { MAX_BODY_BYTES, UNAUTHORIZED, startRedisRest, type RedisRestServer } fr
 import { freePort } from "../src/node/free-port.ts";
 import { defineScript, type LuaScript } from "../src/redis/script.ts";
 import { UpstashRedis } from "../src/redis/upstash.ts";
-import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "./support/redis.ts";
 
+// On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
+// MULTI/EXEC, MGET or MSET names share a hash tag, as they must on a cluster.
 const TOKEN = "bridge-test-token";
 let t: TestRedis;
 let bridge: RedisRestServer;
@@ -13,7 +15,7 @@ let adapter: UpstashRedis;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  bridge = await startRedisRest({ redisUrl: t.url, token: TOKEN, port: await freePort() });
+  bridge = await startRedisRest({ ...bridgeTarget(t), token: TOKEN, port: await freePort() });
   adapter = new UpstashRedis({ url: bridge.url, token: TOKEN });
 });
 afterEach(() => t.flush());
@@ -46,16 +48,23 @@ async function send(path: string, body: unknown, opts: Sent = {}): Promise<{ sta
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
+const bridgeTarget = (redis: TestRedis) => (redis.clusterNodes ? { clusterNodes: redis.clusterNodes.split(",") } : { redisUrl: redis.url });
+
+/** Calls of one command, summed over the primaries. */
 async function commandCalls(name: string): Promise<number> {
-  const info = (await t.redis.client.info("commandstats")) as string;
-  return Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  let calls = 0;
+  for (const node of await t.primaries()) {
+    const info = await node.info("commandstats");
+    calls += Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  }
+  return calls;
 }
 
 /** A script with the SHA that SCRIPT LOAD gives it, then dropped from the cache. */
 async function uncachedScript(name: string, body: string): Promise<LuaScript> {
   const defined = defineScript(name, body, "");
-  const sha = (await t.redis.client.script("LOAD", body)) as string;
-  await t.redis.client.script("FLUSH");
+  const sha = await loadScript(t, body);
+  await flushScripts(t);
   return { ...defined, sha };
 }
 
@@ -159,11 +168,11 @@ describe("redis-rest bridge over raw HTTP", () => {
   it("runs /multi-exec as one MULTI/EXEC", async () => {
     const execs = await commandCalls("exec");
     const res = await send("/multi-exec", [
-      ["SET", "a", "1"],
-      ["INCR", "a"],
-      ["HSET", "h", "f", "v"],
-      ["INCR", "h"],
-      ["GET", "a"],
+      ["SET", "{x}a", "1"],
+      ["INCR", "{x}a"],
+      ["HSET", "{x}h", "f", "v"],
+      ["INCR", "{x}h"],
+      ["GET", "{x}a"],
     ]);
     expect(res).toEqual({
       status: 200,
@@ -179,16 +188,16 @@ describe("redis-rest bridge over raw HTTP", () => {
   });
 
   it("discards the whole /multi-exec when a command is refused while queueing", async () => {
-    await t.redis.client.set("a", "before");
+    await t.redis.client.set("{x}a", "before");
     const res = await send("/multi-exec", [
-      ["SET", "a", "after"],
+      ["SET", "{x}a", "after"],
       ["NOSUCHCOMMAND", "x"],
-      ["SET", "b", "after"],
+      ["SET", "{x}b", "after"],
     ]);
     expect(res.status).toBe(400);
     expect((res.json as { error: string }).error).toMatch(/^EXECABORT .*unknown command 'NOSUCHCOMMAND'/);
-    expect(await t.redis.client.get("a")).toBe("before");
-    expect(await t.redis.client.exists("b")).toBe(0);
+    expect(await t.redis.client.get("{x}a")).toBe("before");
+    expect(await t.redis.client.exists("{x}b")).toBe(0);
   });
 
   it("keeps /multi-exec atomic against a concurrent writer on another connection", async () => {
@@ -213,7 +222,7 @@ describe("redis-rest bridge over raw HTTP", () => {
 
   it("answers 502 on POST / and per-item errors in /pipeline when Redis is down", async () => {
     const lonely = await startTestRedis();
-    const down = await startRedisRest({ redisUrl: lonely.url, token: TOKEN });
+    const down = await startRedisRest({ ...bridgeTarget(lonely), token: TOKEN });
     try {
       await lonely.stop();
       const post = (path: string, body: unknown) =>
@@ -254,10 +263,10 @@ describe("redis-rest bridge over raw HTTP", () => {
 
     it("round-trips bytes that are not UTF-8", async () => {
       const bytes = Buffer.from([0xff, 0x00, 0xfe, 0x80, 0x41]);
-      await t.redis.client.set("bin", bytes);
-      const res = await send("/", ["GET", "bin"], { base64: true });
+      await t.redis.client.set("{b}bin", bytes);
+      const res = await send("/", ["GET", "{b}bin"], { base64: true });
       expect(Buffer.from((res.json as { result: string }).result, "base64")).toEqual(bytes);
-      const listed = await send("/pipeline", [["MGET", "bin", "missing"]], { base64: true });
+      const listed = await send("/pipeline", [["MGET", "{b}bin", "{b}missing"]], { base64: true });
       expect(listed.json).toEqual([{ result: [bytes.toString("base64"), null] }]);
     });
 
@@ -323,7 +332,7 @@ describe("redis-rest bridge over raw HTTP", () => {
         { "Transfer-Encoding": "chunked" },
       );
       expect(res.status).toBe(413);
-      expect(await t.redis.client.dbsize()).toBe(0);
+      expect(await t.keys()).toEqual([]);
     });
 
     it("accepts a large body under the limit", async () => {
@@ -341,9 +350,10 @@ describe("UpstashRedis adapter through the bridge", () => {
     expect(await adapter.run(script, ["k"], ["v", 7])).toEqual(["k", "v", "7"]);
     expect(await commandCalls("eval")).toBe(evals + 1);
     expect(await commandCalls("evalsha")).toBe(evalshas + 1);
-    expect(await t.redis.client.script("EXISTS", script.sha)).toEqual([1]);
+    expect(await scriptCached(t, script.sha)).toBe(true);
 
-    expect(await adapter.run(script, ["k2"], ["w", "123"])).toEqual(["k2", "w", "123"]);
+    // Another key of the same slot (so, on a cluster, the same node and script cache).
+    expect(await adapter.run(script, ["{k}2"], ["w", "123"])).toEqual(["{k}2", "w", "123"]);
     expect(await commandCalls("eval")).toBe(evals + 1);
     expect(await commandCalls("evalsha")).toBe(evalshas + 2);
   });
@@ -362,7 +372,7 @@ describe("UpstashRedis adapter through the bridge", () => {
   it("sends runMany as one auto-pipelined request", async () => {
     const body = "return {KEYS[1], redis.call('INCRBY', KEYS[1], ARGV[1])}";
     const defined = defineScript("redis-rest-test-incr", body, "");
-    const script = { ...defined, sha: (await t.redis.client.script("LOAD", body)) as string };
+    const script = { ...defined, sha: await loadScript(t, body) };
     const requests: { url: string; body: unknown }[] = [];
     const realFetch = globalThis.fetch;
     globalThis.fetch = (input, init) => {
@@ -416,11 +426,11 @@ describe("UpstashRedis adapter through the bridge", () => {
   });
 
   it("reads strings that look like numbers or JSON as strings", async () => {
-    await t.redis.client.mset("n", "123", "j", '{"a":1}', "t", "true", "e", "");
-    expect(await adapter.get("n")).toBe("123");
-    expect(await adapter.get("j")).toBe('{"a":1}');
-    expect(await adapter.get("t")).toBe("true");
-    expect(await adapter.get("e")).toBe("");
+    await t.redis.client.mset("{s}n", "123", "{s}j", '{"a":1}', "{s}t", "true", "{s}e", "");
+    expect(await adapter.get("{s}n")).toBe("123");
+    expect(await adapter.get("{s}j")).toBe('{"a":1}');
+    expect(await adapter.get("{s}t")).toBe("true");
+    expect(await adapter.get("{s}e")).toBe("");
     expect(await adapter.get("missing")).toBeNull();
   });
 

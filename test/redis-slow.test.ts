@@ -2,21 +2,29 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker } from "../src/pinned/index.ts";
 import type { Listening } from "../src/pinned/node-server.ts";
 import { Echo } from "./support/echo-instance.ts";
-import { startLatencyProxy, type LatencyProxy } from "./support/latency-proxy.ts";
+import { startClusterLatencyProxy, startLatencyProxy } from "./support/latency-proxy.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 
 let t: TestRedis;
-let proxy: LatencyProxy;
+let proxy: { delayMs: number; close(): Promise<void> };
 let pb: PinboardProcess;
 let listening: Listening;
 let stopWorker: () => Promise<void>;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  proxy = await startLatencyProxy(t.server.port);
-  // Pinboard reaches Redis only through the latency proxy; its commands time out after 500 ms.
-  pb = await startPinboardProcess({ redisUrl: t.url, env: { REDIS_URL: proxy.url, PINBOARD_REDIS_TIMEOUT_MS: "500", PINBOARD_LEASE_TTL_MS: "60000" } });
+  // Pinboard reaches Redis only through the latency proxy (one per node of a cluster); its
+  // commands time out after 500 ms.
+  let target: { redisUrl: string } | { clusterNodes: string };
+  if (t.cluster) {
+    const proxies = await startClusterLatencyProxy(t.cluster);
+    [proxy, target] = [proxies, { clusterNodes: proxies.nodes }];
+  } else {
+    const single = await startLatencyProxy(t.server.port);
+    [proxy, target] = [single, { redisUrl: single.url }];
+  }
+  pb = await startPinboardProcess({ ...target, env: { PINBOARD_REDIS_TIMEOUT_MS: "500", PINBOARD_LEASE_TTL_MS: "60000" } });
   const worker = createWorker({
     pinboardUrl: pb.url,
     credential: await pb.workerCredential(),

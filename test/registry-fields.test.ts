@@ -12,9 +12,9 @@ let token: string;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  single = await startTestPinboard(t.url);
+  single = await startTestPinboard(t);
   // A second fleet on the same Redis under its own prefix, in hostname-aware mode.
-  aware = await startTestPinboard(t.url, { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_PREFIX: "aware:" });
+  aware = await startTestPinboard(t, { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_PREFIX: "aware:" });
   worker = await startChallengeServer();
   token = await credential("pinboard:worker");
 });

@@ -14,8 +14,8 @@ let token: string;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  pb = await startTestPinboard(t.url, { PINBOARD_LEASE_TTL_MS: String(LEASE) });
-  aware = await startTestPinboard(t.url, { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "1" });
+  pb = await startTestPinboard(t, { PINBOARD_LEASE_TTL_MS: String(LEASE) });
+  aware = await startTestPinboard(t, { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "1" });
   worker = await startChallengeServer();
   token = await credential("pinboard:worker");
 });

@@ -13,7 +13,7 @@ let otherAccount: string;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  pb = await startTestPinboard(t.url);
+  pb = await startTestPinboard(t);
   worker = await startChallengeServer();
   token = await credential("pinboard:worker", {}, { sub: "w", account: "acme" });
   otherAccount = await credential("pinboard:worker", {}, { sub: "w", account: "globex" });

@@ -24,7 +24,7 @@ const LEASE = 15_000;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  pb = await startTestPinboard(t.url);
+  pb = await startTestPinboard(t);
   token = await credential("pinboard:worker");
   // Not a cold-start test: every bucket has been up for long (the cold-start test resets its own).
   for (const b of pb.deps.keys.allBuckets()) await t.redis.client.set(pb.deps.keys.bootTime(b), "0");
@@ -256,7 +256,7 @@ describe("step 4: candidates", () => {
     { lease: 6000, bound: 2000, below: 1800, above: 3500 }, // 5000 would refuse at 3500
   ]) {
     it(`… that is min(5000, lease/3): ${bound} ms at a ${lease / 1000} s lease`, async () => {
-      const other = await startTestPinboard(t.url, { PINBOARD_PREFIX: `p${lease}:`, PINBOARD_LEASE_TTL_MS: String(lease) });
+      const other = await startTestPinboard(t, { PINBOARD_PREFIX: `p${lease}:`, PINBOARD_LEASE_TTL_MS: String(lease) });
       try {
         for (const b of other.deps.keys.allBuckets()) await t.redis.client.set(other.deps.keys.bootTime(b), "0");
         const { sid } = await registerWorker(other, ["/bound"]);

@@ -401,7 +401,7 @@ describe("registry (in-process app)", () => {
 
   beforeAll(async () => {
     t = await startTestRedis();
-    pb = await startTestPinboard(t.url, { PINBOARD_VERIFY_TIMEOUT_MS: "500" });
+    pb = await startTestPinboard(t, { PINBOARD_VERIFY_TIMEOUT_MS: "500" });
     cs = await startChallengeServer("registry-secret-0123456789");
     token = await credential("pinboard:worker");
   });

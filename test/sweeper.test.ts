@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signAttestation } from "../src/auth/attestation.ts";
 import { Keys } from "../src/redis/keys.ts";
 import { runSweep } from "../src/sweeper-cron.ts";
+import { durableEnv } from "./support/durability.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
 import { startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
@@ -26,10 +27,11 @@ const env = () => ({
 
 beforeAll(async () => {
   t = await startTestRedis();
-  durable = await startTestRedis();
-  pb = await startPinboardProcess({ redisUrl: t.url, env: env() });
+  // PINBOARD_DURABLE_REDIS_URL names one server: the durable store stays on one redis-server.
+  durable = await startTestRedis({ single: true });
+  pb = await startPinboardProcess({ redis: t, env: env() });
   // Two in-process sweepers on the same Redis, as two Pinboard nodes would run them.
-  sweepers = [await startTestPinboard(t.url, env()), await startTestPinboard(t.url, env())];
+  sweepers = [await startTestPinboard(t, env()), await startTestPinboard(t, env())];
 });
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.kill()));
@@ -44,7 +46,7 @@ async function addWorker(clientId: string): Promise<WorkerProcess> {
     PINBOARD_URL: pb.url,
     CREDENTIAL: await pb.workerCredential(),
     CLIENT_ID: clientId,
-    DURABLE_REDIS_URL: durable.url,
+    ...durableEnv(durable),
   });
   workers.push(w);
   clientIds.set(w, clientId);

@@ -15,6 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DurableKeys } from "../src/pinned/durable-keys.ts";
+import { durableEnv } from "./support/durability.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { getRow } from "./support/rows.ts";
@@ -37,7 +38,7 @@ beforeAll(async () => {
   t = await startTestRedis();
   durable = await startTestRedis();
   pb = await startPinboardProcess({
-    redisUrl: t.url,
+    redis: t,
     env: {
       PINBOARD_LEASE_TTL_MS: String(LEASE),
       PINBOARD_SWEEP_INTERVAL_MS: "3600000",
@@ -57,7 +58,7 @@ beforeAll(async () => {
         CREDENTIAL: credential,
         CLIENT_ID: `death-${name}`,
         WORKER_NAME: name,
-        DURABLE_REDIS_URL: durable.url,
+        ...durableEnv(durable),
       }),
     );
   }

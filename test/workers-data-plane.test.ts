@@ -14,7 +14,7 @@ let listening: Listening;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  entry = await startWorkersEntry({ redisUrl: t.url });
+  entry = await startWorkersEntry({ redis: t });
   worker = createWorker({
     pinboardUrl: entry.url,
     credential: await credential("pinboard:worker"),

@@ -28,7 +28,7 @@ let token: string;
 beforeAll(async () => {
   t = await startTestRedis();
   [wk, worker, token] = await Promise.all([
-    startWorkersEntry({ redisUrl: t.url, env: SETTINGS }),
+    startWorkersEntry({ redis: t, env: SETTINGS }),
     startChallengeServer(),
     credential("pinboard:worker"),
   ]);
@@ -212,7 +212,7 @@ describe("the Workers entry in workerd", () => {
     // Its own prefix and a 1 s lease, so nothing else in this file is touched.
     const prefix = "sweep:";
     const short = await startWorkersEntry({
-      redisUrl: t.url,
+      redis: t,
       env: { ...SETTINGS, PINBOARD_PREFIX: prefix, PINBOARD_LEASE_TTL_MS: "1000" },
     });
     try {
@@ -230,7 +230,7 @@ describe("the Workers entry in workerd", () => {
   });
 
   it("shares one Redis with the Node entry: registered via one, heartbeated via the other", async () => {
-    const node = await startPinboardProcess({ redisUrl: t.url, env: SETTINGS });
+    const node = await startPinboardProcess({ redis: t, env: SETTINGS });
     try {
       expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
       expect((await fetch(`${wk.url}/readyz`)).status).toBe(200);

@@ -18,14 +18,16 @@ type Client = Redis | Cluster;
  */
 export class TcpRedis implements RedisPort {
   readonly client: Client;
+  private readonly timeoutMs: number;
 
   constructor(options: TcpRedisOptions) {
+    this.timeoutMs = options.commandTimeoutMs ?? 5000;
     const common = {
       // RESP2, as Upstash and DESIGN.md assume: Lua false is nil, numbers are integers.
       protocol: 2 as const,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
-      commandTimeout: options.commandTimeoutMs ?? 5000,
+      commandTimeout: this.timeoutMs,
       lazyConnect: false,
     };
     if (options.clusterNodes?.length) {
@@ -52,53 +54,70 @@ export class TcpRedis implements RedisPort {
     this.client.on("error", () => {});
   }
 
-  async run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
-    try {
-      return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as RedisReply;
-    } catch (err) {
-      if (!isNoScript(err)) throw err;
-      return (await this.client.eval(script.script, keys.length, ...keys, ...args)) as RedisReply;
-    }
+  /**
+   * A Cluster holds commands in its offline queue while no node answers, where the per-node
+   * commandTimeout does not reach them: give every cluster command the same deadline, so a
+   * cluster that is down is a bounded failure (503) rather than a hang. Like any timeout, the
+   * command may still run once the cluster is back.
+   */
+  private within<T>(command: () => Promise<T>): Promise<T> {
+    if (!(this.client instanceof Cluster)) return command();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis Cluster did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    return Promise.race([command(), deadline]).finally(() => clearTimeout(timer));
+  }
+
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    return this.within(async () => {
+      try {
+        return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as RedisReply;
+      } catch (err) {
+        if (!isNoScript(err)) throw err;
+        return (await this.client.eval(script.script, keys.length, ...keys, ...args)) as RedisReply;
+      }
+    });
   }
 
   runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
     return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
   }
 
-  async timeMs(): Promise<number> {
+  timeMs(): Promise<number> {
     const client = this.client;
-    const reply = client instanceof Cluster ? await client.nodes("master")[0]!.time() : await client.time();
-    return timeReplyToMs(reply);
+    return this.within(async () => timeReplyToMs(client instanceof Cluster ? await client.nodes("master")[0]!.time() : await client.time()));
   }
 
   get(key: string): Promise<string | null> {
-    return this.client.get(key);
+    return this.within(() => this.client.get(key));
   }
 
   hgetall(key: string): Promise<Record<string, string>> {
-    return this.client.hgetall(key);
+    return this.within(() => this.client.hgetall(key));
   }
 
   async set(key: string, value: string): Promise<void> {
-    await this.client.set(key, value);
+    await this.within(() => this.client.set(key, value));
   }
 
   hget(key: string, field: string): Promise<string | null> {
-    return this.client.hget(key, field);
+    return this.within(() => this.client.hget(key, field));
   }
 
   smembers(key: string): Promise<string[]> {
-    return this.client.smembers(key);
+    return this.within(() => this.client.smembers(key));
   }
 
-  async hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
-    const [next, flat] = await this.client.hscan(key, cursor, "COUNT", count);
-    return [next, pairs(flat)];
+  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    return this.within(async () => {
+      const [next, flat] = await this.client.hscan(key, cursor, "COUNT", count);
+      return [next, pairs(flat)];
+    });
   }
 
-  async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
-    const flat = await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit);
-    return withScores(flat);
+  zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    return this.within(async () => withScores(await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit)));
   }
 
   async close(): Promise<void> {

@@ -1,15 +1,15 @@
 /**
  * The real side of the single-activation property test (test/single-activation.property.test.ts):
- * one private redis-server that can be flushed or stopped and started again on its port, two
+ * one private Redis (a cluster under PINBOARD_TEST_REDIS=cluster) that can be flushed or stopped and
+ * started again on its port(s), two
  * in-process Pinboard nodes sharing it, three challenge-server workers, and the "clock" that the
  * test drives by rewriting stored expiries (see the test file for why).
  */
-import type { EmbeddedRedis } from "../../src/node/embedded-redis.ts";
-import { startEmbeddedRedis } from "../../src/node/embedded-redis.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { TcpRedis } from "../../src/redis/tcp.ts";
+import type { TcpRedis } from "../../src/redis/tcp.ts";
 import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
+import { startTestRedis, type TestRedis } from "./redis.ts";
 
 export const NS = "/threads";
 export const PREFIX = "pinboard:";
@@ -29,7 +29,7 @@ export const keys = new Keys(PREFIX, SHARDS);
 export const clientIdOf = (w: number) => `w${w}`;
 
 export interface World {
-  redisUrl: string;
+  redis: TestRedis;
   admin: TcpRedis;
   nodes: [TestPinboard, TestPinboard];
   workers: ChallengeServer[];
@@ -39,18 +39,16 @@ export interface World {
   bucketOf: Map<string, number>;
   /** FLUSHALL: Redis restarted empty, the cheap way. */
   flush(): Promise<void>;
-  /** Stops redis-server and starts a new empty one on the same port; waits for every client. */
+  /** Stops Redis and starts it again empty on the same port(s); waits for every client. */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startWorld(): Promise<World> {
-  let server: EmbeddedRedis = await startEmbeddedRedis();
-  const port = server.port;
-  const redisUrl = server.url;
-  const admin = new TcpRedis({ url: redisUrl });
+  const redis = await startTestRedis();
+  const admin = redis.redis;
   const env = { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_SHARDS: String(SHARDS), PINBOARD_PREFIX: PREFIX };
-  const nodes: [TestPinboard, TestPinboard] = [await startTestPinboard(redisUrl, env), await startTestPinboard(redisUrl, env)];
+  const nodes: [TestPinboard, TestPinboard] = [await startTestPinboard(redis, env), await startTestPinboard(redis, env)];
   const workers: ChallengeServer[] = [];
   for (let w = 0; w < WORKERS; w++) workers.push(await startChallengeServer(`secret-of-w${w}`));
   const bucketOf = new Map<string, number>();
@@ -72,26 +70,22 @@ export async function startWorld(): Promise<World> {
   };
 
   return {
-    redisUrl,
+    redis,
     admin,
     nodes,
     workers,
     workerToken: await credential("pinboard:worker"),
     operatorToken: await credential("pinboard:operator"),
     bucketOf,
-    async flush() {
-      await admin.client.flushall();
-    },
+    flush: () => redis.flush(),
     async restart() {
-      await server.stop();
-      server = await startEmbeddedRedis({ port });
+      await redis.restart();
       await reachable();
     },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all(nodes.map((n) => n.close()));
-      await admin.close();
-      await server.stop();
+      await redis.stop();
     },
   };
 }
@@ -202,18 +196,4 @@ export async function readWorld(world: World): Promise<WorldState> {
 }
 
 /** Every key with its value (license and membership left out: nodes renew them on their own). */
-export async function keyspace(world: World): Promise<Record<string, unknown>> {
-  const c = world.admin.client;
-  const out: Record<string, unknown> = {};
-  const all = (await c.keys("*")).filter((k) => !/\{global\}:(license|members)$/.test(k)).sort();
-  for (const key of all) {
-    const type = await c.type(key);
-    if (type === "string") out[key] = await c.get(key);
-    else if (type === "hash") out[key] = await c.hgetall(key);
-    else if (type === "set") out[key] = (await c.smembers(key)).sort();
-    else if (type === "zset") out[key] = await c.zrange(key, "0", "-1", "WITHSCORES");
-    else if (type === "list") out[key] = await c.lrange(key, 0, -1);
-    else out[key] = type;
-  }
-  return out;
-}
+export const keyspace = (world: World): Promise<Record<string, unknown>> => world.redis.snapshot();

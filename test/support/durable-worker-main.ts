@@ -1,11 +1,12 @@
 /**
  * A worker process with a Redis durability store, for sweeper and fault tests: registers with
- * PINBOARD_URL using CREDENTIAL, serves /counter with state in DURABLE_REDIS_URL, and prints
- * `ready {"sessionId":…,"url":…}` once registered. COUNTER=identity serves IdentityCounter
+ * PINBOARD_URL using CREDENTIAL, serves /counter with state in DURABLE_REDIS_URL (or the Redis
+ * Cluster DURABLE_REDIS_CLUSTER_NODES), and prints `ready {"sessionId":…,"url":…}` once registered. COUNTER=identity serves IdentityCounter
  * (answers name WORKER_NAME, test/support/identity-counter.ts) instead of the plain Counter
  * (test/support/worker-fixtures.ts). Meant to be SIGKILLed; SIGTERM deregisters first.
  */
 import { RedisDurabilityStore, createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
+import { clusterClient } from "./durability.ts";
 import { IdentityCounter } from "./identity-counter.ts";
 import { Counter } from "./worker-fixtures.ts";
 
@@ -14,7 +15,9 @@ const worker = createWorker({
   credential: process.env.CREDENTIAL!,
   clientId: process.env.CLIENT_ID,
   namespaces: { "/counter": process.env.COUNTER === "identity" ? IdentityCounter : Counter },
-  durability: new RedisDurabilityStore({ redis: process.env.DURABLE_REDIS_URL! }),
+  durability: new RedisDurabilityStore({
+    redis: process.env.DURABLE_REDIS_CLUSTER_NODES ? clusterClient(process.env.DURABLE_REDIS_CLUSTER_NODES) : process.env.DURABLE_REDIS_URL!,
+  }),
   logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
 });
 const listening = await worker.listen({ port: 0 });

@@ -36,7 +36,7 @@ export async function startFleet(options: {
   cluster?: RedisCluster;
 } = {}): Promise<Fleet> {
   const t = options.cluster ? testRedisOnCluster(options.cluster) : await startTestRedis();
-  const pb = await startPinboardProcess(t.clusterNodes ? { clusterNodes: t.clusterNodes, env: options.env } : { redisUrl: t.url, env: options.env });
+  const pb = await startPinboardProcess({ redis: t, env: options.env });
   const token = await pb.workerCredential();
   const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
   const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";

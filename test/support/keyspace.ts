@@ -44,8 +44,14 @@ end
 return out
 `;
 
+/** A keyless script on every primary, replies concatenated: on a cluster each sees its own slots. */
+async function onEveryPrimary(t: TestRedis, script: string): Promise<string[]> {
+  const replies = await Promise.all((await t.primaries()).map((node) => node.eval(script, 0) as Promise<string[]>));
+  return replies.flat();
+}
+
 export async function keyspaceDigest(t: TestRedis): Promise<Record<string, string>> {
-  const flat = (await t.redis.client.eval(SCRIPT, 0)) as string[];
+  const flat = await onEveryPrimary(t, SCRIPT);
   const out: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
   return out;
@@ -74,7 +80,7 @@ return out
 
 /** Every field of every fleet-wide ({global}) hash: "key field" → sha1 of the value. */
 export async function globalHashFields(t: TestRedis): Promise<Map<string, string>> {
-  const flat = (await t.redis.client.eval(GLOBAL_FIELDS, 0)) as string[];
+  const flat = await onEveryPrimary(t, GLOBAL_FIELDS);
   const out = new Map<string, string>();
   for (let i = 0; i < flat.length; i += 3) out.set(`${flat[i]} ${flat[i + 1]}`, flat[i + 2]!);
   return out;

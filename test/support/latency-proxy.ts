@@ -1,5 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import type { RedisCluster } from "./redis-cluster.ts";
 
 export interface LatencyProxy {
   port: number;
@@ -47,5 +48,49 @@ export async function startLatencyProxy(targetPort: number, delayMs = 0): Promis
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+export interface ClusterLatencyProxy {
+  /** Seed nodes for REDIS_CLUSTER_NODES: the proxies' addresses. */
+  nodes: string;
+  /** Added one-way delay on every node's proxy, in ms. */
+  delayMs: number;
+  /** Closes the proxies; the nodes announce their own ports again. */
+  close(): Promise<void>;
+}
+
+/**
+ * A latency proxy in front of every node of a cluster, each node announcing its proxy's port
+ * (cluster-announce-port): the slot map and every MOVED then name proxies, so a client seeded
+ * with `nodes` reaches Redis only through them.
+ */
+export async function startClusterLatencyProxy(cluster: RedisCluster): Promise<ClusterLatencyProxy> {
+  const proxies = await Promise.all(cluster.all.map((node) => startLatencyProxy(node.port)));
+  const announce = (port: (i: number) => number) =>
+    Promise.all(cluster.all.map((node, i) => cluster.command(node.port, "CONFIG", "SET", "cluster-announce-port", String(port(i)))));
+  await announce((i) => proxies[i]!.port);
+  // Every node must know every other node's new port before a client reads the slot map.
+  const wanted = new Set(proxies.map((p) => p.port));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const maps = await Promise.all(cluster.all.map((node) => cluster.command(node.port, "CLUSTER", "SLOTS")));
+    const ports = (maps as Array<Array<[number, number, [string, number]]>>).flat().map((range) => Number(range[2][1]));
+    if (ports.every((p) => wanted.has(p))) break;
+    if (Date.now() > deadline) throw new Error(`cluster nodes still announce ${ports.join(",")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    nodes: proxies.map((p) => `127.0.0.1:${p.port}`).join(","),
+    get delayMs() {
+      return proxies[0]!.delayMs;
+    },
+    set delayMs(ms: number) {
+      for (const p of proxies) p.delayMs = ms;
+    },
+    async close() {
+      await announce(() => 0);
+      await Promise.all(proxies.map((p) => p.close()));
+    },
   };
 }

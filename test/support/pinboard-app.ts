@@ -7,6 +7,7 @@ import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
 import { TcpRedis } from "../../src/redis/tcp.ts";
+import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 
 export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";
 
@@ -19,17 +20,17 @@ export interface TestPinboard {
 }
 
 /**
- * A Pinboard app built exactly as the Node entry builds it, on a test's private Redis: a URL, or
- * `{ clusterNodes: "host:port,host:port" }` for a Redis Cluster.
+ * A Pinboard app built exactly as the Node entry builds it, on a test's private Redis: a
+ * TestRedis (a cluster when it is one), a URL, or `{ clusterNodes: "host:port,host:port" }`.
  */
-export async function startTestPinboard(redisUrl: string | { clusterNodes: string }, env: Record<string, string> = {}): Promise<TestPinboard> {
+export async function startTestPinboard(target: RedisTarget, env: Record<string, string> = {}): Promise<TestPinboard> {
   const config = parseConfig({
-    ...(typeof redisUrl === "string" ? { REDIS_URL: redisUrl } : { REDIS_CLUSTER_NODES: redisUrl.clusterNodes }),
+    ...redisTargetEnv(target),
     PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
     PINBOARD_LOG_LEVEL: "silent",
     ...env,
   });
-  const redis = new TcpRedis(typeof redisUrl === "string" ? { url: redisUrl } : { clusterNodes: config.redis.clusterNodes });
+  const redis = new TcpRedis(config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! });
   const durableRedis = config.durable.redisUrl ? new TcpRedis({ url: config.durable.redisUrl }) : undefined;
   const deps = buildDeps({
     config,

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { freePort } from "../../src/node/free-port.ts";
 import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 
 export interface PinboardProcess {
   url: string;
@@ -23,13 +24,21 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * Spawns the real Node entry (`tsx src/node.ts`) on a free port and waits until /readyz is 200.
- * Its Redis is `redisUrl` (REDIS_URL) or a cluster's seed nodes `clusterNodes` (REDIS_CLUSTER_NODES).
+ * Its Redis is `redis` (a TestRedis: its cluster when it is one), `redisUrl` (REDIS_URL) or a
+ * cluster's seed nodes `clusterNodes` (REDIS_CLUSTER_NODES).
  */
-export async function startPinboardProcess(options: { redisUrl?: string; clusterNodes?: string; env?: Record<string, string> }): Promise<PinboardProcess> {
-  if (!options.redisUrl === !options.clusterNodes) throw new Error("startPinboardProcess needs redisUrl or clusterNodes");
-  const redis = options.clusterNodes ? { REDIS_CLUSTER_NODES: options.clusterNodes } : { REDIS_URL: options.redisUrl! };
+export async function startPinboardProcess(options: {
+  redis?: RedisTarget;
+  redisUrl?: string;
+  clusterNodes?: string;
+  env?: Record<string, string>;
+}): Promise<PinboardProcess> {
+  if ([options.redis, options.redisUrl, options.clusterNodes].filter(Boolean).length !== 1) {
+    throw new Error("startPinboardProcess needs one of redis, redisUrl, clusterNodes");
+  }
+  const redis = redisTargetEnv(options.redis ?? options.redisUrl ?? { clusterNodes: options.clusterNodes });
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--import", "./test/support/orphan-guard.ts", "src/node.ts"], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",

@@ -31,6 +31,11 @@ export interface RedisCluster {
   waitUntilOk(timeoutMs?: number): Promise<void>;
   /** SIGKILL one node, at once (no shutdown, no save). */
   kill(port: number): Promise<void>;
+  /**
+   * Stops every node and starts it again, empty, on its port with its nodes.conf: the cluster
+   * equivalent of a redis-server restarted empty. Waits until the cluster is ok again.
+   */
+  restart(): Promise<void>;
   /** FLUSHALL on every live primary. */
   flushAll(): Promise<void>;
   /** KEYS on every live primary, concatenated (a cluster's KEYS only sees one node's slots). */
@@ -121,6 +126,19 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
   };
   process.once("exit", cleanup);
 
+  const startNode = (port: number) =>
+    startEmbeddedRedis({
+      port,
+      args: [
+        "--cluster-enabled", "yes",
+        "--cluster-config-file", join(dir, `nodes-${port}.conf`),
+        "--dir", dir,
+        "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 5000),
+        // A replica may always take over, however long its link was down.
+        "--cluster-replica-validity-factor", "0",
+      ],
+    });
+
   const taken = new Set<number>();
   try {
     for (let i = 0; i < count; i++) {
@@ -128,17 +146,7 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
       for (let attempt = 0; !server; attempt++) {
         const port = await clusterPort(taken);
         try {
-          server = await startEmbeddedRedis({
-            port,
-            args: [
-              "--cluster-enabled", "yes",
-              "--cluster-config-file", join(dir, `nodes-${port}.conf`),
-              "--dir", dir,
-              "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 5000),
-              // A replica may always take over, however long its link was down.
-              "--cluster-replica-validity-factor", "0",
-            ],
-          });
+          server = await startNode(port);
         } catch (err) {
           if (attempt >= 3) throw err; // a port taken between the check and the bind: try another
         }
@@ -225,6 +233,14 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
         child.once("exit", () => resolve());
         child.kill("SIGKILL");
       });
+    },
+    async restart() {
+      await Promise.all(all.map((n) => n.server.stop()));
+      for (const node of all) {
+        node.server = await startNode(node.port);
+        node.alive = true;
+      }
+      await cluster.waitUntilOk();
     },
     async flushAll() {
       await Promise.all((await cluster.primaries()).map((p) => command(p.node.port, "FLUSHALL")));

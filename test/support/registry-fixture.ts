@@ -25,7 +25,7 @@ export function useRegistryFixture(
     const t = await startTestRedis();
     f = {
       t,
-      pb: await startTestPinboard(t.url, env),
+      pb: await startTestPinboard(t, env),
       worker: await startChallengeServer(),
       token: await credential("pinboard:worker", {}, tokenExtra),
     };

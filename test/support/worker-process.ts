@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Spawns a worker process (a module under test/support/) and waits for its `ready {…}` line. */
 export async function spawnWorkerProcess(script: string, env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", `test/support/${script}`], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--import", "./test/support/orphan-guard.ts", `test/support/${script}`], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,9 +5,10 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../scripts/bundle-worker.ts";
 import { startRedisRest } from "../../scripts/redis-rest.ts";
+import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+import type { TestRedis } from "./redis.ts";
 
 export { bundleWorker };
-import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 
 export interface WorkersEntry {
   /** Base URL of the Worker on loopback (no trailing slash), for real HTTP `fetch(url + path)`. */
@@ -30,13 +31,15 @@ export async function compatibilityDate(): Promise<string> {
 
 /**
  * Runs the Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, talking to
- * the given Redis through the Upstash REST bridge with @upstash/redis exactly as in production.
- * `env` adds or overrides bindings (PINBOARD_* vars); the passport secret is TEST_PASSPORT_SECRET.
+ * the given Redis (over every node of a cluster) through the Upstash REST bridge with
+ * @upstash/redis exactly as in production. `env` adds or overrides bindings (PINBOARD_* vars);
+ * the passport secret is TEST_PASSPORT_SECRET.
  */
-export async function startWorkersEntry(options: { redisUrl: string; env?: Record<string, string> }): Promise<WorkersEntry> {
+export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" | "clusterNodes">; env?: Record<string, string> }): Promise<WorkersEntry> {
   const [scriptPath, date] = await Promise.all([bundleWorker(), compatibilityDate()]);
   const token = randomBytes(16).toString("hex");
-  const bridge = await startRedisRest({ redisUrl: options.redisUrl, token });
+  const { url, clusterNodes } = options.redis;
+  const bridge = await startRedisRest({ token, ...(clusterNodes ? { clusterNodes: clusterNodes.split(",") } : { redisUrl: url }) });
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({

@@ -25,4 +25,4 @@ redis.call('DEL', KEYS[3])
 return {'ok', raw, tostring(redis.call('INCR', KEYS[4]))}
 `;
 
-export const deregisterSession = defineScript("deregister-session", LUA, "28e58a0f0768965acee29597ff11ca847d0147fa");
+export const deregisterSession = defineScript("deregister-session", LUA, "eeef20a1f9b5a983295c48ab1c04ed23f6b2d364");

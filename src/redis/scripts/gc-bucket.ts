@@ -15,4 +15,4 @@ const LUA = `${LUA_NOW}${LUA_EXPIRY_INDEX}${LUA_PRUNE_MIRRORS}
 return prune_mirrors(KEYS[1], KEYS[2], now_ms(), tonumber(ARGV[1]))
 `;
 
-export const gcBucket = defineScript("gc-bucket", LUA, "0ea1c6b5aa51aa8eaaec61b370ef8b76caf4780a");
+export const gcBucket = defineScript("gc-bucket", LUA, "271f1e9f13489a2e71d9b3cb1c7227841385554f");

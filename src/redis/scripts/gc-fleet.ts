@@ -26,4 +26,4 @@ end
 return redis.call('HLEN', KEYS[1])
 `;
 
-export const gcFleet = defineScript("gc-fleet", LUA, "f5efadab15933e360b7ba869d219ad87fb880d95");
+export const gcFleet = defineScript("gc-fleet", LUA, "2155032c01925def5aaa0701ceaa25ecb4b2c134");

@@ -33,7 +33,10 @@ if cur then
     -- here): take the bucket over for it as register-bucket will, dropping the replaced session.
     if csid ~= '' then
       index_del(KEYS[1], KEYS[3], csid)
-      for i = 4, #KEYS, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], csid) end
+      for i = 4, #KEYS, 3 do
+        local list_key, exps_key, summary_key = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+        list_del(list_key, exps_key, summary_key, csid)
+      end
     end
     redis.call('HSET', KEYS[2], rec.clientId, sid .. '\\n' .. rec.gen)
   end
@@ -42,8 +45,11 @@ else
 end
 index_set(KEYS[1], KEYS[3], sid, json, rec.expiry)
 local entry, now = list_entry(rec), now_ms()
-for i = 4, #KEYS, 3 do list_set(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid, entry, now) end
+for i = 4, #KEYS, 3 do
+  local list_key, exps_key, summary_key = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  list_set(list_key, exps_key, summary_key, sid, entry, now)
+end
 return 1
 `;
 
-export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "fc9604ab0082030e66dfcbec5a24438b2e14b14d");
+export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "e0650690f5d55ceb2b9da2ed0b810b4715004bcc");

@@ -80,4 +80,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "e29d3d4e929b96a8226067f6bca836660e29be64");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "bc905a20ec043634af4a7ca4ad1e07db79ffbd88");

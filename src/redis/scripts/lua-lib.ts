@@ -43,32 +43,32 @@ end
  * (an older layout, an edit behind the scripts' back) rebuilds it in one pass.
  */
 export const LUA_EXPIRY_INDEX = `
-local function index_ready(hash, idx)
-  if redis.call('HLEN', hash) ~= redis.call('ZCARD', idx) then
-    redis.call('DEL', idx)
-    local all = redis.call('HGETALL', hash)
-    for i = 1, #all, 2 do redis.call('ZADD', idx, cjson.decode(all[i + 1]).expiry, all[i]) end
+local function index_ready(hash_key, index_key)
+  if redis.call('HLEN', hash_key) ~= redis.call('ZCARD', index_key) then
+    redis.call('DEL', index_key)
+    local all = redis.call('HGETALL', hash_key)
+    for i = 1, #all, 2 do redis.call('ZADD', index_key, cjson.decode(all[i + 1]).expiry, all[i]) end
   end
 end
-local function index_set(hash, idx, sid, json, expiry)
-  redis.call('HSET', hash, sid, json)
-  redis.call('ZADD', idx, expiry, sid)
+local function index_set(hash_key, index_key, sid, json, expiry)
+  redis.call('HSET', hash_key, sid, json)
+  redis.call('ZADD', index_key, expiry, sid)
 end
-local function index_del(hash, idx, sid)
-  redis.call('HDEL', hash, sid)
-  redis.call('ZREM', idx, sid)
+local function index_del(hash_key, index_key, sid)
+  redis.call('HDEL', hash_key, sid)
+  redis.call('ZREM', index_key, sid)
 end
 -- {sid, rec} of every record whose expiry + lease < now.
-local function index_dead(hash, idx, now, lease)
-  index_ready(hash, idx)
+local function index_dead(hash_key, index_key, now, lease)
+  index_ready(hash_key, index_key)
   local dead = {}
-  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. string.format('%.0f', now - lease))) do
-    local raw = redis.call('HGET', hash, sid)
+  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', index_key, '-inf', '(' .. string.format('%.0f', now - lease))) do
+    local raw = redis.call('HGET', hash_key, sid)
     if not raw then
-      redis.call('ZREM', idx, sid)
+      redis.call('ZREM', index_key, sid)
     else
       local r = cjson.decode(raw)
-      if r.expiry + lease < now then dead[#dead + 1] = { sid = sid, rec = r } else redis.call('ZADD', idx, r.expiry, sid) end
+      if r.expiry + lease < now then dead[#dead + 1] = { sid = sid, rec = r } else redis.call('ZADD', index_key, r.expiry, sid) end
     end
   end
   return dead

@@ -23,62 +23,62 @@ local function entry_parse(e)
 end
 local function num_s(x) return string.format('%.17g', x) end
 
-local function list_rebuild(list, exps, summary)
-  local all = redis.call('HGETALL', list)
-  redis.call('DEL', exps)
+local function list_rebuild(list_key, exps_key, summary_key)
+  local all = redis.call('HGETALL', list_key)
+  redis.call('DEL', exps_key)
   local n, sum = 0, 0
   for i = 1, #all, 2 do
     local e = entry_parse(all[i + 1])
     if e then
-      redis.call('ZADD', exps, e.expiry, all[i])
+      redis.call('ZADD', exps_key, e.expiry, all[i])
       if e.clean then n, sum = n + 1, sum + e.headroom end
     else
-      redis.call('HDEL', list, all[i])
+      redis.call('HDEL', list_key, all[i])
     end
   end
-  local v = redis.call('HINCRBY', summary, 'v', 1)
-  redis.call('DEL', summary)
-  if #all > 0 then redis.call('HSET', summary, 'n', n, 'sum', num_s(sum), 'v', v) end
+  local v = redis.call('HINCRBY', summary_key, 'v', 1)
+  redis.call('DEL', summary_key)
+  if #all > 0 then redis.call('HSET', summary_key, 'n', n, 'sum', num_s(sum), 'v', v) end
 end
 
-local function list_ready(list, exps, summary)
-  if redis.call('HEXISTS', summary, 'n') == 0 or redis.call('HLEN', list) ~= redis.call('ZCARD', exps) then
-    list_rebuild(list, exps, summary)
+local function list_ready(list_key, exps_key, summary_key)
+  if redis.call('HEXISTS', summary_key, 'n') == 0 or redis.call('HLEN', list_key) ~= redis.call('ZCARD', exps_key) then
+    list_rebuild(list_key, exps_key, summary_key)
   end
 end
 
-local function summary_add(summary, dn, dsum)
+local function summary_add(summary_key, dn, dsum)
   if dn == 0 and dsum == 0 then return end
-  local s = redis.call('HMGET', summary, 'n', 'sum')
-  redis.call('HSET', summary, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
+  local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
-local function list_set(list, exps, summary, sid, entry, now)
-  list_ready(list, exps, summary)
+local function list_set(list_key, exps_key, summary_key, sid, entry, now)
+  list_ready(list_key, exps_key, summary_key)
   local new = entry_parse(entry)
-  local raw = redis.call('HGET', list, sid)
+  local raw = redis.call('HGET', list_key, sid)
   local old = raw and entry_parse(raw)
   local dn, dsum = 0, 0
   if old and old.clean then dn, dsum = -1, -old.headroom end
   if new.clean then dn, dsum = dn + 1, dsum + new.headroom end
-  redis.call('HSET', list, sid, entry)
-  redis.call('ZADD', exps, new.expiry, sid)
-  summary_add(summary, dn, dsum)
+  redis.call('HSET', list_key, sid, entry)
+  redis.call('ZADD', exps_key, new.expiry, sid)
+  summary_add(summary_key, dn, dsum)
   if new.clean and (not old or not old.clean or old.expiry < now + 5000) then
-    redis.call('HINCRBY', summary, 'v', 1)
+    redis.call('HINCRBY', summary_key, 'v', 1)
   end
 end
 
-local function list_del(list, exps, summary, sid)
-  local raw = redis.call('HGET', list, sid)
+local function list_del(list_key, exps_key, summary_key, sid)
+  local raw = redis.call('HGET', list_key, sid)
   if not raw then return end
-  redis.call('HDEL', list, sid)
-  redis.call('ZREM', exps, sid)
-  if redis.call('EXISTS', list) == 0 then
-    redis.call('DEL', exps, summary)
+  redis.call('HDEL', list_key, sid)
+  redis.call('ZREM', exps_key, sid)
+  if redis.call('EXISTS', list_key) == 0 then
+    redis.call('DEL', exps_key, summary_key)
     return
   end
   local old = entry_parse(raw)
-  if old and old.clean then summary_add(summary, -1, -old.headroom) end
+  if old and old.clean then summary_add(summary_key, -1, -old.headroom) end
 end
 `;

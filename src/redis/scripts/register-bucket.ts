@@ -37,7 +37,10 @@ if cur then
     status = 'stale'
   elseif csid ~= sid and csid ~= '' then
     index_del(KEYS[1], KEYS[3], csid)
-    for i = 4, 3 + 3 * nlists, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], csid) end
+    for i = 4, 3 + 3 * nlists, 3 do
+      local list_key, exps_key, summary_key = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+      list_del(list_key, exps_key, summary_key, csid)
+    end
   end
 end
 
@@ -48,7 +51,10 @@ if status == 'ok' then
   if not (held and (tonumber(cjson.decode(held).rev) or 0) > (tonumber(rec.rev) or 0)) then
     index_set(KEYS[1], KEYS[3], sid, json, rec.expiry)
     local entry = list_entry(rec)
-    for i = 4, 3 + 3 * nlists, 3 do list_set(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid, entry, now) end
+    for i = 4, 3 + 3 * nlists, 3 do
+      local list_key, exps_key, summary_key = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+      list_set(list_key, exps_key, summary_key, sid, entry, now)
+    end
   end
 end
 
@@ -72,4 +78,4 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "63fa66044df1fd71bd013359b9eae1c0397aed75");
+export const registerBucket = defineScript("register-bucket", LUA, "6603ccbdb6d8ab9b69f29699356c1c3654072c72");

@@ -122,4 +122,4 @@ redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "238af0a25670813bbbdee458ff72d8e75d00570f");
+export const registerSession = defineScript("register-session", LUA, "8b1d4b1ab7dc01d755468bf97faa9f5220e206dd");

@@ -91,12 +91,12 @@ if ARGV[9] ~= '' and not old and tonumber(ARGV[9]) > now then
   return {'refuse', 'binding-quarantine', tostring(tonumber(ARGV[9]) - now)}
 end
 
-local list, exps, summary = KEYS[2], KEYS[9], KEYS[10]
-list_ready(list, exps, summary)
-for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', '(' .. num_s(now - lease))) do
-  list_del(list, exps, summary, sid)
+local list_key, exps_key, summary_key = KEYS[2], KEYS[9], KEYS[10]
+list_ready(list_key, exps_key, summary_key)
+for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps_key, '-inf', '(' .. num_s(now - lease))) do
+  list_del(list_key, exps_key, summary_key, sid)
 end
-if redis.call('EXISTS', list) == 0 then return {'refuse', 'no-backends', '0'} end
+if redis.call('EXISTS', list_key) == 0 then return {'refuse', 'no-backends', '0'} end
 
 local ejected, eject_ends = {}, nil
 local ej = redis.call('HGETALL', KEYS[8])
@@ -114,20 +114,20 @@ local slot = ARGV[7] ~= '' and tonumber(ARGV[7]) % 1024 or nil
 -- The candidates are the unflagged entries the summary counts, less the few listed ones that are
 -- not candidates: expiring (by the expiry index), excluded and ejected.
 local out = {}
-for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', '(' .. num_s(now + min_left))) do out[sid] = true end
+for _, sid in ipairs(redis.call('ZRANGEBYSCORE', exps_key, '-inf', '(' .. num_s(now + min_left))) do out[sid] = true end
 if ARGV[5] ~= '' then out[ARGV[5]] = true end
 for sid in pairs(ejected) do out[sid] = true end
-local agg = redis.call('HMGET', summary, 'n', 'sum', 'v')
+local agg = redis.call('HMGET', summary_key, 'n', 'sum', 'v')
 local n, sum, version = tonumber(agg[1]) or 0, tonumber(agg[2]) or 0, agg[3] or '0'
 for sid in pairs(out) do
-  local raw = redis.call('HGET', list, sid)
+  local raw = redis.call('HGET', list_key, sid)
   local e = raw and entry_parse(raw)
   if e and e.clean then n, sum = n - 1, sum - e.headroom end
 end
 
 local function candidate(sid)
   if out[sid] then return nil end
-  local raw = redis.call('HGET', list, sid)
+  local raw = redis.call('HGET', list_key, sid)
   local e = raw and entry_parse(raw)
   if not e or not e.clean or e.expiry - now < min_left then return nil end
   return { sid = sid, expiry = e.expiry_s, headroom = e.headroom }
@@ -154,7 +154,7 @@ local function indexed_pick()
     local c = candidate(ARGV[6])
     if c and c.headroom >= floor_headroom then return c end
   elseif slot then
-    local cached = redis.call('HGET', summary, 'a:' .. slot)
+    local cached = redis.call('HGET', summary_key, 'a:' .. slot)
     if not cached then return nil end
     local sid, rest = pair(cached)
     local cv, valid = pair(rest)
@@ -163,13 +163,13 @@ local function indexed_pick()
     if not c then return nil end
     if c.headroom >= floor_headroom then return c end
   end
-  local total = redis.call('ZCARD', exps)
-  local live = redis.call('ZCOUNT', exps, num_s(now + min_left), '+inf')
+  local total = redis.call('ZCARD', exps_key)
+  local live = redis.call('ZCOUNT', exps_key, num_s(now + min_left), '+inf')
   if live == 0 then return nil end
   local first, second
   for i = 12, 19 do
     local r = total - live + tonumber(ARGV[i]) % live
-    local sid = redis.call('ZRANGE', exps, r, r)[1]
+    local sid = redis.call('ZRANGE', exps_key, r, r)[1]
     if sid and not (first and sid == first.sid) then
       local c = candidate(sid)
       if c and first then second = c break end
@@ -189,7 +189,7 @@ end
 local function scanned_pick()
   local cands, spare = {}, {}
   local cn, csum = 0, 0
-  local all = redis.call('HGETALL', list)
+  local all = redis.call('HGETALL', list_key)
   for i = 1, #all, 2 do
     local sid, e = all[i], entry_parse(all[i + 1])
     if e and e.clean then cn, csum = cn + 1, csum + e.headroom end
@@ -198,7 +198,7 @@ local function scanned_pick()
       if ejected[sid] then spare[#spare + 1] = c else cands[#cands + 1] = c end
     end
   end
-  redis.call('HSET', summary, 'n', cn, 'sum', num_s(csum))
+  redis.call('HSET', summary_key, 'n', cn, 'sum', num_s(csum))
   local pool = cands
   if #pool == 0 then pool = spare end
   if #pool == 0 then return nil end
@@ -217,7 +217,7 @@ local function scanned_pick()
       if not best or score > best_score or (score == best_score and c.sid < best.sid) then best, best_score = c, score end
     end
     if pool == cands and ARGV[5] == '' then
-      redis.call('HSET', summary, 'a:' .. slot, best.sid .. '\\n' .. version .. '\\n' .. (eject_ends and num_s(eject_ends) or ''))
+      redis.call('HSET', summary_key, 'a:' .. slot, best.sid .. '\\n' .. version .. '\\n' .. (eject_ends and num_s(eject_ends) or ''))
     end
     if best.headroom >= floor_headroom then return best end
   end
@@ -239,7 +239,7 @@ while not rec do
   if w then
     rec = cjson.decode(w)
   else
-    list_del(list, exps, summary, chosen.sid)
+    list_del(list_key, exps_key, summary_key, chosen.sid)
     if not out[chosen.sid] then n, sum = n - 1, sum - chosen.headroom end
     out[chosen.sid] = true
   end
@@ -254,11 +254,11 @@ if old then
   redis.call('HSET', KEYS[6], ARGV[10], epoch)
   marker = epoch
 end
-redis.call('HSET', list, chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
-summary_add(summary, 0, -1)
+redis.call('HSET', list_key, chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
+summary_add(summary_key, 0, -1)
 redis.call('HSET', KEYS[1], id, row_encode({ sid = chosen.sid, epoch = epoch, expiry = keep_expiry, host = host, tag = '' }))
 redis.call('SADD', KEYS[7], ARGV[11])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "8183dcb58fdbfd566b4a666267c83a07c5430827");
+export const resolve = defineScript("resolve", LUA, "738cf3d133f68e8e1fb7dd0c8fb7980fbac8911c");

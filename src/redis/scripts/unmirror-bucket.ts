@@ -21,10 +21,13 @@ const LUA = `${LUA_PAIR}${LUA_NS_LIST}
 local sid, client, gen = ARGV[1], ARGV[2], ARGV[3]
 local held = redis.call('HDEL', KEYS[1], sid)
 redis.call('ZREM', KEYS[3], sid)
-for i = 4, #KEYS, 3 do list_del(KEYS[i], KEYS[i + 1], KEYS[i + 2], sid) end
+for i = 4, #KEYS, 3 do
+  local list_key, exps_key, summary_key = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  list_del(list_key, exps_key, summary_key, sid)
+end
 local cur = redis.call('HGET', KEYS[2], client)
 if not cur or pair(cur) == sid then redis.call('HSET', KEYS[2], client, '\\n' .. gen) end
 return held
 `;
 
-export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "9c1fcc88a1dcd206dcc3e5c3a91e7f6a5cb53076");
+export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "a3f31cd13c80da404db2aece721d5961cc15e115");
