@@ -7,6 +7,7 @@
  * Several windows of one scenario (interleaved rounds) combine into one result.
  */
 import autocannon from "autocannon";
+import { firePaced } from "./paced.ts";
 import { CpuWindow, peakRssBytes, rssBytes } from "./proc-stats.ts";
 import { percentile, type ScenarioResult } from "./report.ts";
 
@@ -22,7 +23,7 @@ export interface LoadSpec {
   pids: { proxy?: number; redis?: number; worker?: number };
   /** A note printed under the table. */
   note?: string;
-  /** Offered load in requests/s over all connections (autocannon's overallRate); unset: as fast as answered. */
+  /** Offered load in requests/s over all connections, evenly paced (paced.ts); unset: autocannon, as fast as answered. */
   rate?: number;
 }
 
@@ -48,7 +49,8 @@ export interface Window {
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
 function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number, sampleCap: number): Promise<Fired> {
-  const { url, path } = spec;
+  const { url, path, rate } = spec;
+  if (rate) return firePaced(url, path, headers, { connections, rate, durationS, sampleCap });
   const latencies = new Float64Array(sampleCap);
   let n = 0;
   const statuses: Record<string, number> = {};
@@ -60,7 +62,6 @@ function fire(spec: LoadSpec, headers: Record<string, string>, connections: numb
         connections,
         duration: durationS,
         timeout: 10,
-        ...(spec.rate ? { overallRate: spec.rate } : {}),
         requests: [
           {
             setupRequest: (req) => {

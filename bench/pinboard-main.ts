@@ -6,13 +6,14 @@
  *   profile-start             → {"bench":"profiling"}
  *   profile-stop <file>       → {"bench":"profiled","file":…}   (a .cpuprofile, Chrome format)
  *   eld-reset / eld           → event-loop delay since the reset: {"bench":"eld","p50":…,"p99":…,"max":…} (ms)
- *   mem                       → process.memoryUsage() and V8 heap spaces in MB: {"bench":"mem",…}
+ *   mem                       → process.memoryUsage() and V8 heap spaces in MB, and the GC pauses since
+ *                               the last eld-reset by kind (count, total and max ms): {"bench":"mem",…}
  *
  * It prints {"bench":"ready","url":…} once serving, and stops when stdin closes or on SIGTERM.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics } from "node:v8";
 import { createInterface } from "node:readline";
 import { startNode, type RunningPinboard } from "../src/node.ts";
@@ -23,11 +24,13 @@ function say(msg: Record<string, unknown>): void {
 
 let running: RunningPinboard | undefined;
 let stopping: Promise<void> | undefined;
+let heapProfileDone: (() => Promise<void>) | undefined;
 
 function shutdown(code: number): void {
   stopping ??= (async () => {
     const force = setTimeout(() => process.exit(code), 5000);
     force.unref();
+    await heapProfileDone?.().catch(() => {});
     await running?.stop().catch(() => {});
     process.exit(code);
   })();
@@ -41,10 +44,36 @@ async function main(): Promise<void> {
   process.stdin.once("close", () => shutdown(0));
 
   running = await startNode(process.env);
+  const heapFile = process.env.BENCH_PINBOARD_HEAP_PROFILE;
+  if (heapFile) {
+    const heap = new Session();
+    heap.connect();
+    await heap.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    heapProfileDone = async () => {
+      const { profile } = await heap.post("HeapProfiler.stopSampling");
+      writeFileSync(heapFile, JSON.stringify(profile));
+    };
+  }
 
   let session: Session | undefined;
   const eld = monitorEventLoopDelay({ resolution: 10 });
   eld.enable();
+  const kinds: Record<number, string> = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: "minor",
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: "major",
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental",
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: "weakcb",
+  };
+  let gc: Record<string, { count: number; totalMs: number; maxMs: number }> = {};
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = kinds[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1] ?? "other";
+      const g = (gc[kind] ??= { count: 0, totalMs: 0, maxMs: 0 });
+      g.count++;
+      g.totalMs = Math.round((g.totalMs + entry.duration) * 10) / 10;
+      g.maxMs = Math.max(g.maxMs, Math.round(entry.duration * 10) / 10);
+    }
+  }).observe({ entryTypes: ["gc"] });
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
     const [command, arg] = line.trim().split(/\s+/, 2);
@@ -52,6 +81,7 @@ async function main(): Promise<void> {
       try {
         if (command === "eld-reset") {
           eld.reset();
+          gc = {};
         } else if (command === "eld") {
           const ms = (ns: number) => ns / 1e6;
           say({ bench: "eld", p50: ms(eld.percentile(50)), p99: ms(eld.percentile(99)), max: ms(eld.max) });
@@ -59,7 +89,7 @@ async function main(): Promise<void> {
           const mb = (n: number) => Math.round(n / 1e5) / 10;
           const usage = Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mb(v)]));
           const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_size)]));
-          say({ bench: "mem", ...usage, spaces });
+          say({ bench: "mem", ...usage, spaces, gc });
         } else if (command === "profile-start") {
           session = new Session();
           session.connect();

@@ -135,8 +135,8 @@ async function bench(args: BenchArgs): Promise<void> {
   // Latency added by Pinboard, apart from queueing at saturation: baseline and pinboard-hot at one
   // offered rate that both sustain (half the slower one's saturated throughput).
   const saturated = (name: string) => rows.find((r) => r.name === name)?.rps ?? 0;
-  const rate = Math.max(10, Math.round(0.5 * Math.min(saturated("baseline"), saturated("pinboard-hot"))));
-  const atRate = (spec: LoadSpec): LoadSpec => ({ ...spec, name: `${spec.name}@${rate}/s`, rate, note: `${spec.note}; offered ${rate} req/s over ${args.connections} connections` });
+  const rate = Math.max(10, Math.round(0.25 * Math.min(saturated("baseline"), saturated("pinboard-hot"))));
+  const atRate = (spec: LoadSpec): LoadSpec => ({ ...spec, name: `${spec.name}@${rate}/s`, rate, note: `${spec.note}; paced: ${rate} req/s spread evenly over ${args.connections} connections` });
   rows.push(...(await runner.rounds([atRate(compared[0]!), atRate(hot)], args.rounds)));
   await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
   if (args.profile) {

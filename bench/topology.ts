@@ -133,7 +133,7 @@ export async function startTopology(base: { workers: number; namespaces: string[
     const pinboardChild = spawnNode(
       "pinboard",
       PINBOARD_MAIN,
-      { PORT: String(pinboardPort), HOST: "127.0.0.1", REDIS_URL: redis.url, ...pinboardSettings(secret) },
+      { PORT: String(pinboardPort), HOST: "127.0.0.1", REDIS_URL: redis.url, ...pinboardSettings(secret), ...heapProfileEnv() },
       nodeArgs,
     );
     children.push(pinboardChild);
@@ -160,4 +160,10 @@ export async function startTopology(base: { workers: number; namespaces: string[
     await stop().catch(() => {});
     throw err;
   }
+}
+
+/** BENCH_PINBOARD_HEAP_PROFILE=<file>: Pinboard samples its allocations (collected ones too) into that file. */
+function heapProfileEnv(): Record<string, string> {
+  const file = process.env.BENCH_PINBOARD_HEAP_PROFILE;
+  return file ? { BENCH_PINBOARD_HEAP_PROFILE: file } : {};
 }
