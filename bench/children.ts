@@ -8,6 +8,8 @@
  * for error messages. A bench child exits when its stdin closes, so even a SIGKILLed bench
  * leaves none of them behind.
  */
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { descendantsOf } from "./proc-stats.ts";
@@ -72,6 +74,13 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
     }
   });
   child.stderr?.on("data", (chunk: Buffer) => keep(chunk.toString()));
+  // BENCH_CHILD_LOG_DIR=<dir>: everything each child prints also goes to <dir>/<name>.log.
+  const logDir = process.env.BENCH_CHILD_LOG_DIR;
+  if (logDir) {
+    const file = createWriteStream(join(logDir, `${name}.log`), { flags: "a" });
+    child.stdout?.pipe(file);
+    child.stderr?.pipe(file);
+  }
 
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const gone = () => child.exitCode !== null || child.signalCode !== null;

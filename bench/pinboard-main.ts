@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   if (heapFile) {
     const heap = new Session();
     heap.connect();
-    await heap.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    await heap.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BENCH_PINBOARD_HEAP_MINOR !== "0" } as never);
     heapProfileDone = async () => {
       const { profile } = await heap.post("HeapProfiler.stopSampling");
       writeFileSync(heapFile, JSON.stringify(profile));

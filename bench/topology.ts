@@ -165,5 +165,6 @@ export async function startTopology(base: { workers: number; namespaces: string[
 /** BENCH_PINBOARD_HEAP_PROFILE=<file>: Pinboard samples its allocations (collected ones too) into that file. */
 function heapProfileEnv(): Record<string, string> {
   const file = process.env.BENCH_PINBOARD_HEAP_PROFILE;
-  return file ? { BENCH_PINBOARD_HEAP_PROFILE: file } : {};
+  const minor = process.env.BENCH_PINBOARD_HEAP_MINOR;
+  return file ? { BENCH_PINBOARD_HEAP_PROFILE: file, ...(minor ? { BENCH_PINBOARD_HEAP_MINOR: minor } : {}) } : {};
 }
