@@ -1,7 +1,8 @@
 /**
  * The baseline: a plain reverse proxy in the same runtime and HTTP stack as Pinboard's Node
- * entry (@hono/node-server serving a fetch handler that forwards with the global fetch, i.e.
- * undici) and nothing else: no Redis, no auth, no attestation, no placement. Every request goes
+ * entry (@hono/node-server serving a fetch handler that forwards with the Node entry's own
+ * transport, src/node/http-transport.ts) and nothing else: no Redis, no auth, no attestation,
+ * no placement. Every request goes
  * to BENCH_UPSTREAM + its path and query; request and response headers pass through minus the
  * hop-by-hop ones, bodies stream.
  *
@@ -10,6 +11,8 @@
 import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createNodeFetch } from "../src/node/http-transport.ts";
+import { completeBody, isUndecoded } from "../src/resolve/transport-marks.ts";
 
 const HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host"];
 
@@ -19,6 +22,10 @@ if (!upstream) {
   process.exit(1);
 }
 
+// The same transport as the Node entry's forwards (node:http for body-less calls, whole small
+// bodies as bytes), so the two proxies differ only by what Pinboard adds.
+const transport = createNodeFetch();
+
 async function forward(request: Request): Promise<Response> {
   const url = request.url;
   const pathAndQuery = url.slice(url.indexOf("/", 8));
@@ -26,7 +33,7 @@ async function forward(request: Request): Promise<Response> {
   for (const name of HOP) headers.delete(name);
   const hasBody = request.method !== "GET" && request.method !== "HEAD";
   try {
-    const response = await fetch(`${upstream}${pathAndQuery}`, {
+    const response = await transport(`${upstream}${pathAndQuery}`, {
       method: request.method,
       headers,
       body: hasBody ? request.body : null,
@@ -35,12 +42,14 @@ async function forward(request: Request): Promise<Response> {
     } as RequestInit);
     const out = new Headers(response.headers);
     for (const name of HOP) out.delete(name);
-    // undici has already decoded any content-encoding; the length no longer holds.
-    if (out.has("content-encoding")) {
+    // undici (a request with a body) has already decoded any content-encoding; the length no longer holds.
+    if (!isUndecoded(response) && out.has("content-encoding")) {
       out.delete("content-encoding");
       out.delete("content-length");
     }
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: out });
+    const init = { status: response.status, statusText: response.statusText, headers: out };
+    const complete = completeBody(response);
+    return new Response(complete === undefined ? response.body : complete, init);
   } catch {
     return new Response("bad gateway", { status: 502 });
   }

@@ -6,6 +6,7 @@ import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { describeDevPassport, mintDevPassport } from "./node/dev-credentials.ts";
+import { createNodeFetch } from "./node/http-transport.ts";
 import { redisFromConfig } from "./node/redis-from-config.ts";
 import { startSweeperTimer } from "./node/sweeper-timer.ts";
 import { PrometheusMetrics } from "./node/metrics.ts";
@@ -41,6 +42,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
+    fetch: createNodeFetch(),
     runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
   });
   await deps.fleet.refresh();

@@ -9,6 +9,9 @@ export const SINGLE_ENV = "*";
 /** The hostname of namespace lists in single mode: lists are keyed `{hostname}{ns}`. */
 export const SINGLE_HOSTNAME = "";
 
+const encoder = new TextEncoder();
+const BUCKET_CACHE = 8192;
+
 export class Keys {
   constructor(
     readonly prefix: string,
@@ -164,9 +167,20 @@ export class Keys {
     return Array.from({ length: this.shards }, (_, i) => i);
   }
 
-  /** The bucket of an id: the first 8 hex digits of sha256(id), mod shards. */
-  async bucketOf(id: string): Promise<number> {
-    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id));
-    return new DataView(digest).getUint32(0) % this.shards;
+  /**
+   * The bucket of an id: the first 8 hex digits of sha256(id), mod shards. Web Crypto's digest is
+   * asynchronous (a thread-pool round trip in Node), so recent answers are kept: a hot id is
+   * hashed once per BUCKET_CACHE ids.
+   */
+  bucketOf(id: string): Promise<number> | number {
+    const known = this.bucketCache.get(id);
+    if (known !== undefined) return known;
+    return crypto.subtle.digest("SHA-256", encoder.encode(id)).then((digest) => {
+      const bucket = new DataView(digest).getUint32(0) % this.shards;
+      if (this.bucketCache.size >= BUCKET_CACHE) this.bucketCache.clear();
+      this.bucketCache.set(id, bucket);
+      return bucket;
+    });
   }
+  private readonly bucketCache = new Map<string, number>();
 }

@@ -2,6 +2,7 @@ import type { AppDeps } from "../deps.ts";
 import { forwardOnce } from "./forward.ts";
 import { forwardResponseHeaders, isActivationRefusal } from "./headers.ts";
 import { InflightGate, onBodyDone } from "./inflight.ts";
+import { completeBody, isUndecoded } from "./transport-marks.ts";
 import { OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
 import { PlacementLoop, type Delivery, type Transport } from "./placement-loop.ts";
@@ -71,16 +72,18 @@ export class Proxy {
           release();
           return { kind: "answered", status: response.status, result: response };
         }
-        const decoded = deps.runtime.name === "node" && response.headers.has("content-encoding");
-        return {
-          kind: "answered",
-          status: response.status,
-          result: new Response(onBodyDone(response.body, release), {
-            status: response.status,
-            statusText: response.statusText,
-            headers: forwardResponseHeaders(response.headers, { decoded }),
-          }),
-        };
+        // undici decodes content-encoding; a transport that passes bodies through marks them.
+        const decoded = deps.runtime.name === "node" && !isUndecoded(response) && response.headers.has("content-encoding");
+        const headers = forwardResponseHeaders(response.headers, { decoded });
+        const complete = completeBody(response);
+        if (complete !== undefined) {
+          // The worker has answered in full: its slot is free, and the bytes need no stream. (No
+          // statusText: reading it would make the Node adapter build a full Response.)
+          release();
+          return { kind: "answered", status: response.status, result: new Response(complete, { status: response.status, headers }) };
+        }
+        const init = { status: response.status, statusText: response.statusText, headers };
+        return { kind: "answered", status: response.status, result: new Response(onBodyDone(response.body, release), init) };
       },
     };
   }
