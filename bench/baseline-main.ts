@@ -12,7 +12,8 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeFetch } from "../src/node/http-transport.ts";
-import { completeBody, isUndecoded } from "../src/resolve/transport-marks.ts";
+import { forwardResponseRecord } from "../src/resolve/headers.ts";
+import { completeBody, isUndecoded, rawHeadersOf } from "../src/resolve/transport-marks.ts";
 
 const HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host"];
 
@@ -40,6 +41,12 @@ async function forward(request: Request): Promise<Response> {
       redirect: "manual",
       ...(hasBody ? { duplex: "half" } : {}),
     } as RequestInit);
+    // Whole small answers go out as bytes with a plain header object, as Pinboard's proxy does.
+    const complete = completeBody(response);
+    const raw = rawHeadersOf(response);
+    if (complete !== undefined && raw !== undefined) {
+      return new Response(complete, { status: response.status, headers: forwardResponseRecord(raw) as unknown as Record<string, string> });
+    }
     const out = new Headers(response.headers);
     for (const name of HOP) out.delete(name);
     // undici (a request with a body) has already decoded any content-encoding; the length no longer holds.
@@ -48,8 +55,7 @@ async function forward(request: Request): Promise<Response> {
       out.delete("content-length");
     }
     const init = { status: response.status, statusText: response.statusText, headers: out };
-    const complete = completeBody(response);
-    return new Response(complete === undefined ? response.body : complete, init);
+    return new Response(response.body, init);
   } catch {
     return new Response("bad gateway", { status: 502 });
   }

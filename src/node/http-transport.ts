@@ -56,13 +56,15 @@ function send(agent: Agent, url: URL, init: RequestInit): Promise<Response> {
       }
     });
     const answer = (res: IncomingMessage) => {
-      const headers = responseHeaders(res);
+      // Pairs, not Headers: the Node adapter's Response keeps them as given until someone reads
+      // .headers, and the proxy answers from the raw lines (rawHeadersOf) without ever doing so.
+      const headers = headerPairs(res.rawHeaders);
       const status = res.statusCode ?? 502;
       const init = { status, statusText: res.statusMessage ?? "", headers };
       if (method === "HEAD" || NULL_BODY_STATUS.has(status)) {
         res.resume();
         settle();
-        resolve(markComplete(new Response(null, init), null));
+        resolve(markComplete(new Response(null, init), null, res.rawHeaders));
         return;
       }
       const length = Number(res.headers["content-length"] ?? NaN);
@@ -70,7 +72,7 @@ function send(agent: Agent, url: URL, init: RequestInit): Promise<Response> {
         readWhole(res, length).then(
           (bytes) => {
             settle();
-            resolve(markComplete(new Response(bytes, init), bytes));
+            resolve(markComplete(new Response(bytes, init), bytes, res.rawHeaders));
           },
           (err: unknown) => {
             settle();
@@ -108,17 +110,10 @@ function headerObject(headers: HeadersInit | undefined): Record<string, string> 
   return out;
 }
 
-function responseHeaders(res: IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = res.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    try {
-      headers.append(raw[i]!, raw[i + 1]!);
-    } catch {
-      // A header the Fetch API cannot hold (undici drops it as well).
-    }
-  }
-  return headers;
+function headerPairs(raw: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
 }
 
 function abortError(signal: AbortSignal): Error {

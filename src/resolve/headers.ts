@@ -70,6 +70,31 @@ export function forwardResponseHeaders(upstream: Headers, options: { decoded?: b
   return out;
 }
 
+/**
+ * forwardResponseHeaders for header lines as received (`name, value, …`, from the Node
+ * transport), as a plain object the Node adapter writes without building Headers: the same
+ * filtering, names lower-cased, repeated Set-Cookie kept apart and other repeats joined with ", ".
+ */
+export function forwardResponseRecord(raw: string[]): Record<string, string | string[]> {
+  const named = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== "connection") continue;
+    for (const token of raw[i + 1]!.split(",")) if (token.trim() !== "") named.add(token.trim().toLowerCase());
+  }
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-") || name === "pinned-refusal") continue;
+    const value = raw[i + 1]!;
+    const held = out[name];
+    if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;
+    else if (Array.isArray(held)) held.push(value);
+    else out[name] = `${held}, ${value}`;
+  }
+  out["x-accel-buffering"] = "no";
+  return out;
+}
+
 /** True when a header set names a refusal of a new activation. */
 export const isActivationRefusal = (status: number, headers: Headers): boolean =>
   status === 503 && (headers.get("pinned-refusal") ?? "").toLowerCase() === "lease-unhealthy";

@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { forwardOnce } from "./forward.ts";
-import { forwardResponseHeaders, isActivationRefusal } from "./headers.ts";
+import { forwardResponseHeaders, forwardResponseRecord, isActivationRefusal } from "./headers.ts";
 import { InflightGate, onBodyDone } from "./inflight.ts";
-import { completeBody, isUndecoded } from "./transport-marks.ts";
+import { completeBody, isUndecoded, rawHeadersOf } from "./transport-marks.ts";
 import { OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
 import { PlacementLoop, type Delivery, type Transport } from "./placement-loop.ts";
@@ -63,7 +63,7 @@ export class Proxy {
         );
         if (outcome.kind !== "response") return outcome;
         const { response } = outcome;
-        if (isActivationRefusal(response.status, response.headers)) {
+        if (response.status === 503 && isActivationRefusal(response.status, response.headers)) {
           if (!replayable) return { kind: "refused", relay: new Response(response.body, { status: 503, headers: forwardResponseHeaders(response.headers) }) };
           await response.body?.cancel().catch(() => {});
           return { kind: "refused", relay: null };
@@ -72,16 +72,19 @@ export class Proxy {
           release();
           return { kind: "answered", status: response.status, result: response };
         }
+        const complete = completeBody(response);
+        const raw = rawHeadersOf(response);
+        if (complete !== undefined && raw !== undefined) {
+          // The worker has answered in full: its slot is free, and neither the bytes nor the
+          // headers need a web object. (No statusText or .headers: reading either makes the Node
+          // adapter build a full Response.)
+          release();
+          const headers = forwardResponseRecord(raw) as unknown as Record<string, string>;
+          return { kind: "answered", status: response.status, result: new Response(complete, { status: response.status, headers }) };
+        }
         // undici decodes content-encoding; a transport that passes bodies through marks them.
         const decoded = deps.runtime.name === "node" && !isUndecoded(response) && response.headers.has("content-encoding");
         const headers = forwardResponseHeaders(response.headers, { decoded });
-        const complete = completeBody(response);
-        if (complete !== undefined) {
-          // The worker has answered in full: its slot is free, and the bytes need no stream. (No
-          // statusText: reading it would make the Node adapter build a full Response.)
-          release();
-          return { kind: "answered", status: response.status, result: new Response(complete, { status: response.status, headers }) };
-        }
         const init = { status: response.status, statusText: response.statusText, headers };
         return { kind: "answered", status: response.status, result: new Response(onBodyDone(response.body, release), init) };
       },

@@ -7,14 +7,24 @@
 
 const COMPLETE_BODY = Symbol.for("pinboard.completeBody");
 const UNDECODED = Symbol.for("pinboard.undecoded");
+const RAW_HEADERS = Symbol.for("pinboard.rawHeaders");
 
-type Marked = Response & { [COMPLETE_BODY]?: Uint8Array<ArrayBuffer> | null; [UNDECODED]?: true };
+type Marked = Response & { [COMPLETE_BODY]?: Uint8Array<ArrayBuffer> | null; [UNDECODED]?: true; [RAW_HEADERS]?: string[] };
 
-/** Marks `response` as carrying its whole body (null: none) and, always, an undecoded one. */
-export function markComplete(response: Response, bytes: Uint8Array<ArrayBuffer> | null): Response {
+/**
+ * Marks `response` as carrying its whole body (null: none), undecoded, with the header lines as
+ * received (`name, value, name, value, …`), so the proxy can answer without building Headers.
+ */
+export function markComplete(response: Response, bytes: Uint8Array<ArrayBuffer> | null, rawHeaders: string[]): Response {
   (response as Marked)[COMPLETE_BODY] = bytes;
   (response as Marked)[UNDECODED] = true;
+  (response as Marked)[RAW_HEADERS] = rawHeaders;
   return response;
+}
+
+/** The header lines of a response marked complete, as received. */
+export function rawHeadersOf(response: Response): string[] | undefined {
+  return (response as Marked)[RAW_HEADERS];
 }
 
 /** Marks a streamed `response` whose body is passed through undecoded. */
