@@ -105,8 +105,10 @@ function readWhole(res: IncomingMessage, length: number): Promise<Uint8Array<Arr
 }
 
 function headerObject(headers: HeadersInit | undefined): Record<string, string> {
+  // A plain object (what the proxy's forwards pass) is taken as it is.
+  if (headers && !(headers instanceof Headers) && !Array.isArray(headers)) return headers as Record<string, string>;
   const out: Record<string, string> = {};
-  if (headers) (headers instanceof Headers ? headers : new Headers(headers)).forEach((value, name) => (out[name] = value));
+  if (headers) new Headers(headers).forEach((value, name) => (out[name] = value));
   return out;
 }
 

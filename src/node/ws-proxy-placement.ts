@@ -92,10 +92,8 @@ export class WebSocketPlacer {
 }
 
 /** The attested, filtered forward headers as `ws` takes them, minus the handshake's own fields. */
-function handshakeHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    if (!HANDSHAKE_FIELDS.includes(name)) out[name] = value;
-  });
+function handshakeHeaders(headers: Record<string, string>): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const name of Object.keys(headers)) if (!HANDSHAKE_FIELDS.includes(name)) out[name] = headers[name]!;
   return out;
 }

@@ -41,7 +41,7 @@ export async function attestedForwardHeaders(
   resolution: Resolution,
   input: Pick<ForwardInput, "request" | "peer" | "caller" | "acct" | "upgrade">,
   nowSeconds: number,
-): Promise<Headers> {
+): Promise<Record<string, string>> {
   const attestation = await signAttestation(
     resolution.secret,
     {

@@ -45,17 +45,28 @@ export interface ForwardHeaderInput {
   proto?: string;
 }
 
-export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Headers {
-  // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
-  const out = copyFiltered(inbound, (name) => name === "host" || name === "x-forwarded-for" || name === "expect");
-  out.set("x-forwarded-for", input.peer);
-  if (input.host && !out.has("x-forwarded-host")) out.set("x-forwarded-host", input.host);
-  if (input.proto && !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", input.proto);
-  out.set("pinboard-attestation", input.attestation);
-  out.set("pinboard-epoch", input.epoch);
+/**
+ * The request headers of a forward, as a plain object (every fetch and node:http take one; a
+ * Headers object would cost a validation per header, twice). Header names arrive lower-cased and
+ * combined from Headers; the object has no prototype, so a `__proto__` header is just a name.
+ */
+export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Record<string, string> {
+  const named = connectionTokens(inbound);
+  const out = Object.create(null) as Record<string, string>;
+  inbound.forEach((value, name) => {
+    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-")) return;
+    // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
+    if (name === "host" || name === "x-forwarded-for" || name === "expect") return;
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  });
+  out["x-forwarded-for"] = input.peer;
+  if (input.host && out["x-forwarded-host"] === undefined) out["x-forwarded-host"] = input.host;
+  if (input.proto && out["x-forwarded-proto"] === undefined) out["x-forwarded-proto"] = input.proto;
+  out["pinboard-attestation"] = input.attestation;
+  out["pinboard-epoch"] = input.epoch;
   if (input.upgrade) {
-    out.set("upgrade", input.upgrade);
-    out.set("connection", "upgrade");
+    out.upgrade = input.upgrade;
+    out.connection = "upgrade";
   }
   return out;
 }
