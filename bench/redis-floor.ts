@@ -1,7 +1,7 @@
 /**
  * redis-floor: the physical floor of one resolve. The resolve script (EVALSHA, EVAL on NOSCRIPT)
  * run straight against Redis through the same client library and adapter as Pinboard's Node
- * entry (ioredis via TcpRedis, auto-pipelined), with `connections` calls in flight for
+ * entry (ioredis via TcpRedis), with `connections` calls in flight for
  * `duration` seconds. The keys and arguments are built exactly as src/resolve/resolver.ts builds
  * them. Two uses: hot ids that already have a live placement (the floor of pinboard-hot), and a
  * fresh id per call with a client-address affinity hash (the Redis cost of one new placement,

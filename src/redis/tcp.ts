@@ -25,7 +25,11 @@ export class TcpRedis implements RedisPort {
     const common = {
       // RESP2, as Upstash and DESIGN.md assume: Lua false is nil, numbers are integers.
       protocol: 2 as const,
-      enableAutoPipelining: true,
+      // Commands are written as they come and answered in order on the one connection, so the
+      // bucket fan-out still costs one round trip. Auto-pipelining would also batch the writes,
+      // but its per-command bookkeeping cost the hot path more CPU than the syscalls it saves
+      // (bench: pinboard-hot 3.03 → 2.65 CPU s per 10k requests without it).
+      enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       commandTimeout: this.timeoutMs,
       lazyConnect: false,
