@@ -52,13 +52,13 @@ describe("forwardResponseRecord", () => {
       fc.constantFrom("content-type", "Set-Cookie", "connection", "Connection", "keep-alive", "upgrade", "te", "pinboard-epoch", "Pinned-Refusal", "vary", "x-a", "X-B", "content-length", "content-encoding"),
       fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/),
     );
-    const value = fc.stringMatching(/^[ -~]{0,12}$/).map((v) => v.trim());
+    const value = fc.stringMatching(/^[ -~]{0,12}$/);
     fc.assert(
       fc.property(fc.array(fc.tuple(name, value), { maxLength: 12 }), (lines) => {
         const raw = lines.flat();
         expect({ ...forwardResponseRecord(raw) }).toEqual(asRecord(forwardResponseHeaders(headersOf(raw))));
       }),
-      { numRuns: 300 },
+      { numRuns: 1000, examples: [[[["X-B", ""], ["X-B", ""]]], [[["vary", " a "], ["Vary", ""]]], [[["a", ""], ["a", ""], ["a", ""]]]] },
     );
   });
 });

@@ -96,15 +96,23 @@ export function forwardResponseRecord(raw: string[]): Record<string, string | st
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-") || name === "pinned-refusal") continue;
-    const value = raw[i + 1]!;
+    const value = trimHttpWhitespace(raw[i + 1]!);
     const held = out[name];
     if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;
     else if (Array.isArray(held)) held.push(value);
     else out[name] = `${held}, ${value}`;
   }
+  // Headers trims each value, joins repeats with ", " and trims the joined value again when it is
+  // copied: two empty values end as ",".
+  for (const name of Object.keys(out)) {
+    const value = out[name]!;
+    if (!Array.isArray(value)) out[name] = trimHttpWhitespace(value);
+  }
   out["x-accel-buffering"] = "no";
   return out;
 }
+
+const trimHttpWhitespace = (value: string): string => value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
 
 /** True when a header set names a refusal of a new activation. */
 export const isActivationRefusal = (status: number, headers: Headers): boolean =>
