@@ -16,8 +16,9 @@
  * Exit 0 when nothing failed: no 5xx the spec does not call for (its 503 refusals with
  * Retry-After are counted apart; a 502 is allowed only for a request that started during a churn;
  * the rules are in scripts/soak/traffic.ts), no error line in Pinboard's log, and Pinboard's RSS
- * at the end within --rss-growth of the baseline (the first sample after 10 s of traffic, or the
- * largest sample of the first minute on runs of 3 minutes or more) and never above --max-rss-mb.
+ * at the end (the lower of the last two samples) within --rss-growth of the baseline (the largest
+ * sample of the first minute on runs of 3 minutes or more; on shorter runs, of the first half
+ * after 10 s of traffic, and twice the growth) and never above --max-rss-mb.
  * Exit 1 on a failure, 2 when the run itself broke (setup failed, or the hard deadline passed).
  * The last line is always `SOAK SUMMARY result=PASS|FAIL …`.
  */
@@ -133,14 +134,18 @@ function summarize(run: SoakStats, args: SoakArgs, webSockets: boolean, cluster:
   // The RSS bound. A young Node process grows for a minute or two whatever it does (JIT code,
   // heap sized up to the load), so: on runs of 3 minutes or more the baseline is the largest
   // sample of the first minute and the end may exceed it by --rss-growth; on shorter runs (CI's
-  // one minute) the baseline is the sample after 10 s of traffic and the end may exceed it by
-  // twice that. --max-rss-mb bounds every sample.
+  // one minute) the baseline is the largest sample of the first half after 10 s of traffic and
+  // the end may exceed it by twice that. The end is the lower of the last two samples: a leak
+  // raises the floor, while one sample can catch the top of a GC sawtooth (on a loaded machine,
+  // V8 collects late). --max-rss-mb bounds every sample.
   const samples = run.rss;
   const long = args.minutes >= 3;
+  const largest = (list: typeof samples) => list.reduce((m, s) => (s.mb > m.mb ? s : m), list[0]!);
   const firstMinute = samples.filter((s) => s.atS <= 60);
-  const baselineSample = long ? firstMinute.reduce((m, s) => (s.mb > m.mb ? s : m), firstMinute[0]!) : samples.find((s) => s.atS >= 9) ?? samples[0];
+  const firstHalf = samples.filter((s) => s.atS >= 9 && s.atS <= (args.minutes * 60) / 2);
+  const baselineSample = long ? largest(firstMinute) : firstHalf.length ? largest(firstHalf) : samples[0];
   const baseline = baselineSample?.mb ?? 0;
-  const end = samples.at(-1)?.mb ?? 0;
+  const end = samples.length ? Math.min(...samples.slice(-2).map((s) => s.mb)) : 0;
   const max = samples.reduce((m, s) => Math.max(m, s.mb), 0);
   const growth = long ? args.rssGrowth : 2 * args.rssGrowth;
   const growthLimit = baseline * (1 + growth);
