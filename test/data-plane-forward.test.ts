@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAttestation } from "../src/auth/attestation.ts";
+import { GZIP_TEXT } from "./support/echo-instance.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
 import { rawRequest } from "./support/raw-http.ts";
 
@@ -62,6 +63,14 @@ describe("forwarding", () => {
     const res = await fetch(url("/echo/doc-3?redirect=1"), { redirect: "manual" });
     expect(res.status).toBe(302);
     expect(res.headers.get("location")).toBe("http://127.0.0.1:1/elsewhere");
+  });
+
+  it("passes a compressed answer through with its Content-Encoding (the Node transport does not decode)", async () => {
+    const res = await fetch(url("/echo/doc-gz/gzip"));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-encoding")).toBe("gzip");
+    expect(res.headers.get("x-accel-buffering")).toBe("no");
+    expect(await res.text()).toBe(GZIP_TEXT);
   });
 
   it("answers the spec's routing errors", async () => {

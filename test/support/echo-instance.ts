@@ -1,9 +1,14 @@
+import { gzipSync } from "node:zlib";
 import type { Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
+
+/** What `/gzip` answers, gzip-encoded. */
+export const GZIP_TEXT = "a compressed answer ".repeat(40);
 
 /**
  * An instance that tells what reached it: method, path, query, headers, body size, its epoch and
  * how many requests this activation served. `?status=N` answers N; `?sleep=ms` waits first;
- * `?redirect=1` answers a 302 (which Pinboard must relay, not follow).
+ * `?redirect=1` answers a 302 (which Pinboard must relay, not follow); the path `/gzip` answers
+ * GZIP_TEXT with Content-Encoding: gzip.
  */
 export class Echo implements Instance {
   hits = 0;
@@ -15,6 +20,9 @@ export class Echo implements Instance {
     const sleep = Number(url.searchParams.get("sleep") ?? 0);
     if (sleep > 0) await new Promise((r) => setTimeout(r, sleep));
     if (url.searchParams.get("redirect")) return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
+    if (ctx.path === "/gzip") {
+      return new Response(gzipSync(Buffer.from(GZIP_TEXT)), { headers: { "content-type": "text/plain", "content-encoding": "gzip" } });
+    }
     if (ctx.path === "/download") {
       const total = Number(url.searchParams.get("bytes") ?? 0);
       const chunk = new Uint8Array(64 * 1024).fill(120);
