@@ -12,6 +12,7 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeFetch } from "../src/node/http-transport.ts";
+import { exitWithParent } from "./child-lifetime.ts";
 import { forwardResponseRecord } from "../src/resolve/headers.ts";
 import { completeBody, isUndecoded, rawHeadersOf } from "../src/resolve/transport-marks.ts";
 
@@ -66,12 +67,4 @@ server.once("listening", () => {
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ bench: "ready", url: `http://127.0.0.1:${port}`, pid: process.pid })}\n`);
 });
-const stop = () => {
-  server.closeAllConnections();
-  server.close();
-  process.exit(0);
-};
-process.once("SIGTERM", stop);
-process.stdin.once("end", stop);
-process.stdin.once("close", stop);
-process.stdin.resume();
+exitWithParent(server);

@@ -19,6 +19,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { createWorker, type Instance, type PinnedWorker } from "../src/pinned/index.ts";
+import { exitWithParent } from "./child-lifetime.ts";
 
 const BODY = "ok\n";
 
@@ -73,15 +74,7 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 60_000;
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const stopAll = () => {
-    server.closeAllConnections();
-    server.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", stopAll);
-  process.stdin.once("end", stopAll);
-  process.stdin.once("close", stopAll);
-  process.stdin.resume();
+  exitWithParent(server);
 
   for (let i = 0; i < count; i++) {
     apps.push(

@@ -16,20 +16,24 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
-function connectionTokens(headers: Headers): Set<string> {
+/** The header names a Connection value lists (they are hop-by-hop for this connection only). */
+function connectionTokens(connection: string): Set<string> {
   const tokens = new Set<string>();
-  for (const token of (headers.get("connection") ?? "").split(",")) {
+  for (const token of connection.split(",")) {
     const t = token.trim().toLowerCase();
     if (t !== "") tokens.add(t);
   }
   return tokens;
 }
 
+/** Dropped in both directions: hop-by-hop, named by Connection, or Pinboard's own. */
+const dropped = (name: string, named: Set<string>): boolean => HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-");
+
 function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers {
-  const named = connectionTokens(source);
+  const named = connectionTokens(source.get("connection") ?? "");
   const out = new Headers();
   source.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-") || skip(name)) return;
+    if (dropped(name, named) || skip(name)) return;
     out.append(name, value);
   });
   return out;
@@ -51,10 +55,10 @@ export interface ForwardHeaderInput {
  * combined from Headers; the object has no prototype, so a `__proto__` header is just a name.
  */
 export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Record<string, string> {
-  const named = connectionTokens(inbound);
+  const named = connectionTokens(inbound.get("connection") ?? "");
   const out = Object.create(null) as Record<string, string>;
   inbound.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-")) return;
+    if (dropped(name, named)) return;
     // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
     if (name === "host" || name === "x-forwarded-for" || name === "expect") return;
     out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
@@ -87,15 +91,13 @@ export function forwardResponseHeaders(upstream: Headers, options: { decoded?: b
  * filtering, names lower-cased, repeated Set-Cookie kept apart and other repeats joined with ", ".
  */
 export function forwardResponseRecord(raw: string[]): Record<string, string | string[]> {
-  const named = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() !== "connection") continue;
-    for (const token of raw[i + 1]!.split(",")) if (token.trim() !== "") named.add(token.trim().toLowerCase());
-  }
+  const connection: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "connection") connection.push(raw[i + 1]!);
+  const named = connectionTokens(connection.join(","));
   const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-") || name === "pinned-refusal") continue;
+    if (dropped(name, named) || name === "pinned-refusal") continue;
     const value = trimHttpWhitespace(raw[i + 1]!);
     const held = out[name];
     if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;
