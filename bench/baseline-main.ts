@@ -11,7 +11,7 @@
 import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createNodeFetch } from "../src/node/http-transport.ts";
+import { createNodeTransport } from "../src/node/http-transport.ts";
 import { exitWithParent } from "./child-lifetime.ts";
 import { forwardResponseRecord } from "../src/resolve/headers.ts";
 import { completeBody, isUndecoded, rawHeadersOf } from "../src/resolve/transport-marks.ts";
@@ -26,7 +26,7 @@ if (!upstream) {
 
 // The same transport as the Node entry's forwards (node:http for body-less calls, whole small
 // bodies as bytes), so the two proxies differ only by what Pinboard adds.
-const transport = createNodeFetch();
+const transport = createNodeTransport().fetch;
 
 async function forward(request: Request): Promise<Response> {
   const url = request.url;

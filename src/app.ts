@@ -6,6 +6,7 @@ import { registryRoutes } from "./registry/routes.ts";
 import type { AffinityKey } from "./resolve/affinity.ts";
 import { dataPlaneRoutes } from "./resolve/data-plane.ts";
 import type { Proxy } from "./resolve/proxy.ts";
+import type { ClientLink } from "./resolve/worker-call.ts";
 
 export type { AppDeps } from "./deps.ts";
 
@@ -14,6 +15,8 @@ export interface AppOptions {
   peerAddress?: (c: Context<AppEnv>) => string;
   /** The affinity key of new placements; defaults to the client address. */
   affinityKey?: AffinityKey;
+  /** Whether the client is still there; defaults to the request's signal (what Workers aborts). */
+  clientLink?: (c: Context<AppEnv>) => ClientLink;
   /** Routes outside the base path, matched first (the Node entry's /metrics). */
   rootRoutes?: (app: Hono<AppEnv>) => void;
 }
@@ -35,6 +38,7 @@ export function createPinboard(deps: AppDeps, options: AppOptions = {}): Pinboar
   const dataPlane = dataPlaneRoutes(deps, {
     peerAddress: options.peerAddress ?? workersPeer,
     ...(options.affinityKey ? { affinityKey: options.affinityKey } : {}),
+    ...(options.clientLink ? { clientLink: options.clientLink } : {}),
   });
   const inner = new Hono<AppEnv>();
   inner.route("/", healthRoutes(deps));

@@ -9,12 +9,15 @@ import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
 import { GuardedRedis } from "./redis/guarded.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
+import { fetchCaller, type CallWorker } from "./resolve/worker-call.ts";
 
 export interface BootstrapOptions {
   config: Config;
   redis: RedisPort;
   runtime: RuntimeInfo;
   fetch?: typeof fetch;
+  /** The forward's call to a worker; defaults to `fetch` with an AbortController. */
+  callWorker?: CallWorker;
   log?: Logger;
   now?: () => number;
   /** Extra metrics (the Node entry's Prometheus registry). */
@@ -36,5 +39,6 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
   const durable = { redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis, keys: new DurableKeys(config.durable.prefix) };
-  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
+  const callWorker = options.callWorker ?? fetchCaller(fetchImpl);
+  return { config, redis, keys, now, fetch: fetchImpl, callWorker, log, passport, fleet, runtime, metrics, counters, durable };
 }

@@ -6,6 +6,7 @@ import type { HealthCounters, MetricsSink } from "./metrics/sink.ts";
 import type { DurableKeys } from "./pinned/durable-keys.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
+import type { CallWorker } from "./resolve/worker-call.ts";
 
 /** What the runtime can tell about itself (Node has RSS; Workers does not). */
 export interface RuntimeInfo {
@@ -22,6 +23,8 @@ export interface AppDeps {
   /** Milliseconds since the epoch (JS-side clock; Lua scripts use Redis TIME). */
   now: () => number;
   fetch: typeof fetch;
+  /** How a forward calls a worker (fetch with an AbortController unless the entry has better). */
+  callWorker: CallWorker;
   log: Logger;
   passport: Passport;
   fleet: Fleet;

@@ -6,7 +6,8 @@ import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { describeDevPassport, mintDevPassport } from "./node/dev-credentials.ts";
-import { createNodeFetch } from "./node/http-transport.ts";
+import { createNodeTransport } from "./node/http-transport.ts";
+import { nodeClientLink } from "./node/client-link.ts";
 import { redisFromConfig } from "./node/redis-from-config.ts";
 import { startSweeperTimer } from "./node/sweeper-timer.ts";
 import { PrometheusMetrics } from "./node/metrics.ts";
@@ -36,13 +37,15 @@ export async function startNode(env: Record<string, string | undefined> = proces
 
   const redis = await redisFromConfig(config);
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
+  const transport = createNodeTransport();
   const deps = buildDeps({
     config,
     redis: redis.port,
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
-    fetch: createNodeFetch(),
+    fetch: transport.fetch,
+    callWorker: transport.callWorker,
     runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
   });
   await deps.fleet.refresh();
@@ -52,6 +55,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
   metrics?.bind(deps);
   const { app, proxy } = createPinboard(deps, {
     ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics) } : {}),
+    clientLink: nodeClientLink,
     peerAddress: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
   });
   // No `websocket` option: @hono/node-server leaves upgrades alone and the proxy takes them all.

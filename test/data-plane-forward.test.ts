@@ -1,12 +1,32 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAttestation } from "../src/auth/attestation.ts";
-import { GZIP_TEXT } from "./support/echo-instance.ts";
+import type { Instance } from "../src/pinned/index.ts";
+import { Echo, GZIP_TEXT } from "./support/echo-instance.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
 import { rawRequest } from "./support/raw-http.ts";
+import { getRow } from "./support/rows.ts";
+
+/** Paths whose request the worker saw aborted before it answered. */
+const abortedAtWorker: string[] = [];
+
+/** Holds every request for 10 s unless it is aborted first. */
+class Hold implements Instance {
+  fetch(request: Request): Promise<Response> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(new Response("held")), 10_000);
+      request.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        abortedAtWorker.push(new URL(request.url).pathname);
+        resolve(new Response(null, { status: 204 }));
+      }, { once: true });
+    });
+  }
+}
 
 let fleet: Fleet;
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 1 });
+  fleet = await startFleet({ workers: 1, namespaces: { "/echo": Echo, "/hold": Hold } });
   await fleet.skipColdStart();
 });
 afterAll(() => fleet.close());
@@ -85,5 +105,15 @@ describe("forwarding", () => {
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     }
     expect((await fetch(url(`/echo/${"a".repeat(256)}`))).status).toBe(200);
+  });
+
+  it("ends the forward when the client goes away first, and releases the fresh placement", async () => {
+    const req = httpRequest(url("/hold/leaver-1"));
+    req.on("error", () => {});
+    req.end();
+    await expect.poll(() => getRow(fleet.t, "/hold", "leaver-1")).not.toBeNull();
+    req.destroy();
+    await expect.poll(() => abortedAtWorker.some((p) => p.endsWith("/hold/leaver-1"))).toBe(true);
+    await expect.poll(() => getRow(fleet.t, "/hold", "leaver-1")).toBeNull();
   });
 });

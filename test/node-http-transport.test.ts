@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNodeFetch } from "../src/node/http-transport.ts";
+import { createNodeTransport } from "../src/node/http-transport.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { completeBody, isUndecoded } from "../src/resolve/transport-marks.ts";
 
@@ -15,6 +15,8 @@ import { completeBody, isUndecoded } from "../src/resolve/transport-marks.ts";
 const BIG = 300 * 1024;
 let server: Server;
 let base: string;
+/** /slow requests whose connection closed before their answer. */
+const cutShort: string[] = [];
 const seen: Array<{ method: string; url: string; headers: Record<string, string | string[] | undefined> }> = [];
 
 beforeAll(async () => {
@@ -42,7 +44,16 @@ beforeAll(async () => {
         res.writeHead(204);
         res.end();
       } else if (url === "/echo") res.end(Buffer.concat(chunks));
-      else if (url === "/slow") setTimeout(() => res.end("late"), 2000);
+      else if (url === "/slow") {
+        const timer = setTimeout(() => res.end("late"), 2000);
+        res.once("close", () => {
+          clearTimeout(timer);
+          if (!res.writableFinished) cutShort.push(req.url ?? "");
+        });
+      } else if (url === "/trickle") {
+        res.write("part-1,");
+        setTimeout(() => res.end("part-2"), 300);
+      }
       else if (url === "/short") {
         // Announces more than it sends, then drops the connection.
         res.writeHead(200, { "content-length": "100" });
@@ -60,9 +71,9 @@ afterAll(async () => {
 });
 
 const GZIPPED = gzipSync(Buffer.from("compressed payload ".repeat(50)));
-const nodeFetch = createNodeFetch();
+const { fetch: nodeFetch, callWorker } = createNodeTransport();
 
-describe("createNodeFetch", () => {
+describe("the Node transport's fetch", () => {
   it("answers a small body whole, with every header (set-cookie twice) and the request headers sent", async () => {
     const res = await nodeFetch(`${base}/small?q=1`, { headers: new Headers({ "x-test": "yes", "pinboard-epoch": "42" }), redirect: "manual" });
     expect(res.status).toBe(200);
@@ -131,5 +142,90 @@ describe("createNodeFetch", () => {
     const res = await nodeFetch(`${base}/echo`, { method: "POST", body: "payload", headers: { "content-type": "text/plain" } });
     expect(await res.text()).toBe("payload");
     expect(completeBody(res)).toBeUndefined();
+  });
+});
+
+/** A client link the test drives: `leave()` is the client going away. */
+function testClient() {
+  let gone = false;
+  const listeners = new Set<() => void>();
+  return {
+    link: {
+      get gone() {
+        return gone;
+      },
+      onGone(listener: () => void) {
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
+    },
+    leave() {
+      gone = true;
+      for (const l of listeners) l();
+      listeners.clear();
+    },
+    listening: () => listeners.size,
+  };
+}
+
+describe("the Node transport's forward call", () => {
+  const get = (path: string, timeoutMs: number, client = testClient()) =>
+    callWorker({ url: `${base}${path}`, init: { method: "GET", headers: {}, redirect: "manual" }, timeoutMs, client: client.link });
+
+  it("answers a small body whole and stops listening to the client", async () => {
+    const client = testClient();
+    const result = await get("/small", 5000, client);
+    expect(result.kind).toBe("response");
+    const res = (result as { response: Response }).response;
+    expect(new TextDecoder().decode(completeBody(res)!)).toBe("hello");
+    expect(client.listening()).toBe(0);
+  });
+
+  it("times out waiting for the answer and closes the worker's connection", async () => {
+    const started = Date.now();
+    const tag = `/slow?timeout-${started}`;
+    expect((await get(tag, 100)).kind).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(1500);
+    await expect.poll(() => cutShort.includes(tag)).toBe(true);
+  });
+
+  it("ends when the client goes, before or while waiting", async () => {
+    const before = testClient();
+    before.leave();
+    const count = seen.length;
+    expect((await get("/small", 5000, before)).kind).toBe("aborted");
+    expect(seen.length).toBe(count);
+
+    const during = testClient();
+    const tag = `/slow?client-${Date.now()}`;
+    setTimeout(() => during.leave(), 50);
+    expect((await get(tag, 5000, during)).kind).toBe("aborted");
+    await expect.poll(() => cutShort.includes(tag)).toBe(true);
+  });
+
+  it("lets a streamed body take longer than the timeout once the answer has begun", async () => {
+    const client = testClient();
+    const result = await get("/trickle", 150, client);
+    expect(result.kind).toBe("response");
+    expect(client.listening()).toBe(0);
+    expect(await (result as { response: Response }).response.text()).toBe("part-1,part-2");
+  });
+
+  it("reports a failure with fetch's TypeError when nothing listens", async () => {
+    const port = await freePort();
+    const result = await callWorker({ url: `http://127.0.0.1:${port}/x`, init: { method: "GET" }, timeoutMs: 5000, client: testClient().link });
+    expect(result.kind).toBe("failed");
+    const error = (result as { error: unknown }).error;
+    expect(error).toBeInstanceOf(TypeError);
+    expect(((error as TypeError).cause as { code?: string }).code).toBe("ECONNREFUSED");
+  });
+
+  it("sends a request with a body through fetch, with the same timeout", async () => {
+    const post = (path: string, timeoutMs: number) =>
+      callWorker({ url: `${base}${path}`, init: { method: "POST", body: "payload", headers: { "content-type": "text/plain" } }, timeoutMs, client: testClient().link });
+    const echoed = await post("/echo", 5000);
+    expect(echoed.kind).toBe("response");
+    expect(await (echoed as { response: Response }).response.text()).toBe("payload");
+    expect((await post("/slow", 100)).kind).toBe("timeout");
   });
 });

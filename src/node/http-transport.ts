@@ -1,33 +1,113 @@
 import { Agent, request, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { markComplete, markUndecoded } from "../resolve/transport-marks.ts";
+import { fetchCaller, type CallWorker, type WorkerCall } from "../resolve/worker-call.ts";
 
 /** Bodies up to this size (by Content-Length) are read whole and handed over as bytes. */
 const COMPLETE_BODY_LIMIT = 256 * 1024;
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
 
 /**
- * The Node entry's fetch for calls to workers: a body-less request to an http:// URL goes out on
+ * The Node entry's transport to workers. A body-less request to an http:// URL goes out on
  * node:http (keep-alive pool, no redirects followed, content-encoding passed through undecoded)
  * and a small answer comes back as complete bytes (transport-marks.ts), so a proxied GET builds
  * no WHATWG streams on either side: that garbage, promoted by every scavenge, was most of the
  * proxy's GC pauses and heap growth. Anything else (a request body, https, a passport JWKS URL)
- * goes to `fallback`. Failures look like undici's: TypeError("fetch failed") with the socket
- * error as `cause`, an AbortError when the signal fires.
+ * goes to `fallback`.
+ *
+ * `fetch` is for every call Pinboard makes (probes, heartbeats, the sweeper): it fails like
+ * undici, TypeError("fetch failed") with the socket error as `cause`, or an AbortError when the
+ * signal fires. `callWorker` is the forward's call: the same request, ended by its timer or by
+ * the client's going away without an AbortSignal (worker-call.ts says why).
  */
-export function createNodeFetch(fallback: typeof fetch = globalThis.fetch): typeof fetch {
+export interface NodeTransport {
+  fetch: typeof fetch;
+  callWorker: CallWorker;
+}
+
+export function createNodeTransport(fallback: typeof fetch = globalThis.fetch): NodeTransport {
   const agent = new Agent({ keepAlive: true, scheduling: "lifo" });
   const nodeFetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (input instanceof Request || init?.body != null || !url.startsWith("http://")) return fallback(input, init);
-    return send(agent, new URL(url), init ?? {});
+    if (input instanceof Request || !takes(url, init)) return fallback(input, init);
+    return send(agent, new URL(url), init ?? {}, signalCut(init?.signal ?? undefined));
   };
-  return nodeFetch as typeof fetch;
+  const viaFallback = fetchCaller(fallback);
+  const callWorker: CallWorker = async (call) => {
+    if (!takes(call.url, call.init)) return viaFallback(call);
+    const cut = new CallCut(call);
+    try {
+      return { kind: "response", response: await send(agent, new URL(call.url), call.init, cut) };
+    } catch (error) {
+      return cut.why ? { kind: cut.why } : { kind: "failed", error };
+    }
+  };
+  return { fetch: nodeFetch as typeof fetch, callWorker };
 }
 
-function send(agent: Agent, url: URL, init: RequestInit): Promise<Response> {
-  const signal = init.signal ?? undefined;
-  if (signal?.aborted) return Promise.reject(abortError(signal));
+/** What node:http carries here: no body, plain http. */
+const takes = (url: string, init: RequestInit | undefined): boolean => init?.body == null && url.startsWith("http://");
+
+/** What may end a request early. */
+interface Cut {
+  /** Set when it is over before it started. */
+  readonly reason: Error | undefined;
+  /** From now on, `end` ends the request with the reason. */
+  arm(end: (reason: Error) => void): void;
+  disarm(): void;
+  /** Whether a streamed body stays armed until it ends (fetch's signal) or is free once answered. */
+  readonly coversBody: boolean;
+}
+
+/** fetch's semantics: the signal ends the request, its streamed body included. */
+function signalCut(signal: AbortSignal | undefined): Cut {
+  let listener: (() => void) | undefined;
+  return {
+    reason: signal?.aborted ? abortError(signal) : undefined,
+    arm(end) {
+      if (!signal) return;
+      listener = () => end(abortError(signal));
+      signal.addEventListener("abort", listener, { once: true });
+    },
+    disarm() {
+      if (listener) signal?.removeEventListener("abort", listener);
+    },
+    coversBody: true,
+  };
+}
+
+/** A forward's call: its timer and its client end it until the answer is in. */
+class CallCut implements Cut {
+  why: "timeout" | "aborted" | undefined;
+  readonly coversBody = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopListening: (() => void) | undefined;
+
+  constructor(private readonly call: WorkerCall) {
+    if (call.client.gone) this.why = "aborted";
+  }
+
+  get reason(): Error | undefined {
+    return this.why === undefined ? undefined : new Error(`forward ${this.why === "timeout" ? "timed out" : "aborted by the client"}`);
+  }
+
+  arm(end: (reason: Error) => void): void {
+    const stop = (why: "timeout" | "aborted") => {
+      this.why ??= why;
+      end(this.reason!);
+    };
+    this.timer = setTimeout(() => stop("timeout"), this.call.timeoutMs);
+    this.stopListening = this.call.client.onGone(() => stop("aborted"));
+  }
+
+  disarm(): void {
+    clearTimeout(this.timer);
+    this.stopListening?.();
+  }
+}
+
+function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Response> {
+  if (cut.reason) return Promise.reject(cut.reason);
   const method = (init.method ?? "GET").toUpperCase();
   return new Promise<Response>((resolve, reject) => {
     const req = request({
@@ -38,21 +118,23 @@ function send(agent: Agent, url: URL, init: RequestInit): Promise<Response> {
       method,
       headers: headerObject(init.headers),
     });
-    const onAbort = () => req.destroy(abortError(signal!));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const settle = () => signal?.removeEventListener("abort", onAbort);
-    req.once("error", (err) => {
-      settle();
-      reject(signal?.aborted ? abortError(signal) : new TypeError("fetch failed", { cause: err }));
+    let ended: Error | undefined;
+    cut.arm((reason) => {
+      ended = reason;
+      req.destroy(reason);
     });
+    const fail = (err: unknown) => {
+      cut.disarm();
+      reject(ended ?? new TypeError("fetch failed", { cause: err }));
+    };
+    req.once("error", fail);
     req.once("response", (res) => {
       try {
         answer(res);
       } catch (err) {
         // A status the Fetch API cannot represent (outside 200–599), as undici would fail.
         res.destroy();
-        settle();
-        reject(new TypeError("fetch failed", { cause: err }));
+        fail(err);
       }
     });
     const answer = (res: IncomingMessage) => {
@@ -63,26 +145,20 @@ function send(agent: Agent, url: URL, init: RequestInit): Promise<Response> {
       const init = { status, statusText: res.statusMessage ?? "", headers };
       if (method === "HEAD" || NULL_BODY_STATUS.has(status)) {
         res.resume();
-        settle();
+        cut.disarm();
         resolve(markComplete(new Response(null, init), null, res.rawHeaders));
         return;
       }
       const length = Number(res.headers["content-length"] ?? NaN);
       if (length <= COMPLETE_BODY_LIMIT) {
-        readWhole(res, length).then(
-          (bytes) => {
-            settle();
-            resolve(markComplete(new Response(bytes, init), bytes, res.rawHeaders));
-          },
-          (err: unknown) => {
-            settle();
-            reject(signal?.aborted ? abortError(signal) : new TypeError("fetch failed", { cause: err }));
-          },
-        );
+        readWhole(res, length).then((bytes) => {
+          cut.disarm();
+          resolve(markComplete(new Response(bytes, init), bytes, res.rawHeaders));
+        }, fail);
         return;
       }
-      // A streamed body outlives this call: the caller's signal keeps aborting it until it ends.
-      res.once("close", settle);
+      if (cut.coversBody) res.once("close", () => cut.disarm());
+      else cut.disarm();
       resolve(markUndecoded(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, init)));
     };
     req.end();

@@ -5,12 +5,15 @@ import { clientIpAffinity, type AffinityKey } from "./affinity.ts";
 import { planForward } from "./plan.ts";
 import { Proxy, isUpgrade } from "./proxy.ts";
 import { parseDataPath } from "./route.ts";
+import { requestLink, type ClientLink } from "./worker-call.ts";
 
 export interface DataPlaneOptions {
   /** The TCP peer of a request (the Node entry reads the socket; Workers a header). */
   peerAddress: (c: Context<AppEnv>) => string;
   /** The affinity key of new placements; defaults to the client address. */
   affinityKey?: AffinityKey;
+  /** Whether the client is still there; defaults to the request's signal. */
+  clientLink?: (c: Context<AppEnv>) => ClientLink;
 }
 
 /**
@@ -21,6 +24,7 @@ export function dataPlaneRoutes(deps: AppDeps, options: DataPlaneOptions): { app
   const app = new Hono<AppEnv>();
   const proxy = new Proxy(deps);
   const affinityKey = options.affinityKey ?? clientIpAffinity;
+  const clientLink = options.clientLink ?? ((c: Context<AppEnv>) => requestLink(c.req.raw));
 
   app.all("*", async (c) => {
     const request = c.req.raw;
@@ -28,7 +32,7 @@ export function dataPlaneRoutes(deps: AppDeps, options: DataPlaneOptions): { app
     if (!path) throw isUpgrade(request) ? notFound() : notFound("unknown namespace");
     try {
       const plan = await planForward(deps, request, path, options.peerAddress(c), affinityKey);
-      return await proxy.handle({ request, plan, defer: (work) => defer(c, deps, work) });
+      return await proxy.handle({ request, client: clientLink(c), plan, defer: (work) => defer(c, deps, work) });
     } catch (err) {
       if (err instanceof PinboardError && err.status === 404 && isUpgrade(request)) return errorResponse(notFound());
       throw err;

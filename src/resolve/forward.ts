@@ -2,6 +2,7 @@ import { signAttestation } from "../auth/attestation.ts";
 import type { AccountClaim } from "./data-passport.ts";
 import { forwardRequestHeaders } from "./headers.ts";
 import type { Resolution } from "./resolver.ts";
+import type { CallWorker, ClientLink } from "./worker-call.ts";
 
 export type ForwardOutcome =
   | { kind: "response"; response: Response }
@@ -12,6 +13,8 @@ export type ForwardOutcome =
 
 export interface ForwardInput {
   request: Request;
+  /** Whether the client is still there (the forward ends when it goes). */
+  client: ClientLink;
   /** `{ns}/{id}{rest}{query}` appended to the advertise URL. */
   pathAndQuery: string;
   peer: string;
@@ -64,42 +67,38 @@ export async function attestedForwardHeaders(
 
 /**
  * One attested forward to a placement's owner. Redirects are never followed; the timeout covers
- * the wait for response headers (a streaming body may then take as long as it needs); a client
- * that goes away aborts the upstream request.
+ * the wait for the answer (a streaming body may then take as long as it needs); a client that
+ * goes away first ends the call to the worker (worker-call.ts).
  */
 export async function forwardOnce(
-  deps: { fetch: typeof fetch; forwardTimeoutMs: number; nowSeconds: () => number },
+  deps: { callWorker: CallWorker; forwardTimeoutMs: number; nowSeconds: () => number },
   resolution: Resolution,
   input: ForwardInput,
 ): Promise<ForwardOutcome> {
-  const { request } = input;
-  if (request.signal.aborted) return { kind: "aborted", connected: false };
+  const { request, client } = input;
+  if (client.gone) return { kind: "aborted", connected: false };
   const headers = await attestedForwardHeaders(resolution, input, deps.nowSeconds());
-
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, deps.forwardTimeoutMs);
-  const onClientAbort = () => controller.abort();
-  request.signal.addEventListener("abort", onClientAbort, { once: true });
-  try {
-    const response = await deps.fetch(`${resolution.advertiseUrl}${input.pathAndQuery}`, {
+  const result = await deps.callWorker({
+    url: `${resolution.advertiseUrl}${input.pathAndQuery}`,
+    init: {
       method: request.method,
       headers,
       body: input.body,
       redirect: "manual",
-      signal: controller.signal,
       ...(input.body ? { duplex: "half" } : {}),
-    } as RequestInit);
-    return { kind: "response", response };
-  } catch (err) {
-    if (timedOut) return { kind: "timeout" };
-    if (request.signal.aborted) return { kind: "aborted", connected: false };
-    return { kind: "unreachable", connected: !neverConnected(err), reason: err instanceof Error ? String(err.cause ?? err.message) : String(err) };
-  } finally {
-    clearTimeout(timer);
-    request.signal.removeEventListener("abort", onClientAbort);
+    } as RequestInit,
+    timeoutMs: deps.forwardTimeoutMs,
+    client,
+  });
+  switch (result.kind) {
+    case "response":
+    case "timeout":
+      return result;
+    case "aborted":
+      return { kind: "aborted", connected: false };
+    case "failed": {
+      const err = result.error;
+      return { kind: "unreachable", connected: !neverConnected(err), reason: err instanceof Error ? String(err.cause ?? err.message) : String(err) };
+    }
   }
 }

@@ -7,11 +7,13 @@ import { OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
 import { PlacementLoop, type Delivery, type Transport } from "./placement-loop.ts";
 import type { Resolution } from "./resolver.ts";
+import type { ClientLink } from "./worker-call.ts";
 
 export { STALE_RESOLUTION_MS } from "./placement-loop.ts";
 
 export interface ProxyRequest {
   request: Request;
+  client: ClientLink;
   plan: ForwardPlan;
   /** Keeps work alive after the response (waitUntil on Workers). */
   defer: (work: Promise<unknown>) => void;
@@ -37,7 +39,7 @@ export class Proxy {
     return this.loop.run(req.plan, this.transport(req));
   }
 
-  private transport({ request, plan, defer }: ProxyRequest): Transport<Response> {
+  private transport({ request, client, plan, defer }: ProxyRequest): Transport<Response> {
     const { deps } = this;
     const upgrade = isUpgrade(request);
     const replayableBody = hasBody(request);
@@ -49,10 +51,11 @@ export class Proxy {
         new Response(body, { status, ...(body === null ? {} : { headers: { "content-type": "text/plain; charset=utf-8" } }) }),
       async send(resolution: Resolution, release, retry): Promise<Delivery<Response>> {
         const outcome = await forwardOnce(
-          { fetch: deps.fetch, forwardTimeoutMs: deps.config.forwardTimeoutMs, nowSeconds: () => Math.floor(deps.now() / 1000) },
+          { callWorker: deps.callWorker, forwardTimeoutMs: deps.config.forwardTimeoutMs, nowSeconds: () => Math.floor(deps.now() / 1000) },
           resolution,
           {
             request,
+            client,
             pathAndQuery: `${plan.path.ns}/${plan.path.id}${plan.path.rest}${new URL(request.url).search}`,
             peer: plan.peer,
             body: retry || !replayableBody ? null : request.body,
