@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { mintCredential } from "../src/auth/mint.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
+import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { Keys } from "../src/redis/keys.ts";
 import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
@@ -128,7 +129,7 @@ export async function startTopology(base: { workers: number; namespaces: string[
 
   try {
     // e.g. BENCH_PINBOARD_NODE_ARGS="--trace-gc" to look into the Pinboard process.
-    const nodeArgs = (process.env.BENCH_PINBOARD_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    const nodeArgs = [...startNodeFlags(), ...(process.env.BENCH_PINBOARD_NODE_ARGS ?? "").split(/\s+/).filter(Boolean)];
     if (!existsSync(join(ROOT, PINBOARD_MAIN))) throw new Error(`${PINBOARD_MAIN} is missing: run \`npm run build\` (npm run bench does)`);
     const pinboardChild = spawnNode(
       "pinboard",

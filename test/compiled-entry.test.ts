@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 
@@ -36,7 +37,7 @@ describe("the compiled Node entry", () => {
     const env: Record<string, string> = { PATH: process.env.PATH ?? "", PORT: String(port), HOST: "127.0.0.1" };
     if (t.clusterNodes) env.REDIS_CLUSTER_NODES = t.clusterNodes;
     else env.REDIS_URL = t.url;
-    const child = spawn(process.execPath, [join(OUT, "src/node.js")], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [...startNodeFlags(), join(OUT, "src/node.js")], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
     const exit = exited(child);
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
