@@ -70,6 +70,11 @@ const REGRESSION_SEEDS: Array<{ seed: number; path: string; note?: string }> = [
     path: "74:4:1:1:1:3:5:4:7:7:8:8:11:8:12:10:8:11:9:8:9:13:11:9:10:6:3:3:3:7:5:4:4:5:7:5:6:4:4:5:4:4:6:4:5:4:4:9:4:7:5",
     note: "a register quoting another client's live session as prevSessionId reclaimed its row at its epoch (fixed in register-session)",
   },
+  {
+    seed: 1641571915,
+    path: "6:2:1:2:3:3:4:4:3:3:3:3:3:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2",
+    note: "two drains of one client at once: the model took the first order that explained the answers while Redis held the other (fixed: the world's drain keys are compared)",
+  },
 ];
 
 /**
@@ -79,6 +84,15 @@ const REGRESSION_SEEDS: Array<{ seed: number; path: string; note?: string }> = [
  * the interleavings down.
  */
 const REGRESSION_CASES: Action[][] = [
+  // seed 1641571915: a timed drain and a cordon of one client at once; both orders answer alike,
+  // and the model must follow the one Redis took (the drain keys are compared since).
+  [
+    { k: "register", w: 0, node: 0, prev: "none", pick: 0, instances: "none", ids: [], draining: false },
+    { k: "register", w: 1, node: 1, prev: "none", pick: 0, instances: "none", ids: [], draining: false },
+    { k: "pair", a: { k: "drain", w: 0, deadline: 0 }, b: { k: "drain", w: 0, deadline: null } },
+    { k: "register", w: 0, node: 0, prev: "none", pick: 0, instances: "random", ids: [], draining: false },
+    { k: "heartbeat", w: 0, node: 0, probe: "pass", draining: false },
+  ],
   // seed 1510338271: an undrain racing the client's re-register answered 403 (fixed in drain.ts).
   [
     { k: "resolve", id: 2, node: "both", exclude: null },

@@ -730,6 +730,7 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
   }
   for (const sid of ws.records.keys()) if (!m.sessions[sid]) mismatch("records", "only sessions the model knows", sid);
   m.clients.forEach((c, w) => expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]));
+  m.clients.forEach((c, w) => expectEq(`drain of w${w}`, c.drain, drainKind(ws.drains[clientIdOf(w)] ?? null, now)));
 
   if (ws.extraRows.length) mismatch("placement rows", "only the test ids", ws.extraRows);
   for (const id of IDS) {
@@ -753,4 +754,11 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
   }
   void ctx;
   void keys;
+}
+
+/** What a client's drain key says, in the model's terms. */
+function drainKind(value: string | null, now: number): ClientM["drain"] {
+  if (value === null) return null;
+  if (value === "cordon") return "cordon";
+  return Number(value) > now ? "timed" : "passed";
 }

@@ -164,6 +164,8 @@ export interface WorldState {
   records: Map<string, StoredRecord>;
   /** clientId → "account\nsessionId" */
   clientOwners: Record<string, string>;
+  /** clientId → its drain key ("cordon", or a timed drain's deadline in ms), null without one */
+  drains: Record<string, string | null>;
   /** bucket → sessionId → mirror */
   mirrors: Map<number, Map<string, StoredRecord>>;
   /** bucket → sessionId → "expiry\nheadroom\nflags" */
@@ -179,6 +181,8 @@ export async function readWorld(world: World): Promise<WorldState> {
   const parse = (h: Record<string, string>) => new Map(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as StoredRecord]));
   const records = parse(await c.hgetall(keys.sessions));
   const clientOwners = await c.hgetall(keys.clientOwners);
+  const drains: Record<string, string | null> = {};
+  for (let w = 0; w < WORKERS; w++) drains[clientIdOf(w)] = await c.get(keys.drain(clientIdOf(w)));
   const mirrors = new Map<number, Map<string, StoredRecord>>();
   const lists = new Map<number, Record<string, string>>();
   const rows = new Map<string, string>();
@@ -192,7 +196,7 @@ export async function readWorld(world: World): Promise<WorldState> {
       else extraRows.push(`${b}/${id}`);
     }
   }
-  return { now, records, clientOwners, mirrors, lists, rows, extraRows };
+  return { now, records, clientOwners, drains, mirrors, lists, rows, extraRows };
 }
 
 /** Every key with its value (license and membership left out: nodes renew them on their own). */
