@@ -2,6 +2,7 @@ import { Agent, request, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { markComplete, markUndecoded } from "../resolve/transport-marks.ts";
 import { fetchCaller, type CallWorker, type WorkerCall } from "../resolve/worker-call.ts";
+import { DeadlineSweep, type Expiring } from "./deadline-sweep.ts";
 
 /** Bodies up to this size (by Content-Length) are read whole and handed over as bytes. */
 const COMPLETE_BODY_LIMIT = 256 * 1024;
@@ -33,9 +34,15 @@ export function createNodeTransport(fallback: typeof fetch = globalThis.fetch): 
     return send(agent, new URL(url), init ?? {}, signalCut(init?.signal ?? undefined));
   };
   const viaFallback = fetchCaller(fallback);
+  // A forward times out up to a tenth of its timeout late, at most 250 ms (the default is 30 s).
+  const sweeps = new Map<number, DeadlineSweep<CallCut>>();
+  const sweepFor = (timeoutMs: number) => {
+    const tick = Math.min(250, Math.max(1, Math.floor(timeoutMs / 10)));
+    return sweeps.get(tick) ?? sweeps.set(tick, new DeadlineSweep<CallCut>(tick)).get(tick)!;
+  };
   const callWorker: CallWorker = async (call) => {
     if (!takes(call.url, call.init)) return viaFallback(call);
-    const cut = new CallCut(call);
+    const cut = new CallCut(call, sweepFor(call.timeoutMs));
     try {
       return { kind: "response", response: await send(agent, new URL(call.url), call.init, cut) };
     } catch (error) {
@@ -76,14 +83,18 @@ function signalCut(signal: AbortSignal | undefined): Cut {
   };
 }
 
-/** A forward's call: its timer and its client end it until the answer is in. */
-class CallCut implements Cut {
+/** A forward's call: its deadline and its client end it until the answer is in. */
+class CallCut implements Cut, Expiring {
   why: "timeout" | "aborted" | undefined;
   readonly coversBody = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  expiresAt = Infinity;
+  private end: ((reason: Error) => void) | undefined;
   private stopListening: (() => void) | undefined;
 
-  constructor(private readonly call: WorkerCall) {
+  constructor(
+    private readonly call: WorkerCall,
+    private readonly deadlines: DeadlineSweep<CallCut>,
+  ) {
     if (call.client.gone) this.why = "aborted";
   }
 
@@ -92,17 +103,27 @@ class CallCut implements Cut {
   }
 
   arm(end: (reason: Error) => void): void {
-    const stop = (why: "timeout" | "aborted") => {
-      this.why ??= why;
-      end(this.reason!);
-    };
-    this.timer = setTimeout(() => stop("timeout"), this.call.timeoutMs);
-    this.stopListening = this.call.client.onGone(() => stop("aborted"));
+    this.end = end;
+    this.expiresAt = this.deadlines.now() + this.call.timeoutMs;
+    this.deadlines.add(this);
+    this.stopListening = this.call.client.onGone(() => this.stop("aborted"));
+  }
+
+  expire(): void {
+    this.stop("timeout");
   }
 
   disarm(): void {
-    clearTimeout(this.timer);
+    this.end = undefined;
+    this.deadlines.delete(this);
     this.stopListening?.();
+  }
+
+  private stop(why: "timeout" | "aborted"): void {
+    const end = this.end;
+    if (!end) return;
+    this.why ??= why;
+    end(this.reason!);
   }
 }
 
