@@ -1,8 +1,9 @@
 import { Agent, request, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { markComplete, markUndecoded } from "../resolve/transport-marks.ts";
-import { fetchCaller, type CallWorker, type WorkerCall } from "../resolve/worker-call.ts";
-import { DeadlineSweep, type Expiring } from "./deadline-sweep.ts";
+import { fetchCaller, type CallWorker } from "../resolve/worker-call.ts";
+import { DeadlineSweep } from "./deadline-sweep.ts";
+import { CallCut, signalCut, type Cut } from "./request-cuts.ts";
 
 /** Bodies up to this size (by Content-Length) are read whole and handed over as bytes. */
 const COMPLETE_BODY_LIMIT = 256 * 1024;
@@ -54,78 +55,6 @@ export function createNodeTransport(fallback: typeof fetch = globalThis.fetch): 
 
 /** What node:http carries here: no body, plain http. */
 const takes = (url: string, init: RequestInit | undefined): boolean => init?.body == null && url.startsWith("http://");
-
-/** What may end a request early. */
-interface Cut {
-  /** Set when it is over before it started. */
-  readonly reason: Error | undefined;
-  /** From now on, `end` ends the request with the reason. */
-  arm(end: (reason: Error) => void): void;
-  disarm(): void;
-  /** Whether a streamed body stays armed until it ends (fetch's signal) or is free once answered. */
-  readonly coversBody: boolean;
-}
-
-/** fetch's semantics: the signal ends the request, its streamed body included. */
-function signalCut(signal: AbortSignal | undefined): Cut {
-  let listener: (() => void) | undefined;
-  return {
-    reason: signal?.aborted ? abortError(signal) : undefined,
-    arm(end) {
-      if (!signal) return;
-      listener = () => end(abortError(signal));
-      signal.addEventListener("abort", listener, { once: true });
-    },
-    disarm() {
-      if (listener) signal?.removeEventListener("abort", listener);
-    },
-    coversBody: true,
-  };
-}
-
-/** A forward's call: its deadline and its client end it until the answer is in. */
-class CallCut implements Cut, Expiring {
-  why: "timeout" | "aborted" | undefined;
-  readonly coversBody = false;
-  expiresAt = Infinity;
-  private end: ((reason: Error) => void) | undefined;
-  private stopListening: (() => void) | undefined;
-
-  constructor(
-    private readonly call: WorkerCall,
-    private readonly deadlines: DeadlineSweep<CallCut>,
-  ) {
-    if (call.client.gone) this.why = "aborted";
-  }
-
-  get reason(): Error | undefined {
-    return this.why === undefined ? undefined : new Error(`forward ${this.why === "timeout" ? "timed out" : "aborted by the client"}`);
-  }
-
-  arm(end: (reason: Error) => void): void {
-    this.end = end;
-    this.expiresAt = this.deadlines.now() + this.call.timeoutMs;
-    this.deadlines.add(this);
-    this.stopListening = this.call.client.onGone(() => this.stop("aborted"));
-  }
-
-  expire(): void {
-    this.stop("timeout");
-  }
-
-  disarm(): void {
-    this.end = undefined;
-    this.deadlines.delete(this);
-    this.stopListening?.();
-  }
-
-  private stop(why: "timeout" | "aborted"): void {
-    const end = this.end;
-    if (!end) return;
-    this.why ??= why;
-    end(this.reason!);
-  }
-}
 
 function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Response> {
   if (cut.reason) return Promise.reject(cut.reason);
@@ -213,8 +142,4 @@ function headerPairs(raw: string[]): [string, string][] {
   const pairs: [string, string][] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
   return pairs;
-}
-
-function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new DOMException("This operation was aborted", "AbortError");
 }
