@@ -10,14 +10,14 @@
  * --b defaults to this checkout's dist/ (built by the prebench:ab step). Both run with
  * `npm start`'s flags unless --a-flags / --b-flags say otherwise (e.g. "--max-semi-space-size=16").
  */
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { installReaper, killAll, ROOT, spawnNode, type Child } from "./children.ts";
-import { loadWindow, type LoadSpec } from "./load.ts";
+import { loadWindow, mb, type LoadSpec } from "./load.ts";
 import { placeThroughPinboard, startColdStartWindows } from "./placements.ts";
+import { peakRssBytes } from "./proc-stats.ts";
 import { LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
 
 const USAGE = `npm run bench:ab -- --a <dist dir> [flags]
@@ -42,7 +42,6 @@ interface Side {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const peakRssMb = (pid: number) => Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 
 async function startBuild(top: Topology, label: string, dist: string, flags: string[]): Promise<Side> {
   const port = await freePort();
@@ -105,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
     }
   }
 
-  const rows = sides.map((s) => ({ rps: s.requests / s.seconds, cpu: (s.cpu / s.requests) * 1e4, gc: (s.gcMs / s.requests) * 1e4, rss: peakRssMb(s.child.pid) }));
+  const rows = sides.map((s) => ({ rps: s.requests / s.seconds, cpu: (s.cpu / s.requests) * 1e4, gc: (s.gcMs / s.requests) * 1e4, rss: mb(peakRssBytes(s.child.pid)) ?? NaN }));
   console.log(`\n${values.load} load, ${connections} connections, ${rounds} × ${durationS} s per build, alternating\n`);
   sides.forEach((s, k) => {
     const r = rows[k]!;

@@ -2,7 +2,7 @@
  * A forward's call to a worker and the two things that cut it short: `timeoutMs` passing before
  * the answer, or the client going away. Each entry brings its caller: `fetchCaller` (fetch with
  * an AbortController) on Workers and wherever nothing better exists, and the Node entry's own,
- * which ends a node:http request directly and hears the client through its ServerResponse.
+ * which ends a node:http request directly and hears the client through its connection.
  *
  * Why not an AbortSignal everywhere: Node's AbortSignal, unlike other short-lived objects,
  * survives the young generation, and a heap profile found the two a proxied request made (the
