@@ -7,12 +7,14 @@ import { startFleet, type Fleet } from "./support/fleet.ts";
 import { rawRequest } from "./support/raw-http.ts";
 import { getRow } from "./support/rows.ts";
 
-/** Paths whose request the worker saw aborted before it answered. */
+/** Paths whose request reached the worker, and those it saw aborted before it answered. */
+const arrivedAtWorker: string[] = [];
 const abortedAtWorker: string[] = [];
 
 /** Holds every request for 10 s unless it is aborted first. */
 class Hold implements Instance {
   fetch(request: Request): Promise<Response> {
+    arrivedAtWorker.push(new URL(request.url).pathname);
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(new Response("held")), 10_000);
       request.signal.addEventListener("abort", () => {
@@ -111,7 +113,9 @@ describe("forwarding", () => {
     const req = httpRequest(url("/hold/leaver-1"));
     req.on("error", () => {});
     req.end();
-    await expect.poll(() => getRow(fleet.t, "/hold", "leaver-1")).not.toBeNull();
+    // Leave once the forward is under way (leaving earlier ends it before it starts).
+    await expect.poll(() => arrivedAtWorker.some((p) => p.endsWith("/hold/leaver-1"))).toBe(true);
+    expect(await getRow(fleet.t, "/hold", "leaver-1")).not.toBeNull();
     req.destroy();
     await expect.poll(() => abortedAtWorker.some((p) => p.endsWith("/hold/leaver-1"))).toBe(true);
     await expect.poll(() => getRow(fleet.t, "/hold", "leaver-1")).toBeNull();
