@@ -1,5 +1,10 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeTransport } from "../src/node/http-transport.ts";
@@ -227,5 +232,68 @@ describe("the Node transport's forward call", () => {
     expect(echoed.kind).toBe("response");
     expect(await (echoed as { response: Response }).response.text()).toBe("payload");
     expect((await post("/slow", 100)).kind).toBe("timeout");
+  });
+});
+
+/**
+ * A worker in its own process whose keep-alive timer closes an idle pooled connection while
+ * Pinboard's event loop is stalled, so Pinboard still takes the dead socket from its pool: the
+ * race behind a 502 from a live worker. Each connection's close is written to `closes`, which the
+ * stalled test reads synchronously, so the request goes out exactly after the close, every time.
+ */
+describe("a pooled connection the worker closed while Pinboard was stalled", () => {
+  const WORKER = `
+    import { createServer } from "node:http";
+    import { appendFileSync } from "node:fs";
+    let connections = 0;
+    const server = createServer((req, res) => res.end(req.method + " on connection " + req.socket.id));
+    server.on("connection", (socket) => {
+      socket.id = ++connections;
+      socket.on("close", () => appendFileSync(process.argv[1], "closed\\n"));
+    });
+    server.keepAliveTimeout = 2000; // announced as Keep-Alive: timeout=2, so Pinboard may reuse it for 1 s
+    server.listen(0, "127.0.0.1", () => console.log(server.address().port));
+  `;
+  let worker: ChildProcess;
+  let workerBase: string;
+  let closes: string;
+
+  beforeAll(async () => {
+    closes = join(mkdtempSync(join(tmpdir(), "pinboard-keepalive-")), "closes");
+    writeFileSync(closes, "");
+    worker = spawn(process.execPath, ["--input-type=module", "-e", WORKER, closes], { stdio: ["ignore", "pipe", "inherit"] });
+    const [line] = (await once(worker.stdout!, "data")) as [Buffer];
+    workerBase = `http://127.0.0.1:${line.toString().trim()}`;
+  });
+  afterAll(() => void worker.kill());
+
+  const stallUntilClosed = (count: number) => {
+    const until = Date.now() + 15_000;
+    while (readFileSync(closes, "utf8").split("\n").length - 1 < count) {
+      if (Date.now() > until) throw new Error("the worker never closed its idle connections");
+    }
+  };
+
+  it("sends an idempotent forward again on a new connection, and fails a POST as unreachable", async () => {
+    const forwards = createNodeTransport();
+    const posts = createNodeTransport();
+    const forward = (path: string) =>
+      forwards.callWorker({ url: `${workerBase}${path}`, init: { method: "GET", headers: {} }, timeoutMs: 5000, client: testClient().link });
+    const first = await forward("/a");
+    expect(await (first as { response: Response }).response.text()).toBe("GET on connection 1");
+    expect(await (await posts.fetch(`${workerBase}/b`, { method: "POST" })).text()).toBe("POST on connection 2");
+
+    // No await from here until both requests are sent: the pool still holds both dead sockets.
+    stallUntilClosed(2);
+    const again = forward("/a-again");
+    const post = posts.fetch(`${workerBase}/b-again`, { method: "POST" }).catch((e: unknown) => e);
+
+    const result = await again;
+    expect(result.kind).toBe("response");
+    expect(await (result as { response: Response }).response.text()).toBe("GET on connection 3");
+    // RFC 9110 §9.2.2: a non-idempotent request is never sent twice on Pinboard's own initiative.
+    const err = await post;
+    expect(err).toBeInstanceOf(TypeError);
+    expect(((err as TypeError).cause as { code?: string }).code).toBe("ECONNRESET");
   });
 });

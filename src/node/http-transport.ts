@@ -1,4 +1,4 @@
-import { Agent, request, type IncomingMessage } from "node:http";
+import { Agent, request, type ClientRequest, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { markComplete, markUndecoded } from "../resolve/transport-marks.ts";
 import { fetchCaller, type CallWorker } from "../resolve/worker-call.ts";
@@ -8,6 +8,15 @@ import { CallCut, signalCut, type Cut } from "./request-cuts.ts";
 /** Bodies up to this size (by Content-Length) are read whole and handed over as bytes. */
 const COMPLETE_BODY_LIMIT = 256 * 1024;
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
+/**
+ * How long a pooled connection may sit idle. With no agent timeout at all Node ignores a server's
+ * `Keep-Alive: timeout=N` hint; with one, it closes a second before the hint (a Node worker's is
+ * 5 s), so an idle socket is dropped before the worker drops it.
+ */
+const IDLE_SOCKET_MS = 4_000;
+/** RFC 9110 §9.2.2: what a client may send again on its own when a connection fails under it. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
+const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE"]);
 
 /**
  * The Node entry's transport to workers. A body-less request to an http:// URL goes out on
@@ -28,7 +37,7 @@ export interface NodeTransport {
 }
 
 export function createNodeTransport(fallback: typeof fetch = globalThis.fetch): NodeTransport {
-  const agent = new Agent({ keepAlive: true, scheduling: "lifo" });
+  const agent = new Agent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_SOCKET_MS });
   const nodeFetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     if (input instanceof Request || !takes(url, init)) return fallback(input, init);
@@ -59,15 +68,16 @@ const takes = (url: string, init: RequestInit | undefined): boolean => init?.bod
 function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Response> {
   if (cut.reason) return Promise.reject(cut.reason);
   const method = (init.method ?? "GET").toUpperCase();
+  const options = {
+    agent,
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port || 80,
+    path: `${url.pathname}${url.search}`,
+    method,
+    headers: headerObject(init.headers),
+  };
   return new Promise<Response>((resolve, reject) => {
-    const req = request({
-      agent,
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: url.port || 80,
-      path: `${url.pathname}${url.search}`,
-      method,
-      headers: headerObject(init.headers),
-    });
+    let req: ClientRequest;
     let ended: Error | undefined;
     cut.arm((reason) => {
       ended = reason;
@@ -77,16 +87,28 @@ function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Resp
       cut.disarm();
       reject(ended ?? new TypeError("fetch failed", { cause: err }));
     };
-    req.once("error", fail);
-    req.once("response", (res) => {
-      try {
-        answer(res);
-      } catch (err) {
-        // A status the Fetch API cannot represent (outside 200–599), as undici would fail.
-        res.destroy();
-        fail(err);
-      }
-    });
+    const attempt = () => {
+      req = request(options);
+      let answered = false;
+      req.once("error", (err: NodeJS.ErrnoException) => {
+        // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
+        // an event-loop stall hid the close): the worker never took the request, so it goes again
+        // on another connection. Each such failure drops one pooled socket, so this ends.
+        if (!answered && !ended && req.reusedSocket && IDEMPOTENT.has(method) && STALE_SOCKET_CODES.has(err.code ?? "")) attempt();
+        else fail(err);
+      });
+      req.once("response", (res) => {
+        answered = true;
+        try {
+          answer(res);
+        } catch (err) {
+          // A status the Fetch API cannot represent (outside 200–599), as undici would fail.
+          res.destroy();
+          fail(err);
+        }
+      });
+      req.end();
+    };
     const answer = (res: IncomingMessage) => {
       // Pairs, not Headers: the Node adapter's Response keeps them as given until someone reads
       // .headers, and the proxy answers from the raw lines (rawHeadersOf) without ever doing so.
@@ -111,7 +133,7 @@ function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Resp
       else cut.disarm();
       resolve(markUndecoded(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, init)));
     };
-    req.end();
+    attempt();
   });
 }
 
