@@ -1,12 +1,14 @@
 /**
  * What the soak runs against, all on loopback: a private redis-server, the Pinboard Node entry as
- * a child process (its RSS read from /proc/<pid>/status), and workers of the worker library in
- * this process, replaced one at a time (churn) and drained by the operator now and then.
+ * a child process with `npm start`'s V8 flags (its RSS read from /proc/<pid>/status), and
+ * workers of the worker library in this process, replaced one at a time (churn) and drained by
+ * the operator now and then.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { startNodeFlags } from "../start-flags.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
 import { freePort } from "../../src/node/free-port.ts";
@@ -74,7 +76,7 @@ export class SoakCluster {
     const secret = randomBytes(32).toString("hex");
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    this.pinboard = spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+    this.pinboard = spawn(process.execPath, [...startNodeFlags(), "--import", "tsx", "src/node.ts"], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? "",
