@@ -9,6 +9,20 @@ export const SNAPSHOT_TTL_MS = 5000;
 const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
 
 /**
+ * prom-client hashes the label object on every inc and observe; the hot path asks for a few
+ * label values over and over, so each gets its bound child once (the label sets are small and
+ * fixed: outcomes, status classes, script names).
+ */
+function boundBy<T>(bind: (value: string) => T): (value: string) => T {
+  const bound = new Map<string, T>();
+  return (value) => {
+    let child = bound.get(value);
+    if (child === undefined) bound.set(value, (child = bind(value)));
+    return child;
+  };
+}
+
+/**
  * The Node entry's Prometheus registry: counters and histograms fed through MetricsSink as the
  * app works, and gauges of the fleet (workers by state, placements per namespace, parked wakes)
  * collected from a memoized overview at scrape time.
@@ -89,12 +103,18 @@ export class PrometheusMetrics implements MetricsSink {
     return this.snapshot.value;
   }
 
+  private readonly resolutionOf = boundBy((outcome) => this.resolutions.labels({ outcome }));
+  private readonly forwardsOf = boundBy((statusClass) => this.forwards.labels({ status_class: statusClass }));
+  private readonly forwardSecondsOf = boundBy((statusClass) => this.forwardSeconds.labels({ status_class: statusClass }));
+  private readonly scriptSecondsOf = boundBy((script) => this.scriptSeconds.labels({ script }));
+
   resolution(outcome: string): void {
-    this.resolutions.inc({ outcome });
+    this.resolutionOf(outcome).inc();
   }
   forward(status: number, seconds: number): void {
-    this.forwards.inc({ status_class: statusClass(status) });
-    this.forwardSeconds.observe({ status_class: statusClass(status) }, seconds);
+    const cls = statusClass(status);
+    this.forwardsOf(cls).inc();
+    this.forwardSecondsOf(cls).observe(seconds);
   }
   inflight(sessionId: string, value: number): void {
     if (value === 0) this.inflightGauge.remove({ session: sessionId });
@@ -104,7 +124,7 @@ export class PrometheusMetrics implements MetricsSink {
     this.connectionsGauge.inc(delta);
   }
   script(name: string, seconds: number): void {
-    this.scriptSeconds.observe({ script: name }, seconds);
+    this.scriptSecondsOf(name).observe(seconds);
   }
   sweep(kind: string, count: number): void {
     if (count > 0) this.sweeps.inc({ kind }, count);

@@ -24,6 +24,10 @@ export function isUnavailable(err: unknown): boolean {
   return !replied || TRANSIENT_REPLY.test(err.message);
 }
 
+function asUnavailable(err: unknown): unknown {
+  return isUnavailable(err) ? (err instanceof RedisUnavailableError ? err : new RedisUnavailableError(err)) : err;
+}
+
 /**
  * Wraps a Redis port so that every transport failure surfaces as RedisUnavailableError, which
  * the error handler answers with 503 and Retry-After instead of a 500.
@@ -31,12 +35,14 @@ export function isUnavailable(err: unknown): boolean {
 export class GuardedRedis implements RedisPort {
   constructor(readonly inner: RedisPort) {}
 
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
+  private guard<T>(work: () => Promise<T>): Promise<T> {
+    let pending: Promise<T>;
     try {
-      return await work();
+      pending = work();
     } catch (err) {
-      throw isUnavailable(err) ? (err instanceof RedisUnavailableError ? err : new RedisUnavailableError(err)) : err;
+      return Promise.reject(asUnavailable(err));
     }
+    return pending.catch((err: unknown) => Promise.reject(asUnavailable(err)));
   }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {

@@ -95,14 +95,13 @@ export class TcpRedis implements RedisPort {
   }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
-    return this.within(async () => {
-      try {
-        return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as RedisReply;
-      } catch (err) {
+    // A plain promise chain, not an async closure: this runs once per request.
+    return this.within(() =>
+      this.client.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
         if (!isNoScript(err)) throw err;
-        return (await this.client.eval(script.script, keys.length, ...keys, ...args)) as RedisReply;
-      }
-    });
+        return this.client.eval(script.script, keys.length, ...keys, ...args);
+      }) as Promise<RedisReply>,
+    );
   }
 
   runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
