@@ -5,6 +5,7 @@
  * sample even when it recurses.
  */
 import { readFileSync } from "node:fs";
+import type { BusyReport } from "./busy-stretches.ts";
 
 interface ProfileNode {
   id: number;
@@ -13,7 +14,7 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -23,6 +24,8 @@ interface CpuProfile {
 
 export interface ProfileSummary {
   file: string;
+  /** For a paced window: the stretches in which the thread was never idle (busy-stretches.ts). */
+  longTasks?: BusyReport;
   totalMs: number;
   areas: Array<{ area: string; ms: number; share: number }>;
   selfTop: Array<{ fn: string; ms: number; share: number }>;

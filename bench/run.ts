@@ -18,6 +18,7 @@ import { installReaper, killAll, ROOT } from "./children.ts";
 import { loadWindow, mb, type LoadSpec } from "./load.ts";
 import { fillRows, memoryPerRow, placeThroughPinboard, startColdStartWindows } from "./placements.ts";
 import { CpuWindow, rssBytes } from "./proc-stats.ts";
+import { formatBusy } from "./busy-stretches.ts";
 import { formatSummary, type ProfileSummary } from "./profile-summary.ts";
 import { runRedisFloor } from "./redis-floor.ts";
 import { commandStats, describeCommands, resetRedisStats, slowLog } from "./redis-stats.ts";
@@ -143,6 +144,7 @@ async function bench(args: BenchArgs): Promise<void> {
     const dir = join(ROOT, "bench", "profiles");
     profiles["pinboard-hot"] = await runner.profile(hot, dir, "pinboard-hot");
     profiles["pinboard-new"] = await runner.profile(fresh10, dir, "pinboard-new");
+    profiles[`pinboard-hot@${rate}/s`] = await runner.profile(atRate(hot), dir, "pinboard-hot-paced");
   }
   await workerd?.stop();
   workerd = undefined;
@@ -201,7 +203,10 @@ async function bench(args: BenchArgs): Promise<void> {
   const byName = (name: string) => rows.find((r) => r.name === name);
   const derived = judge(byName, { bytesPerRow: memory.bytesPerRow, hotAtBigName, newAtManyName, idleAt10, idleAtMany, rate });
   console.log(`\n${scenarioTable(rows)}\n\n${targetTable(derived.targets)}`);
-  for (const [name, s] of Object.entries(profiles)) console.log(`\n${formatSummary(name, s)}`);
+  for (const [name, s] of Object.entries(profiles)) {
+    console.log(`\n${formatSummary(name, s)}`);
+    if (s.longTasks) console.log(formatBusy(name, s.longTasks));
+  }
   console.log("\nRedis commands per request (commandstats; script-internal commands counted by name):");
   for (const [name, detail] of Object.entries(runner.redisDetail)) console.log(`  ${name}: ${detail.commands}`);
 

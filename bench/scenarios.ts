@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { Redis } from "ioredis";
 import type { Child } from "./children.ts";
 import { combine, loadWindow, type LoadSpec, type Window } from "./load.ts";
+import { busyStretches } from "./busy-stretches.ts";
 import { summariseProfile, type ProfileSummary } from "./profile-summary.ts";
 import { commandStats, describeCommands, resetRedisStats, slowLog, type CommandStat } from "./redis-stats.ts";
 import type { ScenarioResult } from "./report.ts";
@@ -96,7 +97,10 @@ export class ScenarioRunner {
     return row;
   }
 
-  /** One extra window of `spec` with Pinboard's CPU profiler on; the profile's summary. */
+  /**
+   * One extra window of `spec` with Pinboard's CPU profiler on; the profile's summary, and for a
+   * paced window its long tasks (what a request arriving during one waits for).
+   */
   async profile(spec: LoadSpec, dir: string, name: string): Promise<ProfileSummary> {
     const { pinboard } = this.ctx;
     mkdirSync(dir, { recursive: true });
@@ -107,6 +111,7 @@ export class ScenarioRunner {
     await loadWindow(spec, { connections: this.ctx.connections, durationS: this.ctx.durationS, warmupS: 0 });
     pinboard.child.send(`profile-stop ${file}`);
     await pinboard.child.next((m) => m.bench === "profiled", 60_000);
-    return summariseProfile(file);
+    const summary = summariseProfile(file);
+    return spec.rate ? { ...summary, longTasks: busyStretches(file) } : summary;
   }
 }
