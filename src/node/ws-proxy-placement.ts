@@ -56,6 +56,7 @@ export class WebSocketPlacer {
           resolution,
           {
             request: req.request,
+            url: plan.url,
             peer: plan.peer,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
             ...(plan.acct ? { acct: plan.acct } : {}),
@@ -63,7 +64,7 @@ export class WebSocketPlacer {
           Math.floor(deps.now() / 1000),
         );
         const outcome = await openUpstream({
-          url: `${resolution.advertiseUrl}${plan.path.ns}/${plan.path.id}${plan.path.rest}${new URL(req.request.url).search}`,
+          url: `${resolution.advertiseUrl}${plan.path.ns}/${plan.path.id}${plan.path.rest}${plan.url.search}`,
           headers: handshakeHeaders(headers),
           protocols: req.protocols,
           timeoutMs: deps.config.forwardTimeoutMs,

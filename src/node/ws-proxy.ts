@@ -96,7 +96,8 @@ export class WebSocketProxy {
     if (this.closing) throw new Refusal("not-serving");
     const request = webRequestOf(req);
     if (!request) throw new PinboardError(400, "bad request");
-    const path = this.dataPath(request);
+    const url = new URL(request.url);
+    const path = this.dataPath(url);
     if (!path || !isWebSocketUpgrade(req)) throw notFound();
     if (!isWellFormedHandshake(req)) {
       // The `ws` server answers a malformed handshake with its own 400/405/426.
@@ -104,7 +105,7 @@ export class WebSocketProxy {
       return;
     }
 
-    const plan = await planForward(deps, request, path, req.socket.remoteAddress ?? "", this.affinityKey);
+    const plan = await planForward(deps, request, url, path, req.socket.remoteAddress ?? "", this.affinityKey);
     const placed = await this.placer.place({ request, plan, protocols: requestedProtocols(req) ?? [], signal });
     switch (placed.kind) {
       case "reply":
@@ -152,9 +153,8 @@ export class WebSocketProxy {
   }
 
   /** `{basePath}/{ns}/{id}{rest}`, but never /registry/* (the registry's routes, not a namespace). */
-  private dataPath(request: Request): DataPath | null {
+  private dataPath({ pathname }: URL): DataPath | null {
     const { basePath } = this.options.deps.config;
-    const { pathname } = new URL(request.url);
     const inner = pathname.startsWith(basePath) ? pathname.slice(basePath.length) : "";
     if (inner === "/registry" || inner.startsWith("/registry/")) return null;
     return parseDataPath(pathname, basePath);

@@ -28,10 +28,11 @@ export function dataPlaneRoutes(deps: AppDeps, options: DataPlaneOptions): { app
 
   app.all("*", async (c) => {
     const request = c.req.raw;
-    const path = parseDataPath(new URL(request.url).pathname, deps.config.basePath);
+    const url = new URL(request.url);
+    const path = parseDataPath(url.pathname, deps.config.basePath);
     if (!path) throw isUpgrade(request) ? notFound() : notFound("unknown namespace");
     try {
-      const plan = await planForward(deps, request, path, options.peerAddress(c), affinityKey);
+      const plan = await planForward(deps, request, url, path, options.peerAddress(c), affinityKey);
       return await proxy.handle({ request, client: clientLink(c), plan, defer: (work) => defer(c, deps, work) });
     } catch (err) {
       if (err instanceof PinboardError && err.status === 404 && isUpgrade(request)) return errorResponse(notFound());

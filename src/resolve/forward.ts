@@ -13,6 +13,8 @@ export type ForwardOutcome =
 
 export interface ForwardInput {
   request: Request;
+  /** The request's URL (ForwardPlan.url). */
+  url: URL;
   /** Whether the client is still there (the forward ends when it goes). */
   client: ClientLink;
   /** `{ns}/{id}{rest}{query}` appended to the advertise URL. */
@@ -42,7 +44,7 @@ function neverConnected(err: unknown): boolean {
  */
 export async function attestedForwardHeaders(
   resolution: Resolution,
-  input: Pick<ForwardInput, "request" | "peer" | "caller" | "acct" | "upgrade">,
+  input: Pick<ForwardInput, "request" | "url" | "peer" | "caller" | "acct" | "upgrade">,
   nowSeconds: number,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
@@ -54,13 +56,12 @@ export async function attestedForwardHeaders(
     },
     nowSeconds,
   );
-  const url = new URL(input.request.url);
   return forwardRequestHeaders(input.request.headers, {
     peer: input.peer,
     attestation,
     epoch: resolution.epoch,
-    host: url.host,
-    proto: url.protocol.replace(/:$/, ""),
+    host: input.url.host,
+    proto: input.url.protocol.replace(/:$/, ""),
     ...(input.upgrade ? { upgrade: input.upgrade } : {}),
   });
 }

@@ -10,6 +10,8 @@ import type { DataPath } from "./route.ts";
 
 /** Everything decided about a data-plane request before its first resolve. */
 export interface ForwardPlan {
+  /** The request's URL, parsed once for everything downstream. */
+  url: URL;
   path: DataPath;
   resolve: ResolveRequest;
   caller?: Caller;
@@ -25,6 +27,7 @@ export interface ForwardPlan {
 export async function planForward(
   deps: AppDeps,
   request: Request,
+  url: URL,
   path: DataPath,
   peer: string,
   affinityKey: AffinityKey,
@@ -54,6 +57,7 @@ export async function planForward(
   }
 
   return {
+    url,
     path,
     peer,
     ...(caller ? { caller } : {}),

@@ -55,8 +55,9 @@ export class Proxy {
           resolution,
           {
             request,
+            url: plan.url,
             client,
-            pathAndQuery: `${plan.path.ns}/${plan.path.id}${plan.path.rest}${new URL(request.url).search}`,
+            pathAndQuery: `${plan.path.ns}/${plan.path.id}${plan.path.rest}${plan.url.search}`,
             peer: plan.peer,
             body: retry || !replayableBody ? null : request.body,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
