@@ -8,7 +8,8 @@
  *   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/ &&
  *   (cd /tmp/before && npm run build) && npm run bench:ab -- --a /tmp/before/dist
  * --b defaults to this checkout's dist/ (built by the prebench:ab step). Both run with
- * `npm start`'s flags unless --a-flags / --b-flags say otherwise (e.g. "--max-semi-space-size=16").
+ * `npm start`'s flags unless --a-flags / --b-flags say otherwise, given with "=" since the value
+ * starts with a dash: "--b-flags=--max-semi-space-size=32".
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,8 +25,8 @@ const USAGE = `npm run bench:ab -- --a <dist dir> [flags]
 
   --a DIR            the first build's dist/ directory (required)
   --b DIR            the second build's dist/ (default: this checkout's dist/)
-  --a-flags "..."    Node flags for A (default: package.json config.nodeFlags, as npm start)
-  --b-flags "..."    Node flags for B (default: the same)
+  --a-flags=".."     Node flags for A (default: package.json config.nodeFlags, as npm start)
+  --b-flags=".."     Node flags for B (default: the same)
   --load hot|new     live placements cycled, or a new id per request (default hot)
   --rounds N         alternating windows per build (default 4)
   --duration S       seconds per window, after 0.3 s of warm-up (default 3)
