@@ -81,10 +81,8 @@ export async function resolvePlacement(
       req.affinityHash === undefined ? "" : req.affinityHash,
       config.balanceFactor,
       req.bindingQuarantineUntil ?? "",
-      `${req.env}\n${req.ns}\n${req.id}`,
       `${req.env}\n${req.ns}`,
-      // Load-balancing draws, not secrets: Math.random spares a crypto call per request.
-      ...randomDraws(),
+      randomSeed(),
     ],
   )) as string[];
   deps.metrics.script("resolve", (deps.now() - started) / 1000);
@@ -113,8 +111,10 @@ export async function resolvePlacement(
   };
 }
 
-function randomDraws(): number[] {
-  const draws = new Array<number>(8);
-  for (let i = 0; i < 8; i++) draws[i] = Math.floor(Math.random() * 0x1_0000_0000);
-  return draws;
+/**
+ * The seed of the script's load-balancing draws (Park–Miller, 1 … 2^31 − 2). Not a secret:
+ * Math.random spares a crypto call per request.
+ */
+export function randomSeed(): number {
+  return 1 + Math.floor(Math.random() * 2147483646);
 }

@@ -40,9 +40,8 @@ import { LUA_NS_LIST } from "./lua-ns-list.ts";
  * ARGV[7] affinity key hash (uint32) or "" to skip key affinity
  * ARGV[8] balance factor
  * ARGV[9] binding quarantine until (ms) or ""
- * ARGV[10] overwritten field: env \n ns \n id
- * ARGV[11] spaces member: env \n ns
- * ARGV[12 … 19] eight random uint32: ranks to draw candidates by (the full scan uses the first two)
+ * ARGV[10] env \n ns: the spaces member (and, with \n id, the overwritten field)
+ * ARGV[11] random seed, 1 … 2^31 − 2: the ranks candidates are drawn by come from it
  *
  * Returns {"forward", sessionId, epoch, advertiseUrl, secret, fresh "0"|"1", overwritten
  *          marker epoch or "", surviving wind-down expiry or "", owner hostname}
@@ -54,6 +53,13 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local id, lease, host = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local marker_field = ARGV[10] .. '\\n' .. id
+-- Park–Miller's minimal standard generator: load-balancing draws, exact in doubles.
+local seed = tonumber(ARGV[11])
+local function draw()
+  seed = (seed * 16807) % 2147483647
+  return seed
+end
 
 local raw = redis.call('HGET', KEYS[1], id)
 local old = raw and row_decode(raw)
@@ -75,7 +81,7 @@ if old then
           end
           return {'refuse', 'takeover-pending', tostring(tonumber(old.expiry) - now), old.sid, set, old.expiry}
         end
-        local marker = redis.call('HGET', KEYS[6], ARGV[10]) or ''
+        local marker = redis.call('HGET', KEYS[6], marker_field) or ''
         return {'forward', old.sid, old.epoch, rec.advertiseUrl, rec.secret, '0', marker, '', rec.hostname}
       end
     end
@@ -167,8 +173,8 @@ local function indexed_pick()
   local live = redis.call('ZCOUNT', exps_key, num_s(now + min_left), '+inf')
   if live == 0 then return nil end
   local first, second
-  for i = 12, 19 do
-    local r = total - live + tonumber(ARGV[i]) % live
+  for _ = 1, 8 do
+    local r = total - live + draw() % live
     local sid = redis.call('ZRANGE', exps_key, r, r)[1]
     if sid and not (first and sid == first.sid) then
       local c = candidate(sid)
@@ -222,8 +228,8 @@ local function scanned_pick()
     if best.headroom >= floor_headroom then return best end
   end
   local m = #pool
-  local i1 = tonumber(ARGV[12]) % m + 1
-  local i2 = tonumber(ARGV[13]) % m + 1
+  local i1 = draw() % m + 1
+  local i2 = draw() % m + 1
   if m > 1 and i2 == i1 then i2 = i1 % m + 1 end
   if pool[i2].headroom > pool[i1].headroom then return pool[i2] end
   return pool[i1]
@@ -251,14 +257,14 @@ local epoch = string.format('%.0f', math.max(now_us, prev + 1, floor + 1))
 redis.call('SET', KEYS[5], epoch)
 local marker = ''
 if old then
-  redis.call('HSET', KEYS[6], ARGV[10], epoch)
+  redis.call('HSET', KEYS[6], marker_field, epoch)
   marker = epoch
 end
 redis.call('HSET', list_key, chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
 summary_add(summary_key, 0, -1)
 redis.call('HSET', KEYS[1], id, row_encode({ sid = chosen.sid, epoch = epoch, expiry = keep_expiry, host = host, tag = '' }))
-redis.call('SADD', KEYS[7], ARGV[11])
+redis.call('SADD', KEYS[7], ARGV[10])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "738cf3d133f68e8e1fb7dd0c8fb7980fbac8911c");
+export const resolve = defineScript("resolve", LUA, "5fb36026af78ad85f323fb1a1a896d69991937db");
