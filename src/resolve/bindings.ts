@@ -15,10 +15,13 @@ const SINGLE: Binding = { hostname: SINGLE_HOSTNAME, env: SINGLE_ENV, takeover: 
 /**
  * Where a request's (hostname, ns) lands. Single mode has one implicit env. In hostname-aware
  * mode the binding lookup runs before the script: no binding is no-hostname-workers, a binding
- * whose env has no takeover agreed is env-conflict.
+ * whose env has no takeover agreed is env-conflict. Single mode answers without an await.
  */
-export async function bindingFor(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
-  if (!deps.config.hostnameAware) return SINGLE;
+export function bindingFor(deps: AppDeps, hostname: string, ns: string): Binding | Promise<Binding> {
+  return deps.config.hostnameAware ? lookup(deps, hostname, ns) : SINGLE;
+}
+
+async function lookup(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
   const { keys } = deps;
   const [env, takeover, until] = (await deps.redis.run(
     lookupBinding,

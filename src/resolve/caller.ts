@@ -19,14 +19,18 @@ export const MAX_SUBREQUEST_DEPTH = 50;
  * Caller attestation: Pinboard-From: {ns}/{id}, Pinboard-Session, Pinboard-Session-Secret and
  * an optional Pinboard-Subrequest-Depth (≤ 9 digits; absent means a first hop, depth 1). The
  * session's secret must match and the caller's placement row must belong to that session.
- * Returns null when the request carries no caller headers at all.
+ * Null, without an await, when the request carries no caller headers at all (most carry none).
  */
-export async function verifyCaller(deps: AppDeps, headers: Headers): Promise<Caller | null> {
+export function verifyCaller(deps: AppDeps, headers: Headers): Promise<Caller> | null {
   const from = headers.get("pinboard-from");
   const session = headers.get("pinboard-session");
   const secret = headers.get("pinboard-session-secret");
   const rawDepth = headers.get("pinboard-subrequest-depth");
   if (from === null && session === null && secret === null && rawDepth === null) return null;
+  return verifiedCaller(deps, from, session, secret, rawDepth);
+}
+
+async function verifiedCaller(deps: AppDeps, from: string | null, session: string | null, secret: string | null, rawDepth: string | null): Promise<Caller> {
   if (!session || !secret) throw forbidden("caller attestation requires session credentials");
 
   let depth = 1;

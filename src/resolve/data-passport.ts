@@ -16,12 +16,15 @@ const MOVED = new Set(["scope", "scopes", "pinboard"]);
  * Data-plane passport, only when PINBOARD_DATA_PLANE_RULES names the namespace (or "*"): a
  * Bearer credential verified like Passport's, whose pinboard claim (when it carries one) covers
  * the namespace and whose scopes include one of the rule's (when the rule lists any). Requests
- * to namespaces without a rule pass untouched.
+ * to namespaces without a rule pass untouched, without an await.
  */
-export async function dataPlanePassport(deps: AppDeps, ns: string, authorization: string | undefined): Promise<AccountClaim | undefined> {
+export function dataPlanePassport(deps: AppDeps, ns: string, authorization: string | undefined): Promise<AccountClaim> | undefined {
   const rules = deps.config.dataPlaneRules;
   const rule = rules?.[ns] ?? rules?.["*"];
-  if (!rule) return undefined;
+  return rule ? verifiedAccount(deps, rule.scopes, ns, authorization) : undefined;
+}
+
+async function verifiedAccount(deps: AppDeps, ruleScopes: string[], ns: string, authorization: string | undefined): Promise<AccountClaim> {
   if (!authorization) throw PinboardError.of(401, "authentication required");
   const payload = await deps.passport.verifyBearer(authorization);
   if (!payload || typeof payload.sub !== "string" || payload.sub === "") throw PinboardError.of(401, "invalid credential");
@@ -31,7 +34,7 @@ export async function dataPlanePassport(deps: AppDeps, ns: string, authorization
     if (!claim || !(claim.namespaces.includes("*") || claim.namespaces.includes(ns))) throw forbidden("namespace not allowed");
   }
   const scopes = scopesOf(payload);
-  if (rule.scopes.length > 0 && !rule.scopes.some((s) => scopes.includes(s))) throw forbidden("insufficient scope");
+  if (ruleScopes.length > 0 && !ruleScopes.some((s) => scopes.includes(s))) throw forbidden("insufficient scope");
 
   const claims: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(payload)) if (!MOVED.has(name)) claims[name] = value;

@@ -32,13 +32,19 @@ export async function planForward(
   peer: string,
   affinityKey: AffinityKey,
 ): Promise<ForwardPlan> {
-  try {
-    await deps.fleet.assertServing();
-  } catch (err) {
-    throw err instanceof PinboardError ? new Refusal("not-serving") : err;
+  // The common request (a serving node, no caller, no data-plane rule, single mode) awaits
+  // nothing before its resolve.
+  if (!deps.fleet.servingNow()) {
+    try {
+      await deps.fleet.assertServing();
+    } catch (err) {
+      throw err instanceof PinboardError ? new Refusal("not-serving") : err;
+    }
   }
-  const caller = (await verifyCaller(deps, request.headers)) ?? undefined;
-  const acct = caller ? undefined : await dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
+  const verifying = verifyCaller(deps, request.headers);
+  const caller = verifying === null ? undefined : await verifying;
+  const passport = caller ? undefined : dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
+  const acct = passport === undefined ? undefined : await passport;
 
   let hostname = "";
   if (deps.config.hostnameAware) {
@@ -46,7 +52,8 @@ export async function planForward(
     if (host === null) throw badRequest("missing Host header");
     hostname = host;
   }
-  const binding = await bindingFor(deps, hostname, path.ns);
+  const found = bindingFor(deps, hostname, path.ns);
+  const binding = found instanceof Promise ? await found : found;
   if (caller) assertInCallerScope(caller, { ns: path.ns, hostname, env: binding.env }, deps.config.hostnameAware);
 
   let affinity: number | undefined;

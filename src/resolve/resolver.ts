@@ -55,7 +55,8 @@ export async function resolvePlacement(
   onFence?: (fence: TakeoverFence) => Promise<void>,
 ): Promise<Resolution> {
   const { keys, config } = deps;
-  const bucket = await keys.bucketOf(req.id);
+  const known = keys.bucketOf(req.id);
+  const bucket = typeof known === "number" ? known : await known;
   const started = deps.now();
   const reply = (await deps.redis.run(
     resolveScript,
