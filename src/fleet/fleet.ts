@@ -99,15 +99,15 @@ export class Fleet {
     return this.status;
   }
 
-  /**
-   * Throws unless this node serves: 503 not the serving fleet, or 503 redis unavailable when
-   * the reason is that Redis cannot be reached.
-   */
   /** True when the last status is fresh and serving: what assertServing decides without Redis. */
   servingNow(): boolean {
     return this.status.serving && this.deps.now() - this.status.checkedAt < this.deps.config.leaseTtlMs / 3;
   }
 
+  /**
+   * Throws unless this node serves: 503 not the serving fleet, or 503 redis unavailable when
+   * the reason is that Redis cannot be reached.
+   */
   async assertServing(): Promise<void> {
     const status = await this.current();
     if (status.serving) return;

@@ -30,7 +30,13 @@ export function verifyCaller(deps: AppDeps, headers: Headers): Promise<Caller> |
   return verifiedCaller(deps, from, session, secret, rawDepth);
 }
 
-async function verifiedCaller(deps: AppDeps, from: string | null, session: string | null, secret: string | null, rawDepth: string | null): Promise<Caller> {
+async function verifiedCaller(
+  deps: AppDeps,
+  from: string | null,
+  session: string | null,
+  secret: string | null,
+  rawDepth: string | null,
+): Promise<Caller> {
   if (!session || !secret) throw forbidden("caller attestation requires session credentials");
 
   let depth = 1;
