@@ -50,7 +50,7 @@ export class Fleet {
 
   /** The last known status, renewed first when it is older than a third of a lease. */
   async current(): Promise<FleetStatus> {
-    if (this.deps.now() - this.status.checkedAt < this.deps.config.leaseTtlMs / 3) return this.status;
+    if (this.fresh()) return this.status;
     return this.refresh();
   }
 
@@ -101,7 +101,11 @@ export class Fleet {
 
   /** True when the last status is fresh and serving: what assertServing decides without Redis. */
   servingNow(): boolean {
-    return this.status.serving && this.deps.now() - this.status.checkedAt < this.deps.config.leaseTtlMs / 3;
+    return this.status.serving && this.fresh();
+  }
+
+  private fresh(): boolean {
+    return this.deps.now() - this.status.checkedAt < this.deps.config.leaseTtlMs / 3;
   }
 
   /**
