@@ -14,6 +14,9 @@ import { PrometheusMetrics } from "./node/metrics.ts";
 import { mountMetricsRoute } from "./node/metrics-route.ts";
 import { WebSocketProxy } from "./node/ws-proxy.ts";
 
+/** How long an idle client connection is kept (announced as Keep-Alive: timeout=65). */
+const CLIENT_KEEP_ALIVE_MS = 65_000;
+
 /**
  * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
  * through the data plane (src/node/ws-proxy.ts), TCP Redis (or a private redis-server when
@@ -62,6 +65,11 @@ export async function startNode(env: Record<string, string | undefined> = proces
   // requireHostHeader off: a request without Host gets the spec's 400 missing Host header from
   // the app, not Node's bare 400.
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { requireHostHeader: false } });
+  // Idle client connections stay open longer than a load balancer's usual 60 s idle timeout, so
+  // a client or balancer never sends on a connection Pinboard has just closed (Node's 5 s default
+  // races any client that keeps connections longer, and shows up as their 502s).
+  (server as Server).keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
+  (server as Server).headersTimeout = CLIENT_KEEP_ALIVE_MS + 1000;
   const webSockets = new WebSocketProxy({ deps, proxy });
   webSockets.attach(server as Server);
   await new Promise<void>((resolve, reject) => {

@@ -24,7 +24,10 @@ const post = async (url: string, token: string, body: unknown) =>
 
 describe("the Node entry as a process", () => {
   it("serves health under the base path and 404 not found outside it", async () => {
-    expect(await (await fetch(`${pb.url}/healthz`)).json()).toEqual({ ok: true });
+    const health = await fetch(`${pb.url}/healthz`);
+    expect(await health.json()).toEqual({ ok: true });
+    // Idle client connections outlive a load balancer's usual 60 s idle timeout.
+    expect(health.headers.get("keep-alive")).toBe("timeout=65");
     const ready = await fetch(`${pb.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.text()).toBe("");
