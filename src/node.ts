@@ -64,14 +64,14 @@ export async function startNode(env: Record<string, string | undefined> = proces
   // No `websocket` option: @hono/node-server leaves upgrades alone and the proxy takes them all.
   // requireHostHeader off: a request without Host gets the spec's 400 missing Host header from
   // the app, not Node's bare 400.
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { requireHostHeader: false } });
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { requireHostHeader: false } }) as Server;
   // Idle client connections stay open longer than a load balancer's usual 60 s idle timeout, so
   // a client or balancer never sends on a connection Pinboard has just closed (Node's 5 s default
   // races any client that keeps connections longer, and shows up as their 502s).
-  (server as Server).keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
-  (server as Server).headersTimeout = CLIENT_KEEP_ALIVE_MS + 1000;
+  server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
+  server.headersTimeout = CLIENT_KEEP_ALIVE_MS + 1000;
   const webSockets = new WebSocketProxy({ deps, proxy });
-  webSockets.attach(server as Server);
+  webSockets.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
@@ -94,7 +94,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
         await webSockets.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
-          if ("closeIdleConnections" in server) server.closeIdleConnections();
+          server.closeIdleConnections();
         });
         await redis.port.close();
         await redis.durable?.close();
