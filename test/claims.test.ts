@@ -116,13 +116,17 @@ describe("parsePinboardClaim", () => {
     const parsed = parsePinboardClaim({ ...claim({ allowedPorts: [1, 65535], envs: ["e"] }), extra: 1 });
     expect(parsed).toEqual(claim({ allowedPorts: [1, 65535], envs: ["e"] }));
   });
+  it("accepts a claim without allowedBackendHosts (an operator's), which allows no backend host", () => {
+    const parsed = parsePinboardClaim({ namespaces: ["/threads"] });
+    expect(parsed).toEqual({ namespaces: ["/threads"] });
+    expect(checkBackend(parsed!, new URL("http://127.0.0.1:9000"))).toBe("backend host not allowed: 127.0.0.1");
+  });
   it.each([
     ["missing", undefined],
     ["not an object", "x"],
     ["empty namespaces", { namespaces: [], allowedBackendHosts: ["*"] }],
     ["namespace without slash", { namespaces: ["threads"], allowedBackendHosts: ["*"] }],
     ["namespace with two segments", { namespaces: ["/a/b"], allowedBackendHosts: ["*"] }],
-    ["no allowedBackendHosts", { namespaces: ["*"] }],
     ["port 0", { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [0] }],
     ["port 65536", { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [65536] }],
     ["fractional port", { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [80.5] }],

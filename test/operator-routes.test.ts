@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChallengeServer } from "./support/challenge-server.ts";
-import { credential, type TestPinboard } from "./support/pinboard-app.ts";
+import { mintCredential } from "../src/auth/mint.ts";
+import { TEST_PASSPORT_SECRET, credential, type TestPinboard } from "./support/pinboard-app.ts";
 import type { TestRedis } from "./support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "./support/registration.ts";
 import { useRegistryFixture } from "./support/registry-fixture.ts";
@@ -149,5 +150,22 @@ describe("operator routes", () => {
       expect(await post("/registry/drain", tok, { clientId: id, deadline: null })).toEqual({ status: 403, body: { error: "forbidden" } });
       expect(await post("/registry/undrain", tok, { clientId: id })).toEqual({ status: 403, body: { error: "forbidden" } });
     }
+  });
+
+  it("an operator credential needs no allowedBackendHosts; a worker credential without it may register no backend", async () => {
+    const minted = (scope: string) =>
+      mintCredential({ secret: TEST_PASSPORT_SECRET, sub: "tester", scopes: [scope], pinboard: { namespaces: ["*"] } });
+    const body = registerBody(worker);
+    const a = await registerOk(pb, token, body);
+    const operator = await minted("pinboard:operator");
+    const listed = await get("/registry/workers", operator);
+    expect(listed.status).toBe(200);
+    expect(listed.body.workers.map((w: any) => w.sessionId)).toContain(a.sessionId);
+    expect(await post("/registry/drain", operator, { clientId: body.clientId, deadline: null })).toEqual({ status: 200, body: { drained: true } });
+    expect(await post("/registry/undrain", operator, { clientId: body.clientId })).toEqual({ status: 200, body: { revoked: true } });
+    const host = new URL(worker.url).hostname;
+    const refused = await pb.call("POST", "/registry/register", { token: await minted("pinboard:worker"), body: registerBody(worker) });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ error: `backend host not allowed: ${host}` });
   });
 });

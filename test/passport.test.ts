@@ -169,7 +169,6 @@ describe("HS256 passport", () => {
       ["empty namespaces", { namespaces: [], allowedBackendHosts: ["*"] }],
       ["namespaces not an array", { namespaces: "/threads", allowedBackendHosts: ["*"] }],
       ["a namespace without slash", { namespaces: ["threads"], allowedBackendHosts: ["*"] }],
-      ["no allowedBackendHosts", { namespaces: ["/threads"] }],
       ["a port out of range", { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [70000] }],
       ["a non-integer port", { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [80.5] }],
       ["hostnames of numbers", { namespaces: ["*"], allowedBackendHosts: ["*"], hostnames: [1] }],

@@ -16,7 +16,8 @@ const name = z.string().min(1);
 
 export const pinboardClaimSchema = z.object({
   namespaces: z.array(namespaceEntry).min(1),
-  allowedBackendHosts: z.array(name),
+  /** Judged only for worker registrations; absent, no advertise URL is allowed. */
+  allowedBackendHosts: z.array(name).optional(),
   allowedPorts: z.array(z.number().int().min(1).max(65535)).optional(),
   hostnames: z.array(name).optional(),
   envs: z.array(name).optional(),
@@ -49,10 +50,13 @@ export function checkNamespace(claim: PinboardClaim, ns: string): string | null 
   return allowsNamespace(claim, ns) ? null : `namespace not allowed: ${ns}`;
 }
 
-/** The advertise URL's host against allowedBackendHosts, then its port against allowedPorts. */
+/**
+ * The advertise URL's host against allowedBackendHosts, then its port against allowedPorts. A
+ * claim without allowedBackendHosts (an operator's need not carry it) allows no backend host.
+ */
 export function checkBackend(claim: PinboardClaim, advertiseUrl: URL): string | null {
   const host = advertiseUrl.hostname;
-  const hostAllowed = allowsName(claim.allowedBackendHosts.map(bare), bare(host));
+  const hostAllowed = allowsName((claim.allowedBackendHosts ?? []).map(bare), bare(host));
   if (!hostAllowed) return `backend host not allowed: ${host}`;
   if (claim.allowedPorts !== undefined) {
     const port = effectivePort(advertiseUrl);
