@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkerOptions } from "../src/pinned/index.ts";
 import { Keys } from "../src/redis/keys.ts";
+import { Echo } from "./support/echo-instance.ts";
 import { startFleet, type Fleet, type FleetWorker } from "./support/fleet.ts";
 import { startTestPinboard } from "./support/pinboard-app.ts";
 import { rawRequest, type RawResponse } from "./support/raw-http.ts";
@@ -195,4 +196,35 @@ describe("takeover between hostnames of one env", () => {
     expect(json(moved).attestation.aud).toBe(blue2.worker.sessionId);
     expect(BigInt(json(moved).epoch)).toBeGreaterThan(BigInt(json(placed).epoch));
   }, 30_000);
+});
+
+describe("a verified caller's scope: its hostname and the env its registration names", () => {
+  const callerHeaders = (from: FleetWorker, instance: string): Record<string, string> => ({
+    "pinboard-from": instance,
+    "pinboard-session": from.worker.sessionId!,
+    "pinboard-session-secret": from.worker.secret,
+  });
+
+  it("reaches another namespace on the same hostname and env, with the caller claim", async () => {
+    const rooms = await named("violet.example", { env: "v1", namespaces: { "/rooms": Echo } });
+    await named("violet.example", { env: "v1", namespaces: { "/users": Echo } });
+    expect((await via("violet.example", "/rooms/room-1")).status).toBe(200);
+    const res = await rawRequest(`${fleet.pb.url}/users/u1`, { headers: { host: "violet.example", ...callerHeaders(rooms, "/rooms/room-1") } });
+    expect(res.status).toBe(200);
+    expect(json(res).attestation).toMatchObject({ caller: "/rooms/room-1", depth: 1 });
+  });
+
+  it("403 target outside caller scope for another hostname, or the same hostname bound to another env", async () => {
+    const rooms = await named("indigo.example", { env: "i1", namespaces: { "/rooms": Echo } });
+    await named("indigo.example", { env: "i2", namespaces: { "/users": Echo } });
+    await named("teal.example", { env: "i1", namespaces: { "/rooms": Echo, "/users": Echo } });
+    expect((await via("indigo.example", "/rooms/room-2")).status).toBe(200);
+    const headers = callerHeaders(rooms, "/rooms/room-2");
+    // /users on indigo.example is bound to env i2; the caller's registration names i1.
+    expectRefusal(await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "indigo.example", ...headers } }), 403, "target outside caller scope");
+    expectRefusal(await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "teal.example", ...headers } }), 403, "target outside caller scope");
+    // Without caller headers both targets are served.
+    expect((await via("indigo.example", "/users/u2")).status).toBe(200);
+    expect((await via("teal.example", "/users/u2")).status).toBe(200);
+  });
 });

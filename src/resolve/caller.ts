@@ -63,11 +63,13 @@ async function verifiedCaller(
   return { from, record, depth };
 }
 
-/** A verified caller may reach only targets inside its own registration. */
+/**
+ * A verified caller may reach any namespace inside its own registration: the same hostname and
+ * the env its registration names for the target's namespace (envs[ns], else its env), as one
+ * Durable Object class may call another. Single mode has one hostname and one env.
+ */
 export function assertInCallerScope(caller: Caller, target: { ns: string; hostname: string; env: string }, hostnameAware: boolean): void {
+  if (!hostnameAware) return;
   const { record } = caller;
-  const inside =
-    record.namespaces.includes(target.ns) &&
-    (!hostnameAware || (record.hostname === target.hostname && envOf(record, target.ns) === target.env));
-  if (!inside) throw forbidden("target outside caller scope");
+  if (record.hostname !== target.hostname || envOf(record, target.ns) !== target.env) throw forbidden("target outside caller scope");
 }
