@@ -64,11 +64,25 @@ describe("forwarding", () => {
         "pinboard-epoch": "1",
         "pinboard-anything": "x",
         "x-forwarded-for": "6.6.6.6",
+        "x-forwarded-host": "evil.example",
+        "x-forwarded-proto": "gopher",
+        forwarded: "for=6.6.6.6;host=evil.example",
+        "x-real-ip": "6.6.6.6",
+        pinboard_epoch: "1",
+        Pinboard_Attestation: "forged",
+        x_forwarded_for: "6.6.6.6",
         connection: "x-secret-hop",
         "x-secret-hop": "1",
       },
     });
     const body = JSON.parse(res.body) as Record<string, any>;
+    // The forwarding headers are Pinboard's to set (the peer is no trusted proxy), and
+    // underscore spellings, which CGI-style workers read as the dashed name, never pass.
+    expect(body.headers["x-forwarded-host"]).toBe(new URL(fleet.pb.url).host);
+    expect(body.headers["x-forwarded-proto"]).toBe("http");
+    expect(body.headers.forwarded).toBeUndefined();
+    expect(body.headers["x-real-ip"]).toBeUndefined();
+    expect(Object.keys(body.headers).filter((name) => name.includes("_"))).toEqual([]);
     expect(body.headers["pinboard-anything"]).toBeUndefined();
     expect(body.headers["pinboard-attestation"]).not.toBe("forged");
     expect(body.headers["pinboard-epoch"]).not.toBe("1");

@@ -136,7 +136,17 @@ describe("WebSocket upgrades through the Node entry", () => {
   it("hands the worker an attestation, the epoch, the subprotocols and no inbound Pinboard-* header", async () => {
     const socket = await openSocket(url("/probe/headers/some/rest?x=1"), {
       protocols: ["v2.chat", "v1.chat"],
-      headers: { "pinboard-anything": "x", "pinboard-epoch": "999", "x-forwarded-for": "6.6.6.6", "x-custom": "kept" },
+      headers: {
+        "pinboard-anything": "x",
+        "pinboard-epoch": "999",
+        pinboard_epoch: "999",
+        "x-forwarded-for": "6.6.6.6",
+        "x-forwarded-host": "evil.example",
+        "x-real-ip": "6.6.6.6",
+        forwarded: "for=6.6.6.6",
+        x_forwarded_for: "6.6.6.6",
+        "x-custom": "kept",
+      },
     });
     const hello = await socket.json();
     const worker = main.worker;
@@ -152,6 +162,10 @@ describe("WebSocket upgrades through the Node entry", () => {
     expect(headers["pinboard-anything"]).toBeUndefined();
     expect(Object.keys(headers).filter((h) => h.startsWith("pinboard-")).sort()).toEqual(["pinboard-attestation", "pinboard-epoch"]);
     expect(headers["x-forwarded-for"]).toBe("127.0.0.1");
+    expect(headers["x-forwarded-host"]).toBe(new URL(fleet.pb.url).host);
+    expect(headers["x-real-ip"]).toBeUndefined();
+    expect(headers.forwarded).toBeUndefined();
+    expect(Object.keys(headers).filter((name) => name.includes("_"))).toEqual([]);
     expect(headers["x-custom"]).toBe("kept");
     expect(headers["sec-websocket-protocol"]).toBe("v2.chat,v1.chat");
     expect(headers["sec-websocket-extensions"]).toBeUndefined();

@@ -58,6 +58,7 @@ export class WebSocketPlacer {
             request: req.request,
             url: plan.url,
             peer: plan.peer,
+            trustedPeer: plan.trustedPeer,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
             ...(plan.acct ? { acct: plan.acct } : {}),
           },

@@ -20,6 +20,8 @@ export interface ForwardInput {
   /** `{ns}/{id}{rest}{query}` appended to the advertise URL. */
   pathAndQuery: string;
   peer: string;
+  /** The peer is a trusted proxy (ForwardPlan.trustedPeer). */
+  trustedPeer: boolean;
   caller?: { from: string; depth: number };
   acct?: AccountClaim;
   upgrade?: string;
@@ -44,7 +46,7 @@ function neverConnected(err: unknown): boolean {
  */
 export async function attestedForwardHeaders(
   resolution: Resolution,
-  input: Pick<ForwardInput, "request" | "url" | "peer" | "caller" | "acct" | "upgrade">,
+  input: Pick<ForwardInput, "request" | "url" | "peer" | "trustedPeer" | "caller" | "acct" | "upgrade">,
   nowSeconds: number,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
@@ -58,6 +60,7 @@ export async function attestedForwardHeaders(
   );
   return forwardRequestHeaders(input.request.headers, {
     peer: input.peer,
+    trustedPeer: input.trustedPeer,
     attestation,
     epoch: resolution.epoch,
     host: input.url.host,

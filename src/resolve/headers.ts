@@ -1,7 +1,12 @@
 /**
  * Header hygiene of the forward. Inbound Pinboard-* headers never reach a worker (only Pinboard
- * mints them), X-Forwarded-For is replaced by the observed peer, hop-by-hop headers are dropped
- * both ways, and responses lose Pinboard-* and gain X-Accel-Buffering: no.
+ * mints them), X-Forwarded-For is replaced by the observed peer, the other forwarding headers
+ * are Pinboard's to set unless the peer is a trusted proxy, hop-by-hop headers are dropped both
+ * ways, and responses lose Pinboard-* and gain X-Accel-Buffering: no.
+ *
+ * CGI and WSGI servers merge `_` into `-` (HTTP_PINBOARD_EPOCH), so a header whose name differs
+ * from one of these only by underscores is treated as that header: `Pinboard_Epoch` is dropped
+ * like `Pinboard-Epoch`.
  */
 
 const HOP_BY_HOP = new Set([
@@ -26,8 +31,26 @@ function connectionTokens(connection: string): Set<string> {
   return tokens;
 }
 
-/** Dropped in both directions: hop-by-hop, named by Connection, or Pinboard's own. */
-const dropped = (name: string, named: Set<string>): boolean => HOP_BY_HOP.has(name) || named.has(name) || name.startsWith("pinboard-");
+/** What a proxy in front of the worker asserts about the client; only trusted peers may send them. */
+const FORWARDING = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip"]);
+
+/** The name as a CGI-style server reads it: underscores are dashes. */
+const dashed = (name: string): string => (name.includes("_") ? name.replaceAll("_", "-") : name);
+
+/** Dropped in both directions: hop-by-hop, named by Connection, or Pinboard's own (any spelling). */
+const dropped = (name: string, named: Set<string>): boolean =>
+  HOP_BY_HOP.has(name) || named.has(name) || dashed(name).startsWith("pinboard-");
+
+/**
+ * A forwarding header the worker must not see as the client sent it: X-Forwarded-For always
+ * (Pinboard sets it), the others unless the peer is a trusted proxy, and an underscore spelling
+ * of any of them always (it would shadow the real one in a CGI-style worker).
+ */
+function untrustedForwarding(name: string, trustedPeer: boolean): boolean {
+  const canonical = dashed(name);
+  if (!FORWARDING.has(canonical)) return false;
+  return canonical !== name || name === "x-forwarded-for" || !trustedPeer;
+}
 
 function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers {
   const named = connectionTokens(source.get("connection") ?? "");
@@ -41,6 +64,8 @@ function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers
 
 export interface ForwardHeaderInput {
   peer: string;
+  /** The peer is in PINBOARD_TRUSTED_PROXIES: its X-Forwarded-Host/-Proto, Forwarded and X-Real-IP pass. */
+  trustedPeer: boolean;
   attestation: string;
   epoch: string;
   /** Keeps `Upgrade` and `Connection: upgrade` for a WebSocket forward. */
@@ -58,9 +83,9 @@ export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInpu
   const named = connectionTokens(inbound.get("connection") ?? "");
   const out = Object.create(null) as Record<string, string>;
   inbound.forEach((value, name) => {
-    if (dropped(name, named)) return;
+    if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer)) return;
     // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
-    if (name === "host" || name === "x-forwarded-for" || name === "expect") return;
+    if (name === "host" || name === "expect") return;
     out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   });
   out["x-forwarded-for"] = input.peer;

@@ -17,6 +17,8 @@ export interface ForwardPlan {
   caller?: Caller;
   acct?: AccountClaim;
   peer: string;
+  /** The peer is in PINBOARD_TRUSTED_PROXIES (its forwarding headers are believed and passed on). */
+  trustedPeer: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function planForward(
     url,
     path,
     peer,
+    trustedPeer: deps.config.trustedProxies.includes(peer),
     ...(caller ? { caller } : {}),
     ...(acct ? { acct } : {}),
     resolve: {

@@ -59,6 +59,7 @@ export class Proxy {
             client,
             pathAndQuery: `${plan.path.ns}/${plan.path.id}${plan.path.rest}${plan.url.search}`,
             peer: plan.peer,
+            trustedPeer: plan.trustedPeer,
             body: retry || !replayableBody ? null : request.body,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
             ...(plan.acct ? { acct: plan.acct } : {}),
