@@ -22,7 +22,7 @@ beforeAll(async () => {
   t = await startTestRedis();
   pb = await startTestPinboard(t);
   token = await credential("pinboard:worker");
-  server = await startChallengeServer("index-secret");
+  server = await startChallengeServer("index-secret-0123456789");
   for (const b of pb.deps.keys.allBuckets()) await t.redis.client.set(pb.deps.keys.bootTime(b), "0");
 });
 afterAll(async () => {

@@ -22,6 +22,12 @@ afterAll(() => fleet.close());
 const sessions = new Keys("pinboard:", 16).sessions;
 
 describe("start()", () => {
+  it("refuses at construction a secret Pinboard would refuse at register (under 16 characters)", () => {
+    const options = { pinboardUrl: fleet.pb.url, credential: "unused", namespaces: { "/counter": Counter }, logger: memoryLogger() };
+    expect(() => createWorker({ ...options, secret: "x".repeat(15) })).toThrow("createWorker: secret must have at least 16 characters");
+    expect(createWorker({ ...options, secret: "x".repeat(16) }).secret).toBe("x".repeat(16));
+  });
+
   it("rejects at once when the credential does not cover the namespaces", async () => {
     const worker = createWorker({
       pinboardUrl: fleet.pb.url,

@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 async function registerWorker(target: TestPinboard, namespaces: string[], overrides: Record<string, unknown> = {}): Promise<{ sid: string; server: ChallengeServer }> {
-  const server = await startChallengeServer(`secret-${servers.length}`);
+  const server = await startChallengeServer(`secret-${servers.length}-0123456789abcdef`);
   servers.push(server);
   const { sessionId } = await registerOk(target, token, registerBody(server, { namespaces, ...overrides }));
   return { sid: sessionId, server };

@@ -35,7 +35,7 @@ export interface WorkerOptions {
   leaseUnhealthyAfterMs?: number;
   /** fetch used for Pinboard calls. */
   fetch?: typeof fetch;
-  /** The secret Pinboard signs attestations with. Default: random per process. */
+  /** The secret Pinboard signs attestations with (at least 16 characters). Default: random per process. */
   secret?: string;
   /** An audience accepted besides the live sessionId (in-process callers, tests). */
   localAudience?: string;
@@ -85,6 +85,9 @@ const consoleLogger: PinnedLogger = {
   error: (message, fields) => console.error(`[pinned] ${message}`, fields ?? ""),
 };
 
+/** The shortest secret Pinboard accepts at register. */
+export const MIN_SECRET_LENGTH = 16;
+
 export function createWorker(options: WorkerOptions): PinnedWorker {
   const log = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
@@ -95,6 +98,8 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
   }
   const namespaces = [...classes.keys()];
   const secret = options.secret ?? randomToken(32);
+  // Pinboard refuses a shorter one at register (it keys every attestation): fail here, not forever.
+  if ([...secret].length < MIN_SECRET_LENGTH) throw new Error(`createWorker: secret must have at least ${MIN_SECRET_LENGTH} characters`);
   const clientId = options.clientId ?? `pinned-${randomToken(9)}`;
   const maxInstances = options.maxInstances ?? 1000;
   const basePath = (options.basePath ?? (options.advertiseUrl ? new URL(options.advertiseUrl).pathname : "")).replace(/\/+$/, "");

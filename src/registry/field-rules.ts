@@ -1,8 +1,21 @@
 import { badRequest } from "../errors.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
-import { isId, isLabel, isNamespace } from "./names.ts";
+import { isId, isLabel, isNamespace, isReservedNamespace } from "./names.ts";
 import type { Takeover } from "./record.ts";
 import type { RegisterBody } from "./schemas.ts";
+
+/**
+ * At most this many instance ids in one register, counted across namespaces as sent (repeats
+ * included). Past it the register is 400 `too many instances: at most 100000 ids`, before any
+ * Redis work: a reclaim costs Redis one read per id, in one script per bucket.
+ */
+export const MAX_REGISTER_INSTANCES = 100_000;
+/**
+ * The shortest accepted worker secret, in characters (Unicode code points). The secret keys the
+ * HMAC of every attestation Pinboard signs for the worker and is its session secret for caller
+ * attestation.
+ */
+export const MIN_SECRET_LENGTH = 16;
 
 /** A register body after the spec's field rules: normalised, defaults applied. */
 export interface RegistrationFields {
@@ -21,11 +34,17 @@ export interface RegistrationFields {
  * nonzero epoch; hostname-aware mode requires hostname (env defaults to it); hostnames and envs
  * are lowercased and refuse `*`, whitespace, `/` and `:`; envs and instances keys must be
  * registered namespaces; advertiseUrl is HTTP(S) with a hostname, no userinfo, no query or
- * fragment, trailing slashes stripped.
+ * fragment, trailing slashes stripped. Pinboard's own additions: the secret has at least
+ * MIN_SECRET_LENGTH characters, no namespace shadows one of Pinboard's routes (names.ts) and
+ * instances name at most MAX_REGISTER_INSTANCES ids.
  */
 export function applyFieldRules(body: RegisterBody, hostnameAware: boolean): RegistrationFields {
+  if ([...body.secret].length < MIN_SECRET_LENGTH) throw badRequest(`secret too short: at least ${MIN_SECRET_LENGTH} characters`);
   const namespaces = [...new Set(body.namespaces)];
-  for (const ns of namespaces) if (!isNamespace(ns)) throw badRequest(`invalid namespace: ${ns}`);
+  for (const ns of namespaces) {
+    if (!isNamespace(ns)) throw badRequest(`invalid namespace: ${ns}`);
+    if (isReservedNamespace(ns)) throw badRequest(`reserved namespace: ${ns}`);
+  }
   const registered = new Set(namespaces);
   const advertiseUrl = normaliseAdvertiseUrl(body.advertiseUrl);
 
@@ -48,6 +67,9 @@ export function applyFieldRules(body: RegisterBody, hostnameAware: boolean): Reg
   }
 
   const instances: Array<{ ns: string; id: string }> = [];
+  let sent = 0;
+  for (const ids of Object.values(body.instances ?? {})) sent += ids.length;
+  if (sent > MAX_REGISTER_INSTANCES) throw badRequest(`too many instances: at most ${MAX_REGISTER_INSTANCES} ids`);
   for (const [ns, ids] of Object.entries(body.instances ?? {})) {
     if (!registered.has(ns)) throw badRequest(`namespace not registered: ${ns}`);
     for (const id of new Set(ids)) {

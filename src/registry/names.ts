@@ -10,3 +10,12 @@ export const LABEL_FORBIDDEN = /[*\s/:]/;
 export const isNamespace = (ns: string): boolean => NAMESPACE_PATTERN.test(ns);
 export const isId = (id: string): boolean => ID_PATTERN.test(id);
 export const isLabel = (label: string): boolean => label.length > 0 && label.length <= 253 && !LABEL_FORBIDDEN.test(label);
+
+/**
+ * Namespaces that would shadow Pinboard's own routes (`/registry/*`, `/healthz`, `/readyz`,
+ * `/metrics`) or the worker's (`{advertiseUrl}/_pinned/*`): register refuses them with 400
+ * `reserved namespace: …`. Matched exactly, as the routes are.
+ */
+export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set(["/registry", "/_pinned", "/healthz", "/readyz", "/metrics"]);
+
+export const isReservedNamespace = (ns: string): boolean => RESERVED_NAMESPACES.has(ns);

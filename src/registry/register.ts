@@ -11,6 +11,15 @@ import type { RegisterBody } from "./schemas.ts";
 import { queueWindDown } from "./control-queue.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
 
+/**
+ * How long a session's owner (account and client) is remembered past its record, at least, so
+ * that a later register can reclaim its rows through prevSessionId: one to two of these windows
+ * (register-session.ts). A reclaim after that returns the ids in duplicates.
+ */
+export const SESSION_OWNER_MEMORY_MS = 24 * 60 * 60 * 1000;
+/** At most this many remembered owners; past it the oldest are forgotten first. */
+export const SESSION_OWNER_MEMORY_CAP = 100_000;
+
 export interface RegisterAnswer {
   sessionId: string;
   expiresInMs: number;
@@ -53,8 +62,26 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
   };
   const reply = (await redis.run(
     registerSession,
-    [keys.sessions, keys.clientOwners, keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine, keys.drain(body.clientId), keys.generation, keys.sessionExpiries],
-    [JSON.stringify(draft), config.leaseTtlMs, config.hostnameAware ? "1" : "0", body.prevSessionId ?? ""],
+    [
+      keys.sessions,
+      keys.clientOwners,
+      keys.hostnameBindings,
+      keys.envBindings,
+      keys.bindingQuarantine,
+      keys.drain(body.clientId),
+      keys.generation,
+      keys.sessionExpiries,
+      keys.sessionOwners,
+      keys.sessionOwnerChecks,
+    ],
+    [
+      JSON.stringify(draft),
+      config.leaseTtlMs,
+      config.hostnameAware ? "1" : "0",
+      body.prevSessionId ?? "",
+      SESSION_OWNER_MEMORY_MS,
+      SESSION_OWNER_MEMORY_CAP,
+    ],
   )) as string[];
   if (reply[0] === "conflict") throw PinboardError.of(409, reply[1] ?? "conflict");
   const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [string, string, string, string, number, string];
@@ -93,8 +120,10 @@ async function mirrorAndReclaim(
   const { keys, config } = deps;
   const byBucket = new Map<number, Array<{ ns: string; id: string }>>();
   for (const instance of fields.instances) {
-    const b = await keys.bucketOf(instance.id);
-    byBucket.set(b, [...(byBucket.get(b) ?? []), instance]);
+    const b = keys.bucketOf(instance.id);
+    let list = byBucket.get(b);
+    if (!list) byBucket.set(b, (list = []));
+    list.push(instance);
   }
 
   const calls = keys.allBuckets().map((b) => {

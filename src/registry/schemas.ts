@@ -7,13 +7,25 @@ const sessionId = z.string().min(1).max(256);
 const epochDigits = z.string().regex(/^\d+$/).max(32);
 const idString = z.string().min(1).max(256);
 
+/**
+ * The largest headroom Pinboard stores. Any finite number ≥ 0 is accepted (JSON's 1e999 parses
+ * as Infinity and is refused with the schema's 400); what is stored, in the record and the
+ * namespace lists whose running headroom totals drive affinity's balance check, is clamped to
+ * 0 … MAX_HEADROOM, so one worker's absurd value cannot swamp the total its co-tenants share.
+ */
+export const MAX_HEADROOM = 1_000_000;
+const headroom = z
+  .number()
+  .min(0)
+  .transform((value) => Math.min(value, MAX_HEADROOM));
+
 export const registerBody = bodySchema(
   z.object({
     clientId: z.string().min(1).max(256),
     secret: z.string().min(1).max(1024),
     namespaces: z.array(z.string()).min(1).max(1024),
     advertiseUrl: z.string().min(1).max(2048),
-    headroom: z.number().min(0),
+    headroom,
     draining: z.boolean(),
     challenge: z.string().min(1).max(1024),
     challengeValue: z.string().min(1).max(1024),
@@ -22,7 +34,8 @@ export const registerBody = bodySchema(
     envs: z.record(z.string(), z.string().max(253)).nullish(),
     takeover: z.enum(["wind_down", "deny"]).nullish(),
     epoch: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
-    instances: z.record(z.string(), z.array(idString).max(100_000)).nullish(),
+    // How many ids in all is a field rule (MAX_REGISTER_INSTANCES), with its own 400.
+    instances: z.record(z.string(), z.array(idString)).nullish(),
     prevSessionId: sessionId.nullish(),
   }),
   8 * MiB,
@@ -32,7 +45,7 @@ export type RegisterBody = z.infer<typeof registerBody.schema>;
 export const heartbeatBody = bodySchema(
   z.object({
     sessionId,
-    headroom: z.number().min(0),
+    headroom,
     draining: z.boolean(),
     challenge: z.string().min(1).max(1024),
     challengeValue: z.string().min(1).max(1024),

@@ -50,7 +50,7 @@ export async function startWorld(): Promise<World> {
   const env = { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_SHARDS: String(SHARDS), PINBOARD_PREFIX: PREFIX };
   const nodes: [TestPinboard, TestPinboard] = [await startTestPinboard(redis, env), await startTestPinboard(redis, env)];
   const workers: ChallengeServer[] = [];
-  for (let w = 0; w < WORKERS; w++) workers.push(await startChallengeServer(`secret-of-w${w}`));
+  for (let w = 0; w < WORKERS; w++) workers.push(await startChallengeServer(`secret-of-worker-${w}-0123456789`));
   const bucketOf = new Map<string, number>();
   for (const id of IDS) bucketOf.set(id, await keys.bucketOf(id));
 

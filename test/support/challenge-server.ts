@@ -22,7 +22,7 @@ export interface ChallengeServer {
  * says, with switchable misbehaviour for probe tests. Registry tests use it where they need a
  * worker that only proves its URL; data-plane tests use the worker library.
  */
-export async function startChallengeServer(secret = "worker-secret"): Promise<ChallengeServer> {
+export async function startChallengeServer(secret = "worker-secret-0123456789"): Promise<ChallengeServer> {
   const state: ChallengeServer = {
     url: "",
     secret,
