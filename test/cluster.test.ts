@@ -3,6 +3,7 @@ import { Keys } from "../src/redis/keys.ts";
 import { registeredScripts } from "../src/redis/script.ts";
 import "../src/redis/scripts/index.ts";
 import { TcpRedis } from "../src/redis/tcp.ts";
+import { resolvePlacement } from "../src/resolve/resolver.ts";
 import { runSweep } from "../src/sweeper-cron.ts";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
@@ -133,6 +134,20 @@ describe("registry flow on the cluster", () => {
     expect(gone).toEqual({ status: 200, body: {} });
     expect(await fleet.t.redis.hget(keys.sessions, sessionId)).toBeNull();
     for (let b = 0; b < 16; b++) expect(await fleet.t.redis.hget(keys.nsWorkers(b, "", "/docs"), sessionId)).toBeNull();
+  });
+
+  it("a bucket missing a namespace list copies the previous bucket's, held by another node", async () => {
+    // A namespace only this challenge server serves: no heartbeat repairs the list meanwhile.
+    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/copied"] }));
+    let bucket = 1;
+    while ((await cluster.ownerOf(keys.workers(bucket))).port === (await cluster.ownerOf(keys.workers(bucket - 1))).port) bucket++;
+    for (const key of keys.nsListKeys(bucket, "", "/copied")) await fleet.t.redis.client.del(key);
+    let n = 0;
+    while ((await keys.bucketOf(`copied-${n}`)) !== bucket) n++;
+    const placed = await resolvePlacement(pb.deps, { ns: "/copied", id: `copied-${n}`, env: "*", hostname: "", takeover: "" });
+    expect(placed.sessionId).toBe(sessionId);
+    expect(await fleet.t.redis.hget(keys.nsWorkers(bucket, "", "/copied"), sessionId)).not.toBeNull();
+    expect(await post("/registry/deregister", token, { sessionId })).toEqual({ status: 200, body: {} });
   });
 
   it("the hostname-aware binding lookup runs in its own slot", async () => {

@@ -58,7 +58,7 @@ describe("POST /registry/release", () => {
   it("an epoch-less quote does not free a row that has an epoch", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
     await putRow(t, "/threads", "r4", { sessionId, epoch: "5" });
-    expect(await json(await pb.call("POST", "/registry/release", { token, body: [{ sessionId, namespace: "/threads", id: "r4" }] }))).toEqual({ released: 0 });
+    expect(await json(await pb.call("POST", "/registry/release", { token, body: [{ sessionId, namespace: "/threads", id: "r4", epoch: "" }] }))).toEqual({ released: 0 });
   });
 
   it("refuses bad namespaces, unknown sessions and other accounts, changing nothing", async () => {

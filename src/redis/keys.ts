@@ -4,13 +4,12 @@
  * the placement key: `{prefix}{{bucket}}:{env}:{ns}:placements`.
  */
 
+import { sha256Head } from "./sha256.ts";
+
 /** The env segment of keys in single (not hostname-aware) mode; `*` is never a valid env. */
 export const SINGLE_ENV = "*";
 /** The hostname of namespace lists in single mode: lists are keyed `{hostname}{ns}`. */
 export const SINGLE_HOSTNAME = "";
-
-const encoder = new TextEncoder();
-const BUCKET_CACHE = 8192;
 
 export class Keys {
   constructor(
@@ -31,6 +30,19 @@ export class Keys {
   /** Zset sessionId → expiry (ms) over `sessions`: lets register prune the dead without reading every record. */
   get sessionExpiries(): string {
     return this.global("session-expiries");
+  }
+  /**
+   * Hash sessionId → `{"a": account, "c": clientId}` (plus `"d": 1` once the session was seen
+   * without a record): who registered each session, kept after its record is gone so that a
+   * reclaim through prevSessionId can still be judged. Written by register, forgotten by register
+   * a while after the record is gone (register-session.ts), bounded in count.
+   */
+  get sessionOwners(): string {
+    return this.global("session-owners");
+  }
+  /** Zset sessionId → time (ms) at which register next looks at the `sessionOwners` entry. */
+  get sessionOwnerChecks(): string {
+    return this.global("session-owner-checks");
   }
   /** Counter of registrations: orders the bucket mirrors of one client's sessions. */
   get generation(): string {
@@ -152,6 +164,16 @@ export class Keys {
     return this.bucket(bucket, "spaces");
   }
 
+  /**
+   * Hash sessionId → `headroomRev \n count`: the new placements of the session made in this
+   * bucket since its headroom was last replaced (register or heartbeat, revision `headroomRev` of
+   * the record). The record's headroom less the sum over every bucket is what /registry/workers
+   * shows; a count under another revision belongs to a replaced headroom and counts for nothing.
+   */
+  spent(bucket: number): string {
+    return this.bucket(bucket, "spent");
+  }
+
   /** Hash sessionId → time (ms) until which the worker is ejected from new placements. */
   ejected(bucket: number): string {
     return this.bucket(bucket, "ejected");
@@ -168,19 +190,10 @@ export class Keys {
   }
 
   /**
-   * The bucket of an id: the first 8 hex digits of sha256(id), mod shards. Web Crypto's digest is
-   * asynchronous (a thread-pool round trip in Node), so recent answers are kept: a hot id is
-   * hashed once per BUCKET_CACHE ids.
+   * The bucket of an id: the first 8 hex digits of sha256(id), mod shards. Synchronous (sha256.ts):
+   * a register hashes every instance it names, a resolve one id.
    */
-  bucketOf(id: string): Promise<number> | number {
-    const known = this.bucketCache.get(id);
-    if (known !== undefined) return known;
-    return crypto.subtle.digest("SHA-256", encoder.encode(id)).then((digest) => {
-      const bucket = new DataView(digest).getUint32(0) % this.shards;
-      if (this.bucketCache.size >= BUCKET_CACHE) this.bucketCache.clear();
-      this.bucketCache.set(id, bucket);
-      return bucket;
-    });
+  bucketOf(id: string): number {
+    return sha256Head(id) % this.shards;
   }
-  private readonly bucketCache = new Map<string, number>();
 }

@@ -61,7 +61,7 @@ export async function heartbeat(deps: AppDeps, principal: Principal, body: Heart
   }
 
   const record = parseRecord(json);
-  await mirrorEverywhere(deps, record, json);
+  await mirrorEverywhere(deps, record, json, { headroomReplaced: true });
   const now = Number(fourth);
   const messages = deliverMessages(reply[4] ?? [], now);
   const drainDeadline = drainDeadlineSeconds(third, now);

@@ -1,6 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import type { Keys } from "../redis/keys.ts";
 import { heartbeatBucket, unmirrorBucket } from "../redis/scripts/index.ts";
+import { spentPerBucket } from "./headroom.ts";
 import type { WorkerRecord } from "./record.ts";
 
 /**
@@ -14,14 +15,26 @@ export function namespaceListKeys(keys: Keys, bucket: number, record: Pick<Worke
   return record.namespaces.flatMap((ns) => keys.nsListKeys(bucket, record.hostname, ns));
 }
 
-/** Refreshes the record in every bucket and re-adds it to the bucket's namespace lists. */
-export async function mirrorEverywhere(deps: AppDeps, record: WorkerRecord, json: string): Promise<void> {
+/**
+ * Refreshes the record in every bucket and re-adds it to the bucket's namespace lists. Each list
+ * entry carries the record's headroom less what the worker spent since it was set: the bucket's own
+ * count (read by the script) and, unless this mirror replaces the headroom (a heartbeat: nothing is
+ * spent yet), the other buckets' counts as read just before the fan-out.
+ */
+export async function mirrorEverywhere(
+  deps: AppDeps,
+  record: WorkerRecord,
+  json: string,
+  options: { headroomReplaced?: boolean } = {},
+): Promise<void> {
   const { keys } = deps;
+  const spent = options.headroomReplaced ? undefined : await spentPerBucket(deps, record);
+  const total = spent?.reduce((sum, n) => sum + n, 0) ?? 0;
   await deps.redis.runMany(
     keys.allBuckets().map((b) => ({
       script: heartbeatBucket,
-      keys: [keys.workers(b), keys.clients(b), keys.workerExpiries(b), ...namespaceListKeys(keys, b, record)],
-      args: [record.sessionId, json],
+      keys: [keys.workers(b), keys.clients(b), keys.workerExpiries(b), keys.spent(b), ...namespaceListKeys(keys, b, record)],
+      args: [record.sessionId, json, spent ? total - spent[b]! : 0],
     })),
   );
 }

@@ -21,7 +21,16 @@ export interface WorkerRecord {
   takeover: Takeover;
   /** Hostname-aware binding epoch, decimal digits. */
   bindingEpoch: string;
+  /**
+   * The headroom of the last register or heartbeat, as stored. New placements since are counted
+   * per bucket (keys.ts `spent`); the read routes show this less their sum (registry/headroom.ts).
+   */
   headroom: number;
+  /**
+   * The revision (`rev`) at which a heartbeat last replaced `headroom`; absent (0) for the
+   * registration's. Placements counted under another revision belong to a replaced headroom.
+   */
+  headroomRev?: number;
   /** The worker's own draining flag. */
   selfDraining: boolean;
   /** selfDraining OR an operator drain. */

@@ -30,14 +30,18 @@ async function rowKey(deps: AppDeps, record: WorkerRecord, ns: string, id: strin
   return deps.keys.placements(await deps.keys.bucketOf(id), envOf(record, ns), ns);
 }
 
-/** POST /registry/release: compare-and-delete on sessionId and the quoted epoch. */
+/**
+ * POST /registry/release: compare-and-delete on sessionId and the quoted epoch. An item without
+ * an epoch (absent or null) frees the session's row whatever its epoch; "" quotes an epoch-less
+ * row and frees only that.
+ */
 export async function release(deps: AppDeps, principal: Principal, items: ReleaseBody): Promise<{ released: number }> {
   const owners = await rowOwners(deps, principal, items);
   const calls = await Promise.all(
     items.map(async (item) => ({
       script: releaseRow,
       keys: [await rowKey(deps, owners.get(item.sessionId)!, item.namespace, item.id)],
-      args: [item.sessionId, item.id, item.epoch ?? ""],
+      args: item.epoch == null ? [item.sessionId, item.id, "", "1"] : [item.sessionId, item.id, item.epoch],
     })),
   );
   const replies = await deps.redis.runMany(calls);

@@ -1,5 +1,6 @@
 import type { AppDeps } from "../deps.ts";
 import { resolve as resolveScript } from "../redis/scripts/index.ts";
+import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
 import { Refusal, type RefusalOutcome } from "./outcomes.ts";
 
 export interface ResolveRequest {
@@ -47,17 +48,50 @@ export interface TakeoverFence {
 /**
  * Runs the resolve script for one request. A refusal throws `Refusal` (counted by the caller);
  * a takeover fence that was just set is reported through `onFence` so the owner gets its
- * wind_down message.
+ * wind_down message. A bucket without the namespace's list (unknown-ns) first copies an earlier
+ * bucket's (ns-list-copy.ts) and resolves once more; only then is the namespace unknown.
  */
 export async function resolvePlacement(
   deps: AppDeps,
   req: ResolveRequest,
   onFence?: (fence: TakeoverFence) => Promise<void>,
 ): Promise<Resolution> {
-  const { keys, config } = deps;
-  const known = keys.bucketOf(req.id);
+  const { config } = deps;
+  const known = deps.keys.bucketOf(req.id);
   const bucket = typeof known === "number" ? known : await known;
-  const started = deps.now();
+  let started = deps.now();
+  let reply = await runResolve(deps, req, bucket, started);
+  if (reply[0] === "refuse" && reply[1] === "unknown-ns" && (await copyPreviousNamespaceList(deps, bucket, req.hostname, req.ns)) !== undefined) {
+    started = deps.now();
+    reply = await runResolve(deps, req, bucket, started);
+  }
+
+  if (reply[0] === "refuse") {
+    let outcome = reply[1] as RefusalOutcome;
+    if (outcome === "takeover-pending" && reply[4] === "1" && onFence) {
+      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) });
+    }
+    if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
+    throw new Refusal(outcome, Number(reply[2] ?? 0));
+  }
+  const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply;
+  return {
+    sessionId: sessionId!,
+    epoch: epoch!,
+    advertiseUrl: advertiseUrl!,
+    secret: secret!,
+    fresh: fresh === "1",
+    overwritten: overwritten ?? "",
+    survivingWindDown: survivingWindDown ?? "",
+    ownerHostname: ownerHostname ?? "",
+    bucket,
+    // The decision is as old as the moment the script was sent: a slow Redis ages it.
+    resolvedAt: started,
+  };
+}
+
+async function runResolve(deps: AppDeps, req: ResolveRequest, bucket: number, started: number): Promise<string[]> {
+  const { keys, config } = deps;
   const reply = (await deps.redis.run(
     resolveScript,
     [
@@ -71,6 +105,7 @@ export async function resolvePlacement(
       keys.ejected(bucket),
       keys.nsExpiries(bucket, req.hostname, req.ns),
       keys.nsSummary(bucket, req.hostname, req.ns),
+      keys.spent(bucket),
     ],
     [
       req.id,
@@ -87,29 +122,7 @@ export async function resolvePlacement(
     ],
   )) as string[];
   deps.metrics.script("resolve", (deps.now() - started) / 1000);
-
-  if (reply[0] === "refuse") {
-    let outcome = reply[1] as RefusalOutcome;
-    if (outcome === "takeover-pending" && reply[4] === "1" && onFence) {
-      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) });
-    }
-    if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
-    throw new Refusal(outcome, Number(reply[2] ?? 0));
-  }
-  const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply as string[];
-  return {
-    sessionId: sessionId!,
-    epoch: epoch!,
-    advertiseUrl: advertiseUrl!,
-    secret: secret!,
-    fresh: fresh === "1",
-    overwritten: overwritten ?? "",
-    survivingWindDown: survivingWindDown ?? "",
-    ownerHostname: ownerHostname ?? "",
-    bucket,
-    // The decision is as old as the moment the script was sent: a slow Redis ages it.
-    resolvedAt: started,
-  };
+  return reply;
 }
 
 /**

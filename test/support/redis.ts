@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from "ioredis";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
+import { Keys } from "../../src/redis/keys.ts";
 import { TcpRedis } from "../../src/redis/tcp.ts";
 import { startRedisCluster, type RedisCluster } from "./redis-cluster.ts";
 
@@ -128,6 +129,11 @@ export function testRedisOnCluster(cluster: RedisCluster): TestRedis {
 }
 
 /** SCRIPT FLUSH on every primary: the next EVALSHA of any script is NOSCRIPT, wherever it runs. */
+/** Ends every bucket's cold-start quarantine, as on a fleet that has been up for a while. */
+export async function endColdStart(t: Pick<TestRedis, "redis">, keys: Keys = new Keys("pinboard:", 16)): Promise<void> {
+  for (const b of keys.allBuckets()) await t.redis.client.set(keys.bootTime(b), "0");
+}
+
 export async function flushScripts(t: TestRedis): Promise<void> {
   await Promise.all((await t.primaries()).map((node) => node.script("FLUSH")));
 }

@@ -4,7 +4,8 @@ import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE 
 /**
  * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
  * Renews the lease (bounded by a timed drain) and bumps the record's revision (`rev`, which the
- * bucket mirrors compare), applies the probe outcome, replaces headroom,
+ * bucket mirrors compare), applies the probe outcome, replaces headroom (and marks it with the new
+ * revision, `headroomRev`: placements the buckets counted under an older one no longer count),
  * drops acked control messages and peeks the rest. A probe that answered another worker's value
  * voids the registration; a hostname binding moved to another env supersedes it.
  *
@@ -71,6 +72,7 @@ end
 
 local deadline = renew_lease(rec, KEYS[4], now, lease)
 rec.rev = (tonumber(rec.rev) or 0) + 1
+rec.headroomRev = rec.rev
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[7], ARGV[1], encoded, rec.expiry)
 
@@ -80,4 +82,4 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "bc905a20ec043634af4a7ca4ad1e07db79ffbd88");
+export const heartbeatSession = defineScript("heartbeat-session", LUA, "76c6514a9ce9ad6cd5dfed0cf675ba70a8ea911b");

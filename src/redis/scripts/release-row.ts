@@ -3,12 +3,14 @@ import { LUA_ROW } from "./lua-lib.ts";
 
 /**
  * release-row: compare-and-delete of one placement row. The row is freed only while its
- * sessionId matches and its epoch equals the quoted one ("" quotes an epoch-less row).
+ * sessionId matches and its epoch equals the quoted one ("" quotes an epoch-less row); a release
+ * that quotes no epoch at all (ARGV[4] "1") frees the session's row whatever its epoch.
  *
  * KEYS[1] placements   hash id → row
  * ARGV[1] sessionId
  * ARGV[2] id
- * ARGV[3] quoted epoch (digits, or "")
+ * ARGV[3] quoted epoch (digits, or ""); ignored when ARGV[4] is "1"
+ * ARGV[4] "1" when no epoch was quoted (absent: compare the epoch)
  *
  * Returns 1 when the row was deleted, else 0.
  */
@@ -16,8 +18,9 @@ const LUA = `${LUA_ROW}
 local raw = redis.call('HGET', KEYS[1], ARGV[2])
 if not raw then return 0 end
 local row = row_decode(raw)
-if row.sid ~= ARGV[1] or row.epoch ~= ARGV[3] then return 0 end
+if row.sid ~= ARGV[1] then return 0 end
+if ARGV[4] ~= '1' and row.epoch ~= ARGV[3] then return 0 end
 return redis.call('HDEL', KEYS[1], ARGV[2])
 `;
 
-export const releaseRow = defineScript("release-row", LUA, "94a127ae6f6c1bb678697fdc197500af210286dd");
+export const releaseRow = defineScript("release-row", LUA, "02304a621e7ade65fbaf147e20c201e3b28ed818");

@@ -1,5 +1,5 @@
 import { defineScript } from "../script.ts";
-import { LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
+import { LUA_PAIR, LUA_ROW, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
@@ -19,7 +19,10 @@ import { LUA_NS_LIST } from "./lua-ns-list.ts";
  *   in n workers. A full scan of the list is the fallback (no cached winner, too few distinct
  *   draws, only ejected candidates left), and it rewrites the summary;
  *   7. a new epoch max(now µs, previous + 1, old row's + 1); the old row is listed on the
- *      overwritten hash; the chosen entry's headroom is decremented; the row is written.
+ *      overwritten hash; the chosen entry's headroom is decremented and the placement counted on
+ *      the bucket's spent hash (under the mirror's headroom revision: what /registry/workers
+ *      subtracts from the record, and the next drain mirror from every list of the bucket);
+ *      the row is written.
  *
  * KEYS[1] placements   hash id → row
  * KEYS[2] ns list      hash sessionId → expiry \n headroom \n flags
@@ -31,6 +34,7 @@ import { LUA_NS_LIST } from "./lua-ns-list.ts";
  * KEYS[8] ejected      hash sessionId → ejected-until ms
  * KEYS[9] ns expiries  zset sessionId → expiry (the list's index)
  * KEYS[10] ns summary  hash n, sum, v, a:{slot} (lua-ns-list.ts)
+ * KEYS[11] spent       hash sessionId → headroomRev \n new placements in the bucket since
  * ARGV[1] id
  * ARGV[2] lease TTL ms
  * ARGV[3] request hostname ("" in single mode)
@@ -48,7 +52,7 @@ import { LUA_NS_LIST } from "./lua-ns-list.ts";
  *      or {"refuse", outcome, remaining ms, owner sessionId?, "1" when a takeover fence was just set,
  *          the fence (Redis-clock ms)?}.
  */
-const LUA = `${LUA_ROW}${LUA_PAIR}${LUA_NS_LIST}
+const LUA = `${LUA_ROW}${LUA_PAIR}${LUA_NS_LIST}${LUA_SPENT}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -262,9 +266,10 @@ if old then
 end
 redis.call('HSET', list_key, chosen.sid, chosen.expiry .. '\\n' .. tostring(chosen.headroom - 1) .. '\\n')
 summary_add(summary_key, 0, -1)
+spent_add(KEYS[11], chosen.sid, headroom_rev(rec))
 redis.call('HSET', KEYS[1], id, row_encode({ sid = chosen.sid, epoch = epoch, expiry = keep_expiry, host = host, tag = '' }))
 redis.call('SADD', KEYS[7], ARGV[10])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "5fb36026af78ad85f323fb1a1a896d69991937db");
+export const resolve = defineScript("resolve", LUA, "c5e784e225bb615631211088b0842960fc3e014c");

@@ -1,5 +1,6 @@
 import type { PinboardClaim } from "../../auth/claims.ts";
 import type { AppDeps } from "../../deps.ts";
+import { withSpentHeadroom } from "../headroom.ts";
 import { parseRecord, type WorkerRecord } from "../record.ts";
 import { visibleNamespaces } from "./scope.ts";
 
@@ -8,13 +9,16 @@ export interface VisibleWorker {
   namespaces: string[];
 }
 
-/** Every live worker record, with Redis' clock, for the read routes and metrics. */
+/**
+ * Every live worker record, with Redis' clock, for the read routes and metrics. Headroom is the
+ * record's less the new placements made since its last heartbeat (registry/headroom.ts).
+ */
 export async function liveRecords(deps: AppDeps): Promise<{ now: number; records: WorkerRecord[] }> {
   const [now, all] = await Promise.all([deps.redis.timeMs(), deps.redis.hgetall(deps.keys.sessions)]);
   const records = Object.values(all)
     .map(parseRecord)
     .filter((r) => r.expiry > now);
-  return { now, records };
+  return { now, records: await withSpentHeadroom(deps, records) };
 }
 
 /** The live workers a credential may see, sorted by hostname then session. */
