@@ -1,20 +1,31 @@
 import type { AppDeps } from "../deps.ts";
 import { bindingFor } from "../resolve/bindings.ts";
-import { resolvePlacement, type Resolution } from "../resolve/resolver.ts";
+import { placeInstance } from "../resolve/place.ts";
+import type { Resolution } from "../resolve/resolver.ts";
 
 /**
  * Places (or finds) an instance for the sweeper, as a body-less request without affinity would:
  * in hostname-aware mode the hostname is the resurrection target and the env comes from its
- * binding. Refusals (cold start, no backends, …) throw Refusal like on the data plane.
+ * binding. It takes the data plane's own placement path (placeInstance), so a takeover fence is
+ * queued to its owner and a surviving wind-down fence re-notifies the replacement owner; that
+ * message is queued before this returns, so the owner has it before the sweeper calls it.
+ * Refusals (cold start, no backends, …) throw Refusal like on the data plane.
  */
 export async function placeForSweep(deps: AppDeps, target: { ns: string; id: string; hostname: string }): Promise<Resolution> {
   const binding = await bindingFor(deps, target.hostname, target.ns);
-  return resolvePlacement(deps, {
-    ns: target.ns,
-    id: target.id,
-    env: binding.env,
-    hostname: binding.hostname,
-    takeover: binding.takeover,
-    ...(binding.quarantineUntil !== undefined ? { bindingQuarantineUntil: binding.quarantineUntil } : {}),
-  });
+  const background: Promise<unknown>[] = [];
+  const placement = await placeInstance(
+    deps,
+    {
+      ns: target.ns,
+      id: target.id,
+      env: binding.env,
+      hostname: binding.hostname,
+      takeover: binding.takeover,
+      ...(binding.quarantineUntil !== undefined ? { bindingQuarantineUntil: binding.quarantineUntil } : {}),
+    },
+    (work) => background.push(work),
+  );
+  await Promise.all(background);
+  return placement;
 }

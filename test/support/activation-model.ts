@@ -503,13 +503,15 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
         row.expiry = p.deadline === null ? "" : "?";
         row.passed = false;
       };
+      // Every row is stamped; only a live owner whose fence had not passed is told, and counted.
+      const told = (row: RowM) => m.sessions[row.sid]?.state === "live" && !row.passed;
       if (p.id !== null) {
         const row = m.rows[p.id];
-        expectEq("wind_down answer", { status: 200, body: { queued: !!row } }, { status, body });
+        expectEq("wind_down answer", { status: 200, body: { queued: !!row && told(row) } }, { status, body });
         if (row) stamp(row);
       } else {
         const rows = Object.values(m.rows);
-        expectEq("wind_down answer", { status: 200, body: { queued: rows.length } }, { status, body });
+        expectEq("wind_down answer", { status: 200, body: { queued: rows.filter(told).length } }, { status, body });
         rows.forEach(stamp);
       }
       return;

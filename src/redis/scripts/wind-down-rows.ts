@@ -1,37 +1,66 @@
 import { defineScript } from "../script.ts";
-import { LUA_ROW } from "./lua-lib.ts";
+import { LUA_NOW, LUA_ROW } from "./lua-lib.ts";
 
 /**
- * wind-down-rows: stamps (or clears) the wind-down expiry of placement rows in one bucket: the
- * named ids, or every row of the (env, namespace) when none is named. The fence lives on the
- * row, so it survives the owner's death and binds a replacement owner.
+ * wind-down-rows: stamps (or clears) the wind-down expiry of the named placement rows of one
+ * bucket, each a compare-and-set on the owner it was judged by: a row is stamped only while its
+ * sessionId and hostname are still the ones the caller read (and judged the operator's scope
+ * on). The fence lives on the row, so it survives the owner's death and binds a replacement
+ * owner. Only the ids passed are ever touched: there is no "every row" form, so a caller cannot
+ * stamp a row it did not judge.
  *
  * KEYS[1] placements   hash id → row
- * ARGV[1] deadline ms, or "" to clear the wind-down
- * ARGV[2 …] ids (none: every row)
+ * KEYS[2] workers      hash sessionId → record JSON (the bucket's mirrors: owner liveness)
+ * ARGV[1] "read", or the deadline ms, or "" to clear the wind-down
+ * ARGV[2 …] triples: id, expected sessionId, expected hostname
  *
- * Returns {sessionId, id, hostname, …} of the rows stamped.
+ * "read" stamps nothing and returns a flat {id, sessionId, hostname, …} of every row, for the
+ * caller to judge (one script so that a namespace-wide wind-down reads every bucket in one
+ * round trip through runMany).
+ *
+ * Otherwise returns a flat {id, outcome, …} for every id that was not simply gone:
+ *   "notify"  stamped, and its owner is to be told: the row has an epoch (not a placeholder),
+ *             its owner is live (mirror expiry > now) and its previous fence had not passed;
+ *   "stamped" stamped, no message (dead owner, placeholder row, fence already past);
+ *   "changed" not stamped: the row's owner or hostname changed since the caller read it.
+ * A missing row is left out.
  */
-const LUA = `${LUA_ROW}
+const LUA = `${LUA_NOW}${LUA_ROW}
 local out = {}
-local function stamp(id, raw)
-  local row = row_decode(raw)
-  row.expiry = ARGV[1]
-  redis.call('HSET', KEYS[1], id, row_encode(row))
-  out[#out + 1] = row.sid
-  out[#out + 1] = id
-  out[#out + 1] = row.host
-end
-if #ARGV > 1 then
-  for i = 2, #ARGV do
-    local raw = redis.call('HGET', KEYS[1], ARGV[i])
-    if raw then stamp(ARGV[i], raw) end
-  end
-else
+if ARGV[1] == 'read' then
   local all = redis.call('HGETALL', KEYS[1])
-  for i = 1, #all, 2 do stamp(all[i], all[i + 1]) end
+  for i = 1, #all, 2 do
+    local row = row_decode(all[i + 1])
+    out[#out + 1] = all[i]
+    out[#out + 1] = row.sid
+    out[#out + 1] = row.host
+  end
+  return out
+end
+local now = now_ms()
+for i = 2, #ARGV, 3 do
+  local id, sid, host = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local raw = redis.call('HGET', KEYS[1], id)
+  if raw then
+    local row = row_decode(raw)
+    if row.sid ~= sid or row.host ~= host then
+      out[#out + 1] = id
+      out[#out + 1] = 'changed'
+    else
+      local passed = row.expiry ~= '' and tonumber(row.expiry) <= now
+      local live = false
+      if row.epoch ~= '' and row.sid ~= '' then
+        local w = redis.call('HGET', KEYS[2], row.sid)
+        live = w ~= false and cjson.decode(w).expiry > now
+      end
+      row.expiry = ARGV[1]
+      redis.call('HSET', KEYS[1], id, row_encode(row))
+      out[#out + 1] = id
+      out[#out + 1] = (live and not passed) and 'notify' or 'stamped'
+    end
+  end
 end
 return out
 `;
 
-export const windDownRows = defineScript("wind-down-rows", LUA, "0fdc9dcfad3e85503415d02b23ea533641a6164c");
+export const windDownRows = defineScript("wind-down-rows", LUA, "d7f205a6c08b5a9a65567b0e6f4030bb7812e9d6");

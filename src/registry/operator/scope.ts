@@ -26,6 +26,32 @@ export function placementScopeError(
   return checkEnv(claim, target.env);
 }
 
+/**
+ * A wind-down request judged on what it names, before any row is read: its namespace, and in
+ * hostname-aware mode its env. The answer never depends on which rows exist.
+ */
+export function requestScopeError(claim: PinboardClaim, ns: string, env: string, hostnameAware: boolean): string | null {
+  return checkNamespace(claim, ns) ?? (hostnameAware ? checkEnv(claim, env) : null);
+}
+
+/**
+ * A placement row of (env, ns) judged on its owner record's hostname and envs[ns], or, when the
+ * record is gone, on the row's own hostname and the env whose hash holds it. A missing row (null)
+ * is judged like an ownerless row without a hostname: a claim that restricts hostnames cannot be
+ * shown to cover it, so a missing row and a row of another hostname get the same answer.
+ */
+export function rowScopeError(
+  claim: PinboardClaim,
+  ns: string,
+  env: string,
+  row: { hostname: string } | null,
+  owner: WorkerRecord | null,
+  hostnameAware: boolean,
+): string | null {
+  const target = owner ? { ns, hostname: owner.hostname, env: envOf(owner, ns) } : { ns, hostname: row?.hostname ?? "", env };
+  return placementScopeError(claim, target, hostnameAware);
+}
+
 /** The public view of a record: secret and account never leave, namespaces filtered. */
 export function publicWorker(record: WorkerRecord, namespaces: string[], hostnameAware: boolean): Record<string, unknown> {
   return {
