@@ -228,3 +228,28 @@ describe("a verified caller's scope: its hostname and the env its registration n
     expect((await via("teal.example", "/users/u2")).status).toBe(200);
   });
 });
+
+describe("refusals decided by the binding lookup", () => {
+  const resolutions = async (): Promise<Record<string, number>> => {
+    const res = await fetch(`${fleet.pb.url}/registry/health`, { headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` } });
+    return ((await res.json()) as { resolutions: Record<string, number> }).resolutions;
+  };
+
+  it("are counted on /registry/health like the script's: no-hostname-workers, env-conflict", async () => {
+    const before = await resolutions();
+    expectRefusal(await via("nobody-else.example", "/echo/doc"), 503, "no live workers for hostname", "1");
+    expect((await resolutions())["no-hostname-workers"]).toBe((before["no-hostname-workers"] ?? 0) + 1);
+
+    await named("orange.example", { env: "orange" });
+    expect((await via("orange.example", "/echo/doc")).status).toBe(200);
+    // The env's takeover binding gone while its (hostname, ns) binding stays.
+    const saved = (await fleet.t.redis.client.hget(keys.envBindings, "orange"))!;
+    await fleet.t.redis.client.hdel(keys.envBindings, "orange");
+    try {
+      expectRefusal(await via("orange.example", "/echo/other"), 503, "hostname bindings inconsistent, retry", "1");
+      expect((await resolutions())["env-conflict"]).toBe((before["env-conflict"] ?? 0) + 1);
+    } finally {
+      await fleet.t.redis.client.hset(keys.envBindings, "orange", saved);
+    }
+  });
+});

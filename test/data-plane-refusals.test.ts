@@ -171,6 +171,9 @@ describe("one fleet: forwards time out after 1 s, at most 2 in flight per worker
       expect(responses.filter((r) => r.status === 200)).toHaveLength(2);
       expect(refused).toHaveLength(1);
       await expectJson(refused[0]!, 503, { error: "worker inflight cap exceeded, retry" }, "1");
+      // The placement the refused request had just made is released: its retry places afresh.
+      const refusedId = ["i1", "i2", "i3"][responses.indexOf(refused[0]!)]!;
+      expect(await getRow(fleet.t, "/echo", refusedId)).toBeNull();
       await Promise.all(responses.filter((r) => !r.bodyUsed).map((r) => r.arrayBuffer()));
       // Slots come back once the bodies are done.
       const again = await Promise.all(["i1", "i2"].map((id) => fetch(url(`/echo/${id}`))));

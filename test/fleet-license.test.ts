@@ -28,6 +28,16 @@ async function notServing(pb: TestPinboard): Promise<void> {
     expect(res.headers.get("retry-after")).toBe("1");
     expect(await res.json()).toEqual({ error: "not the serving fleet" });
   }
+  // The data plane refuses the same way, and the refusal is counted on /registry/health, which
+  // still answers while the node is not serving.
+  const operator = await credential("pinboard:operator");
+  const counted = async () => ((await (await pb.call("GET", "/registry/health", { token: operator })).json()) as { resolutions: Record<string, number> }).resolutions["not-serving"] ?? 0;
+  const before = await counted();
+  const refused = await pb.call("GET", "/echo/doc-1");
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get("retry-after")).toBe("1");
+  expect(await refused.json()).toEqual({ error: "not the serving fleet" });
+  expect(await counted()).toBe(before + 1);
   const ready = await pb.call("GET", "/readyz");
   expect(ready.status).toBe(503);
   expect(await ready.text()).toBe("");

@@ -1,5 +1,5 @@
 import { Agent, request, type ClientRequest, type IncomingMessage } from "node:http";
-import { Readable } from "node:stream";
+import { Readable, type Duplex } from "node:stream";
 import { markComplete, markUndecoded } from "../resolve/transport-marks.ts";
 import { fetchCaller, type CallWorker } from "../resolve/worker-call.ts";
 import { DeadlineSweep } from "./deadline-sweep.ts";
@@ -88,16 +88,29 @@ function send(agent: Agent, url: URL, init: RequestInit, cut: Cut): Promise<Resp
       reject(ended ?? new TypeError("fetch failed", { cause: err }));
     };
     const attempt = () => {
-      req = request(options);
+      const sent = request(options);
+      req = sent;
       let answered = false;
-      req.once("error", (err: NodeJS.ErrnoException) => {
+      sent.once("error", (err: NodeJS.ErrnoException) => {
         // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
         // an event-loop stall hid the close): the worker never took the request, so it goes again
         // on another connection. Each such failure drops one pooled socket, so this ends.
-        if (!answered && !ended && req.reusedSocket && IDEMPOTENT.has(method) && STALE_SOCKET_CODES.has(err.code ?? "")) attempt();
+        if (!answered && !ended && sent.reusedSocket && IDEMPOTENT.has(method) && STALE_SOCKET_CODES.has(err.code ?? "")) attempt();
         else fail(err);
       });
-      req.once("response", (res) => {
+      // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
+      // an answer (without this listener Node destroys it and the request would never settle).
+      sent.once("upgrade", (res: IncomingMessage, socket: Duplex) => {
+        answered = true;
+        socket.destroy();
+        fail(new Error(`worker answered ${res.statusCode ?? 101} ${res.statusMessage ?? ""} to a request without an upgrade`.trimEnd()));
+      });
+      // Whatever else ends the exchange before an answer (the 'error' above usually came first,
+      // and a request sent again is a new exchange) still settles it.
+      sent.once("close", () => {
+        if (!answered && sent === req) fail(new Error("connection closed before the worker answered"));
+      });
+      sent.once("response", (res) => {
         answered = true;
         try {
           answer(res);

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { isWebSocketUpgrade } from "../resolve/headers.ts";
 
 /**
  * What the WebSocket proxy reads off a raw upgrade request before deciding anything: the Fetch
@@ -34,8 +35,8 @@ export function webRequestOf(req: IncomingMessage): Request | null {
   return new Request(url, { method: req.method ?? "GET", headers });
 }
 
-/** True for `Upgrade: websocket` (what `ws` and @hono/node-server accept). */
-export const isWebSocketUpgrade = (req: IncomingMessage): boolean => req.headers.upgrade?.toLowerCase() === "websocket";
+/** True for a WebSocket upgrade by the data plane's one definition (Connection: upgrade and Upgrade: websocket). */
+export const isWebSocketRequest = (req: IncomingMessage): boolean => isWebSocketUpgrade(req.headers.connection, req.headers.upgrade);
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

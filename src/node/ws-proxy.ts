@@ -12,7 +12,8 @@ import { parseDataPath, type DataPath } from "../resolve/route.ts";
 import { headersOf, relayResponse, sendResponse } from "./ws-proxy-http.ts";
 import { pipeSockets, type Pipe } from "./ws-proxy-pipe.ts";
 import { WebSocketPlacer, type Placed } from "./ws-proxy-placement.ts";
-import { isWebSocketUpgrade, isWellFormedHandshake, requestedProtocols, webRequestOf } from "./ws-proxy-request.ts";
+import { replayAsPlainRequest } from "./upgrade-replay.ts";
+import { isWebSocketRequest, isWellFormedHandshake, requestedProtocols, webRequestOf } from "./ws-proxy-request.ts";
 
 export interface WebSocketProxyOptions {
   deps: AppDeps;
@@ -35,7 +36,7 @@ const SHUTDOWN_GRACE_MS = 2000;
  * Everything answered before the handshake is plain HTTP on the socket, as the HTTP path would
  * answer it, except that every 404 (a path outside the data plane, /registry/*, an unknown
  * namespace) is 404 {"error":"not found"} for an upgrade. Upgrades to anything but `websocket`
- * are such a miss too: only WebSockets are proxied.
+ * are not upgrades at all: attach() hands them back to the HTTP server as plain requests.
  */
 export class WebSocketProxy {
   private readonly wss: WebSocketServer;
@@ -62,10 +63,16 @@ export class WebSocketProxy {
     });
   }
 
-  /** Becomes the server's only 'upgrade' listener (@hono/node-server must not add its own). */
-  attach(server: Pick<Server, "on" | "listenerCount">): void {
+  /**
+   * Becomes the server's only 'upgrade' listener (@hono/node-server must not add its own). An
+   * upgrade to anything but a WebSocket goes back to the server as a plain request.
+   */
+  attach(server: Pick<Server, "on" | "listenerCount" | "emit">): void {
     if (server.listenerCount("upgrade") > 0) throw new Error("the server already handles upgrades; the WebSocket proxy must be its only 'upgrade' listener");
-    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handle(req, socket, head));
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (isWebSocketRequest(req)) void this.handle(req, socket, head);
+      else replayAsPlainRequest(server, req, socket, head);
+    });
   }
 
   /** Closes every proxied socket with 1001 (both sides) and cuts handshakes in progress. */
@@ -93,12 +100,15 @@ export class WebSocketProxy {
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, signal: AbortSignal): Promise<void> {
     const { deps } = this.options;
-    if (this.closing) throw new Refusal("not-serving");
+    if (this.closing) {
+      deps.metrics.resolution("not-serving");
+      throw new Refusal("not-serving");
+    }
     const request = webRequestOf(req);
     if (!request) throw new PinboardError(400, "bad request");
     const url = new URL(request.url);
     const path = this.dataPath(url);
-    if (!path || !isWebSocketUpgrade(req)) throw notFound();
+    if (!path) throw notFound();
     if (!isWellFormedHandshake(req)) {
       // The `ws` server answers a malformed handshake with its own 400/405/426.
       this.wss.handleUpgrade(req, socket, head, (ws) => ws.close(1002));

@@ -31,6 +31,15 @@ function connectionTokens(connection: string): Set<string> {
   return tokens;
 }
 
+/**
+ * The one definition of an upgrade, for both entries and both paths: Connection carries the
+ * `upgrade` token and Upgrade names websocket (the only protocol Pinboard proxies). Anything else
+ * is a plain request, whose Upgrade is dropped as hop-by-hop.
+ */
+export function isWebSocketUpgrade(connection: string | null | undefined, upgrade: string | null | undefined): boolean {
+  return upgrade != null && upgrade.trim().toLowerCase() === "websocket" && connection != null && connectionTokens(connection).has("upgrade");
+}
+
 /** What a proxy in front of the worker asserts about the client; only trusted peers may send them. */
 const FORWARDING = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip"]);
 

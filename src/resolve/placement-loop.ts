@@ -1,11 +1,11 @@
 import type { AppDeps } from "../deps.ts";
 import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
-import { queueWindDown } from "../registry/control-queue.ts";
 import type { InflightGate } from "./inflight.ts";
 import { Refusal } from "./outcomes.ts";
 import { countsAsFailure, type OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
-import { resolvePlacement, type Resolution } from "./resolver.ts";
+import { placeInstance } from "./place.ts";
+import type { Resolution } from "./resolver.ts";
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
 export const STALE_RESOLUTION_MS = 5000;
@@ -65,18 +65,20 @@ export class PlacementLoop {
 
   private async attempt<T>(plan: ForwardPlan, transport: Transport<T>, exclude: string | undefined, stale: number): Promise<{ result: T; relayed: boolean }> {
     const { deps } = this;
-    const { ns, id } = plan.path;
-    const resolution = await resolvePlacement(deps, { ...plan.resolve, ...(exclude ? { exclude } : {}) }, (fence) =>
-      queueWindDown(deps, fence.ownerSessionId, ns, id, fence.deadlineAt).then(() => undefined),
-    );
-    if (resolution.fresh && resolution.survivingWindDown !== "") {
-      transport.defer(queueWindDown(deps, resolution.sessionId, ns, id, Number(resolution.survivingWindDown)));
-    }
+    const resolution = await placeInstance(deps, { ...plan.resolve, ...(exclude ? { exclude } : {}) }, (work) => transport.defer(work));
     if (deps.now() - resolution.resolvedAt > STALE_RESOLUTION_MS && stale < MAX_STALE_RETRIES) {
       return this.attempt(plan, transport, exclude, stale + 1);
     }
 
-    const release = this.inflight.acquire(resolution.sessionId);
+    let release: () => void;
+    try {
+      release = this.holdOpen(this.inflight.acquire(resolution.sessionId), transport);
+    } catch (err) {
+      // A placement this request just made, whose forward will never leave: the client's retry
+      // must be free to land elsewhere instead of on the same saturated worker.
+      if (resolution.fresh) await this.releasePlacement(plan, resolution);
+      throw err;
+    }
     const started = deps.now();
     let delivery: Delivery<T>;
     try {
@@ -127,6 +129,23 @@ export class PlacementLoop {
       if (err instanceof Refusal && (err.outcome === "no-backends" || err.outcome === "no-hostname-workers")) throw new Refusal("nack");
       throw err;
     }
+  }
+
+  /**
+   * On Workers a client that goes away cancels its request's promises (an upload cut short, a
+   * body never read), and with them the code that would give the slot back: the isolate's count
+   * would leak for good. Deferring a promise that settles with the release keeps the request's
+   * work alive (waitUntil) until the slot is back, whatever the client does. Node needs no such
+   * hold: its promises run on.
+   */
+  private holdOpen<T>(release: () => void, transport: Transport<T>): () => void {
+    if (this.deps.runtime.name !== "workers") return release;
+    let released!: () => void;
+    transport.defer(new Promise<void>((resolve) => (released = resolve)));
+    return () => {
+      release();
+      released();
+    };
   }
 
   /** Compare-and-delete of the row this resolution placed (its session and epoch). */

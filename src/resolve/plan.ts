@@ -34,6 +34,24 @@ export async function planForward(
   peer: string,
   affinityKey: AffinityKey,
 ): Promise<ForwardPlan> {
+  try {
+    return await plan(deps, request, url, path, peer, affinityKey);
+  } catch (err) {
+    // Refusals decided before the script (not-serving, and the binding lookup's) count as
+    // resolutions like the script's own; the placement loop counts those.
+    if (err instanceof Refusal) deps.metrics.resolution(err.outcome);
+    throw err;
+  }
+}
+
+async function plan(
+  deps: AppDeps,
+  request: Request,
+  url: URL,
+  path: DataPath,
+  peer: string,
+  affinityKey: AffinityKey,
+): Promise<ForwardPlan> {
   // The common request (a serving node, no caller, no data-plane rule, single mode) awaits
   // nothing before its resolve.
   if (!deps.fleet.servingNow()) {

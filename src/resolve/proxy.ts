@@ -1,6 +1,6 @@
 import type { AppDeps } from "../deps.ts";
 import { forwardOnce } from "./forward.ts";
-import { forwardResponseHeaders, forwardResponseRecord, isActivationRefusal } from "./headers.ts";
+import { forwardResponseHeaders, forwardResponseRecord, isActivationRefusal, isWebSocketUpgrade } from "./headers.ts";
 import { InflightGate, onBodyDone } from "./inflight.ts";
 import { completeBody, isUndecoded, rawHeadersOf } from "./transport-marks.ts";
 import { OutlierTracker } from "./outliers.ts";
@@ -63,11 +63,17 @@ export class Proxy {
             body: retry || !replayableBody ? null : request.body,
             ...(plan.caller ? { caller: { from: plan.caller.from, depth: plan.caller.depth } } : {}),
             ...(plan.acct ? { acct: plan.acct } : {}),
-            ...(upgrade ? { upgrade: request.headers.get("upgrade")! } : {}),
+            ...(upgrade ? { upgrade: "websocket" } : {}),
           },
         );
         if (outcome.kind !== "response") return outcome;
         const { response } = outcome;
+        if (response.status < 200 && !(upgrade && (response as Response & { webSocket?: unknown }).webSocket)) {
+          // A 101 to a request that asked for no upgrade (or a WebSocket the runtime did not hand
+          // over) is no answer a client can be given.
+          await response.body?.cancel().catch(() => {});
+          return { kind: "unreachable", connected: true, reason: `worker answered ${response.status} to a request without an upgrade` };
+        }
         if (response.status === 503 && isActivationRefusal(response.status, response.headers)) {
           if (!replayable) return { kind: "refused", relay: new Response(response.body, { status: 503, headers: forwardResponseHeaders(response.headers) }) };
           await response.body?.cancel().catch(() => {});
@@ -97,7 +103,8 @@ export class Proxy {
   }
 }
 
-export const isUpgrade = (request: Request): boolean => (request.headers.get("upgrade") ?? "") !== "";
+/** A WebSocket upgrade (isWebSocketUpgrade); a bare or non-WebSocket Upgrade is a plain request. */
+export const isUpgrade = (request: Request): boolean => isWebSocketUpgrade(request.headers.get("connection"), request.headers.get("upgrade"));
 
 /**
  * Judged from the method and headers alone: touching `request.body` makes the Node adapter

@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A worker that misbehaves on purpose, for the tests that every forward settles. It answers the
+ * registration probe like any worker and registers itself through the real registry; every
+ * forwarded request is answered according to the id it names (`/{ns}/{id}…`):
+ *
+ *   switch-*        101 Switching Protocols to whatever was asked, then keeps the socket open
+ *   cut-length-*    200 with Content-Length: 100000, sends 10 bytes, closes the connection
+ *   cut-chunked-*   200 chunked, sends one chunk, closes the connection
+ *   hang-*          never answers
+ *   slow-*          answers after `?ms=` (default 300) milliseconds
+ *   drip-*          200 chunked, a chunk every 50 ms for 5 s
+ *   anything else   200 JSON: the method and headers it received, and the body's size
+ *
+ * Every request it saw is listed in `seen`, and `open` counts the connections still open.
+ */
+export interface HostileWorker {
+  url: string;
+  readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"] }>;
+  open(): number;
+  register(pinboardUrl: string, token: string, namespace: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startHostileWorker(): Promise<HostileWorker> {
+  const secret = randomBytes(16).toString("hex");
+  const challenges = new Map<string, string>();
+  const seen: HostileWorker["seen"] = [];
+  let connections = 0;
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://worker");
+    if (url.pathname === "/_pinned/challenge") {
+      const value = challenges.get(url.searchParams.get("challenge") ?? "");
+      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined) return json(res, 404, { detail: "unknown challenge" });
+      return json(res, 200, { value });
+    }
+    seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    misbehave(url, req, res);
+  });
+  server.on("connection", (socket) => {
+    connections++;
+    socket.once("close", () => connections--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    seen,
+    open: () => connections,
+    async register(pinboardUrl, token, namespace) {
+      const challenge = randomBytes(8).toString("hex");
+      challenges.set(challenge, `v-${challenge}`);
+      const res = await fetch(`${pinboardUrl}/registry/register`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          clientId: `hostile-${challenge}`,
+          secret,
+          namespaces: [namespace],
+          advertiseUrl: url,
+          headroom: 100,
+          draining: false,
+          challenge,
+          challengeValue: `v-${challenge}`,
+        }),
+      });
+      const body = (await res.json()) as { sessionId?: string };
+      if (res.status !== 200 || !body.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
+      return body.sessionId;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function misbehave(url: URL, req: IncomingMessage, res: ServerResponse): void {
+  const id = url.pathname.split("/")[2] ?? "";
+  const socket = req.socket;
+  if (id.startsWith("switch-")) {
+    socket.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+    return;
+  }
+  if (id.startsWith("cut-length-")) {
+    socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n0123456789");
+    setTimeout(() => socket.destroy(), 20);
+    return;
+  }
+  if (id.startsWith("cut-chunked-")) {
+    socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n");
+    setTimeout(() => socket.destroy(), 20);
+    return;
+  }
+  if (id.startsWith("hang-")) return;
+  if (id.startsWith("slow-")) {
+    const timer = setTimeout(() => json(res, 200, { slow: true }), Number(url.searchParams.get("ms") ?? 300));
+    res.once("close", () => clearTimeout(timer));
+    return;
+  }
+  if (id.startsWith("drip-")) {
+    res.writeHead(200, { "content-type": "text/plain" });
+    let n = 0;
+    const timer = setInterval(() => (++n > 100 ? (clearInterval(timer), res.end()) : res.write(`chunk ${n}\n`)), 50);
+    res.once("close", () => clearInterval(timer));
+    return;
+  }
+  let bytes = 0;
+  req.on("data", (chunk: Buffer) => (bytes += chunk.length));
+  req.once("end", () => json(res, 200, { method: req.method, headers: req.headers, bodyBytes: bytes }));
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
