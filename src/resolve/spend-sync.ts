@@ -9,7 +9,7 @@ import { spendSyncApply, spendSyncRead } from "../redis/scripts/index.ts";
  * entry of that bucket's namespace list and counts the placement on the bucket's spent hash
  * (keys.ts `spent`, what /registry/workers sums). Every other bucket keeps offering the worker
  * at its full headroom until the next heartbeat. So each app instance keeps a small batch of the
- * sessions that got a new placement here, and at most every FLUSH_INTERVAL_MS syncs them:
+ * sessions that got a new placement here, and at most every flushIntervalMs syncs them:
  *
  *   1. spend-sync-read on every bucket (one runMany): each session's spent count there, and its
  *      namespace lists (from the mirror of the bucket it placed in);
@@ -39,6 +39,11 @@ import { spendSyncApply, spendSyncRead } from "../redis/scripts/index.ts";
  */
 
 export const FLUSH_INTERVAL_MS = 100;
+/**
+ * A sync costs two scripts per bucket, so with many buckets it runs less often: never more than
+ * about 1000 scripts a second per app instance (16 shards: every 100 ms; 1024: every 2 s).
+ */
+export const flushIntervalMs = (shards: number): number => Math.max(FLUSH_INTERVAL_MS, shards * 2);
 /** Most sessions one batch holds; a new session beyond it is dropped (counted in `dropped`). */
 export const BATCH_CAP = 1024;
 /** Times a session is synced again while some bucket's mirror lags its new headroom revision. */
@@ -83,7 +88,8 @@ class SpendSync {
   }
 
   private schedule(): Promise<void> {
-    const wait = Math.min(FLUSH_INTERVAL_MS, Math.max(0, this.lastStart + FLUSH_INTERVAL_MS - this.deps.now()));
+    const interval = flushIntervalMs(this.deps.config.shards);
+    const wait = Math.min(interval, Math.max(0, this.lastStart + interval - this.deps.now()));
     return sleep(wait).then(async () => {
       this.lastStart = this.deps.now();
       const batch = this.batch;
@@ -160,7 +166,7 @@ class SpendSync {
     }
     // A heartbeat's fan-out that has not reached every bucket yet: sync those sessions again.
     if (behind.size > 0 && attempt < BEHIND_RETRIES) {
-      await sleep(FLUSH_INTERVAL_MS);
+      await sleep(flushIntervalMs(this.deps.config.shards));
       await this.sync(behind, attempt + 1);
     }
   }
