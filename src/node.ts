@@ -31,11 +31,11 @@ export interface RunningPinboard {
 export async function startNode(env: Record<string, string | undefined> = process.env): Promise<RunningPinboard> {
   let config = parseConfig(env);
   const log = createLogger(config.logLevel);
-  let devBanner: ((url: string) => string) | undefined;
+  let devBanner: ((url: string, durableRedisUrl?: string) => string) | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
     const dev = await mintDevPassport();
     config = { ...config, passport: { ...config.passport, secret: dev.secret } };
-    devBanner = (url) => describeDevPassport(dev, url);
+    devBanner = (url, durableRedisUrl) => describeDevPassport(dev, url, durableRedisUrl);
   }
 
   const redis = await redisFromConfig(config);
@@ -80,7 +80,8 @@ export async function startNode(env: Record<string, string | undefined> = proces
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}${config.basePath}`;
   log.info("pinboard listening", { url, redis: redis.describe, serving: deps.fleet.peek().serving });
-  if (devBanner) console.log(devBanner(url));
+  if (redis.embedded) console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
+  if (devBanner) console.log(devBanner(url, durableRedisForWorkers(config, redis.embedded?.url)));
 
   let stopping: Promise<void> | undefined;
   return {
@@ -103,6 +104,14 @@ export async function startNode(env: Record<string, string | undefined> = proces
       return stopping;
     },
   };
+}
+
+/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
+function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
+  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
+  if (url === undefined) return undefined;
+  if (new URL(url).password === "") return url;
+  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
 }
 
 async function main(): Promise<void> {

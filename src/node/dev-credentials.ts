@@ -22,7 +22,12 @@ export async function mintDevPassport(): Promise<DevPassport> {
   };
 }
 
-export function describeDevPassport(dev: DevPassport, baseUrl: string): string {
+/**
+ * What a local start prints: the development credentials, and the command that starts the example
+ * worker against this Pinboard (with the Redis its durable state must share, so that the sweeper
+ * sees the worker's durability index).
+ */
+export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRedisUrl?: string): string {
   return [
     "No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key.",
     `  PINBOARD_PASSPORT_SECRET=${dev.secret}`,
@@ -30,8 +35,15 @@ export function describeDevPassport(dev: DevPassport, baseUrl: string): string {
     `  export PINBOARD_WORKER_TOKEN=${dev.worker}`,
     "Operator credential (pinboard:operator, all namespaces and hosts, 24 h):",
     `  export PINBOARD_OPERATOR_TOKEN=${dev.operator}`,
+    ...(durableRedisUrl
+      ? [
+          "Start a worker (in another terminal, after the exports above):",
+          `  PINBOARD_URL=${baseUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a npx tsx examples/worker.ts`,
+        ]
+      : []),
     "Try:",
     `  curl -s ${baseUrl}/healthz`,
+    `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
     `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${baseUrl}/registry/health`,
   ].join("\n");
 }
