@@ -34,7 +34,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const log = options.log ?? createLogger(config.logLevel);
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const keys = new Keys(config.prefix, config.shards);
-  const passport = createPassport(config.passport, { fetch: fetchImpl, now });
+  const passport = createPassport(config.passport, { fetch: fetchImpl, now, log });
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;

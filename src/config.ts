@@ -6,13 +6,16 @@ import { z } from "zod";
  * those of DESIGN.md.
  */
 
+const between = (min: number, max: number) =>
+  max === Number.MAX_SAFE_INTEGER ? `expected a whole number of at least ${min}` : `expected an integer from ${min} to ${max}`;
+
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, `expected an integer from ${min} to ${max}`)
+    .regex(/^\d+$/, between(min, max))
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().int().min(min, between(min, max)).max(max, between(min, max)));
 
 const bool = z
   .string()
@@ -28,7 +31,7 @@ const list = z
 const hostPort = z
   .string()
   .trim()
-  .regex(/^[^\s:,]+:\d{1,5}$/, "expected host:port");
+  .regex(/^[^\s:,]+:\d{1,5}$/, "expected host:port,host:port");
 
 const basePath = z
   .string()
@@ -40,15 +43,20 @@ const prefix = z
   .string()
   .regex(/^[^\s{}]*$/, "expected a key prefix without whitespace or braces");
 
-const url = z.url({ protocol: /^(https?|rediss?)$/, error: "expected a URL" });
+/** A URL with one of the given schemes ("redis" allows redis:// and rediss://). */
+const url = (kind: "redis" | "http") =>
+  z.url({
+    protocol: kind === "redis" ? /^rediss?$/ : /^https?$/,
+    error: kind === "redis" ? "expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" : "expected an http:// or https:// URL",
+  });
 
 export const configSchema = z.object({
   PORT: int(0, 65535).default(8787),
-  HOST: z.string().trim().min(1).default("127.0.0.1"),
-  REDIS_URL: url.optional(),
+  HOST: z.string().trim().min(1, "expected a listen address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
+  REDIS_URL: url("redis").optional(),
   REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort).min(1, "expected host:port,host:port")).optional(),
-  UPSTASH_REDIS_REST_URL: url.optional(),
-  UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
+  UPSTASH_REDIS_REST_URL: url("http").optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().min(1, "expected the REST token").optional(),
   PINBOARD_PREFIX: prefix.default("pinboard:"),
   PINBOARD_SHARDS: int(1, 16384).default(16),
   PINBOARD_HOSTNAME_AWARE: bool.default(false),
@@ -59,9 +67,9 @@ export const configSchema = z.object({
   PINBOARD_MAX_INFLIGHT: int(1).default(1024),
   PINBOARD_REDIS_TIMEOUT_MS: int(50, 60_000).default(2000),
   PINBOARD_PASSPORT_SECRET: z.string().min(32, "expected at least 32 characters").optional(),
-  PINBOARD_PASSPORT_JWKS: z.string().trim().min(1).optional(),
-  PINBOARD_PASSPORT_ISSUER: z.string().trim().min(1).optional(),
-  PINBOARD_PASSPORT_AUDIENCE: z.string().trim().min(1).optional(),
+  PINBOARD_PASSPORT_JWKS: z.string().trim().min(1, "expected a JWKS URL (https://…) or inline JWKS JSON").optional(),
+  PINBOARD_PASSPORT_ISSUER: z.string().trim().min(1, "expected the required iss claim").optional(),
+  PINBOARD_PASSPORT_AUDIENCE: z.string().trim().min(1, "expected the required aud claim").optional(),
   PINBOARD_FLEET_EPOCH: int(0).default(0),
   PINBOARD_TRUSTED_PROXIES: list.default([]),
   PINBOARD_BALANCE_FACTOR: z
@@ -75,7 +83,7 @@ export const configSchema = z.object({
   PINBOARD_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(15000),
   PINBOARD_METRICS: bool.default(true),
   PINBOARD_DURABLE_PREFIX: prefix.default("pinned:"),
-  PINBOARD_DURABLE_REDIS_URL: url.optional(),
+  PINBOARD_DURABLE_REDIS_URL: url("redis").optional(),
   PINBOARD_SWEEP_BATCH: int(1, 10_000).default(50),
   PINBOARD_DATA_PLANE_RULES: z
     .string()
@@ -94,7 +102,9 @@ export const configSchema = z.object({
       ),
     )
     .optional(),
-  PINBOARD_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  PINBOARD_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error", "silent"], { error: "expected debug, info, warn, error or silent" })
+    .default("info"),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -151,6 +161,44 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables whose values are never echoed back in an error message. */
+const SECRET_VARIABLES = new Set(["PINBOARD_PASSPORT_SECRET", "UPSTASH_REDIS_REST_TOKEN", "REDIS_URL", "PINBOARD_DURABLE_REDIS_URL", "PINBOARD_PASSPORT_JWKS"]);
+
+/**
+ * What each variable expects, in plain words: the message of an issue whose own text is zod's
+ * (e.g. "Invalid input: expected record, received array") rather than one written here.
+ */
+const EXPECTED: Record<string, string> = {
+  REDIS_CLUSTER_NODES: "expected host:port,host:port",
+  PINBOARD_DATA_PLANE_RULES: 'expected JSON such as {"/threads": {"scopes": ["threads:write"]}, "*": {"scopes": []}}',
+};
+
+/**
+ * One line per bad variable: `NAME: expected …, got "value"` (the value left out for secrets and
+ * URLs that may carry a password). A variable with several issues is named once, by its first.
+ */
+function describeIssues(issues: readonly z.core.$ZodIssue[], strings: Record<string, string>): string[] {
+  const lines = new Map<string, string>();
+  for (const issue of issues) {
+    const name = String(issue.path[0] ?? "config");
+    if (lines.has(name)) continue;
+    const own = issue.message.startsWith("expected ");
+    const nested = issue.path.length > 1 && name !== "REDIS_CLUSTER_NODES" ? ` (at ${issue.path.slice(1).map(String).join(".")})` : "";
+    const expected = own ? `${issue.message}${nested}` : (EXPECTED[name] ?? `expected a valid value${nested}: ${issue.message}`);
+    const value = strings[name];
+    const got =
+      value === undefined ? "" : SECRET_VARIABLES.has(name) ? schemeOf(value) : `, got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+    lines.set(name, `${name}: ${expected}${got}`);
+  }
+  return [...lines.values()];
+}
+
+/** ", got an http:// URL" for a URL (nothing of its host or password), "" otherwise. */
+function schemeOf(value: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value.trim())?.[1];
+  return scheme === undefined ? "" : `, got ${JSON.stringify(`${scheme.toLowerCase()}://…`)}`;
+}
+
 /** Parses string variables into a Config; throws ConfigError naming each bad variable. */
 export function parseConfig(env: Record<string, unknown>): Config {
   const strings: Record<string, string> = {};
@@ -160,11 +208,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
     strings[key] = typeof value === "string" ? value : String(value);
   }
   const parsed = configSchema.safeParse(strings);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${String(issue.path[0] ?? "config")}: ${issue.message}`),
-    );
-  }
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, strings));
   const raw = parsed.data;
   if (raw.PINBOARD_PASSPORT_SECRET && raw.PINBOARD_PASSPORT_JWKS) {
     throw new ConfigError([

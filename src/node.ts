@@ -5,10 +5,10 @@ import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { describeDevPassport, mintDevPassport } from "./node/dev-credentials.ts";
+import { describeDevPassport, describeMinting, mintDevPassport } from "./node/dev-credentials.ts";
 import { createNodeTransport } from "./node/http-transport.ts";
 import { nodeClientLink } from "./node/client-link.ts";
-import { redisFromConfig } from "./node/redis-from-config.ts";
+import { probeRedis, redisFromConfig } from "./node/redis-from-config.ts";
 import { startSweeperTimer } from "./node/sweeper-timer.ts";
 import { PrometheusMetrics } from "./node/metrics.ts";
 import { mountMetricsRoute } from "./node/metrics-route.ts";
@@ -28,17 +28,38 @@ export interface RunningPinboard {
   stop(): Promise<void>;
 }
 
-export async function startNode(env: Record<string, string | undefined> = process.env): Promise<RunningPinboard> {
+export interface StartNodeOptions {
+  /**
+   * Where the development key is kept (`.pinboard/dev-passport-secret` under it) when no
+   * passport key is configured; without it the key is random for this run. `npm start` passes
+   * its working directory.
+   */
+  devKeyDir?: string;
+}
+
+export async function startNode(env: Record<string, string | undefined> = process.env, options: StartNodeOptions = {}): Promise<RunningPinboard> {
   let config = parseConfig(env);
   const log = createLogger(config.logLevel);
   let devBanner: ((url: string, durableRedisUrl?: string) => string) | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
-    const dev = await mintDevPassport();
+    const dev = await mintDevPassport(options.devKeyDir);
+    if (dev.keyFileError !== undefined) log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
     config = { ...config, passport: { ...config.passport, secret: dev.secret } };
     devBanner = (url, durableRedisUrl) => describeDevPassport(dev, url, durableRedisUrl);
   }
 
-  const redis = await redisFromConfig(config);
+  const redis = await redisFromConfig(config, log);
+  if (!redis.embedded) {
+    // A Redis that does not answer is no reason not to start (it may come up later), but the
+    // operator hears about it now rather than from the first 503.
+    const problem = await probeRedis(redis.port, config.redis.timeoutMs);
+    if (problem !== undefined) {
+      log.warn(
+        `redis unreachable at ${redis.describe}: ${problem}. Pinboard keeps retrying; until Redis answers, /readyz is 503 and requests get 503 redis unavailable`,
+        { redis: redis.describe, error: problem },
+      );
+    }
+  }
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   const transport = createNodeTransport();
   const deps = buildDeps({
@@ -117,11 +138,13 @@ function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined)
 async function main(): Promise<void> {
   let running: RunningPinboard;
   try {
-    running = await startNode();
+    running = await startNode(process.env, { devKeyDir: process.cwd() });
   } catch (err) {
     console.error(err instanceof ConfigError ? err.message : `pinboard failed to start: ${err instanceof Error ? err.message : err}`);
     process.exit(1);
   }
+  const minting = describeMinting(running.config.passport);
+  if (minting !== undefined && process.env.PINBOARD_PASSPORT_SECRET) console.log(minting);
   const shutdown = (signal: string) => {
     console.error(`pinboard: ${signal}, shutting down`);
     const force = setTimeout(() => process.exit(1), 10_000);

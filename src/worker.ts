@@ -25,10 +25,17 @@ function isolateFor(env: Env): Isolate {
   if (isolate && isolateEnv === env) return isolate;
   const config = parseConfig(env);
   if (!config.redis.restUrl || !config.redis.restToken) {
-    throw new ConfigError(["UPSTASH_REDIS_REST_URL: required on Workers (with UPSTASH_REDIS_REST_TOKEN)"]);
+    throw new ConfigError([
+      "UPSTASH_REDIS_REST_URL: required on Workers (with UPSTASH_REDIS_REST_TOKEN). Locally, run `npm run dev` " +
+        "(it starts a Redis behind a REST bridge and passes both), or set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN " +
+        "(.dev.vars or --var locally; wrangler secret put UPSTASH_REDIS_REST_TOKEN when deployed)",
+    ]);
   }
   if (!config.passport.secret && !config.passport.jwks) {
-    throw new ConfigError(["PINBOARD_PASSPORT_SECRET: set it (wrangler secret put) or PINBOARD_PASSPORT_JWKS"]);
+    throw new ConfigError([
+      "PINBOARD_PASSPORT_SECRET: required on Workers, or PINBOARD_PASSPORT_JWKS. Locally, run `npm run dev` " +
+        "(it mints a development key), or put it in .dev.vars; deployed: wrangler secret put PINBOARD_PASSPORT_SECRET",
+    ]);
   }
   const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
   const deps = buildDeps({ config, redis, runtime: { name: "workers", startedAt: Date.now() } });

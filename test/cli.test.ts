@@ -157,9 +157,10 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(sections[1]).toMatch(/^NAMESPACES \(1\)\nNAMESPACE +WORKERS +PLACEMENTS\n\/threads +1 +2$/);
     const placements = sections[2]!.split("\n");
     expect(placements[0]).toBe("PLACEMENTS (2)");
-    expect(placements[1]).toMatch(/^NAMESPACE +ID +SESSION +TAG +WIND-DOWN$/);
+    // Owners by clientId, not by 32-hex session (the session stays in --json, above).
+    expect(placements[1]).toMatch(/^NAMESPACE +ID +CLIENT +TAG +WIND-DOWN$/);
     expect(placements.slice(2).map((l) => l.split(/ +/)[1])).toEqual(["H~1", "Z~3"]);
-    expect(placements[2]).toMatch(new RegExp(`^/threads +H~1 +${a} +ws:W +-$`));
+    expect(placements[2]).toMatch(/^\/threads +H~1 +cli-a +ws:W +-$/);
 
     expect(invalid).toEqual({ code: 1, stdout: "", stderr: "pinboard: invalid namespace (HTTP 400)\n" });
   });
@@ -172,7 +173,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(lines.find((l) => l.startsWith(real.worker.sessionId!))).toMatch(/ cli-real +- +ok +0 +0 +0 +\d+ +no +healthy +\d+s$/);
     expect(lines.find((l) => l.startsWith(a))).toMatch(/ cli-a +- +unreachable +- +- +- +- +- +- +-$/);
     expect(health).toMatchObject({ code: 0, stderr: "" });
-    expect(health.stdout).toMatch(/^uptime: +\d+s\nconnections: +\d+\ncold start: +(over|\d+s left)\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/);
+    expect(health.stdout).toMatch(/^uptime: +\d+s\nconnections: +\d+\ncold start: +(no bucket has opened its window yet|over in every bucket|\d+s left)[^\n]*\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/);
   });
 
   it("prints the server's error string and status for a narrow credential, and exits 1", async () => {
@@ -205,6 +206,12 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(unknown).toEqual({ code: 2, stdout: "", stderr: 'pinboard: unknown command "frobnicate"\nRun "pinboard --help" for usage.\n' });
     expect(help).toMatchObject({ code: 0, stderr: "" });
     expect(help.stdout).toMatch(/^usage: pinboard wind-down <namespace> \[id\] --deadline <seconds\|none>/);
+    // A bare --help and -h print the overview too (npx passes them on to the CLI).
+    for (const flag of ["--help", "-h"]) {
+      const bare = await cli([flag], { launcher: true });
+      expect(bare).toMatchObject({ code: 0, stderr: "" });
+      expect(bare.stdout).toMatch(/^usage: pinboard <command>/);
+    }
     expect(unreachable).toEqual({
       code: 1,
       stdout: "",
@@ -270,16 +277,18 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     const before = await fleet.t.redis.timeMs();
     const one = await cli(["wind-down", "/threads", "H~2", "--deadline", "900"]);
     expect(one).toEqual({ code: 0, stdout: "wind-down fence set at max(900s, one lease) for H~2 in /threads; owner notified\n", stderr: "" });
+    const after = await fleet.t.redis.timeMs();
     const expiry = Number((await getRow(fleet.t, "/threads", "H~2"))!.expiry);
     expect(expiry).toBeGreaterThanOrEqual(before + 900_000);
-    expect(expiry).toBeLessThan(before + 905_000);
+    // Stamped while the command ran (a CLI process can take seconds on a loaded runner).
+    expect(expiry).toBeLessThanOrEqual(after + 900_000);
 
     const [table, missing, withEnv] = await Promise.all([
       cli(["overview", "--ns", "/threads", "--prefix", "H~2"]),
       cli(["wind-down", "/threads", "nope", "--deadline", "5"]),
       cli(["wind-down", "/threads", "--deadline", "5", "--env", "prod"]),
     ]);
-    const fence = new RegExp(`\n/threads +H~2 +${a} +- +in (\\d+)s\n$`).exec(table.stdout);
+    const fence = new RegExp(`\n/threads +H~2 +cli-a +- +in (\\d+)s\n$`).exec(table.stdout);
     expect(Number(fence?.[1])).toBeGreaterThan(800);
     expect(Number(fence?.[1])).toBeLessThanOrEqual(900);
     expect(missing).toEqual({ code: 0, stdout: "no placement nope in /threads: nothing queued\n", stderr: "" });

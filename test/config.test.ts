@@ -47,6 +47,34 @@ describe("configuration", () => {
     }
   });
 
+  it("says the variable and what it expects in plain words, never zod's own text", () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ PINBOARD_SHARDS: "0" }, 'PINBOARD_SHARDS: expected an integer from 1 to 16384, got "0"'],
+      [{ PINBOARD_LEASE_TTL_MS: "abc" }, 'PINBOARD_LEASE_TTL_MS: expected an integer from 1000 to 3600000, got "abc"'],
+      [{ PINBOARD_HOSTNAME_AWARE: "maybe" }, 'PINBOARD_HOSTNAME_AWARE: expected true or false, got "maybe"'],
+      [{ PORT: "99999" }, 'PORT: expected an integer from 0 to 65535, got "99999"'],
+      [{ PINBOARD_MAX_INFLIGHT: "0" }, 'PINBOARD_MAX_INFLIGHT: expected a whole number of at least 1, got "0"'],
+      [{ PINBOARD_LOG_LEVEL: "loud" }, 'PINBOARD_LOG_LEVEL: expected debug, info, warn, error or silent, got "loud"'],
+      [{ REDIS_CLUSTER_NODES: "a,b" }, 'REDIS_CLUSTER_NODES: expected host:port,host:port, got "a,b"'],
+      [{ PINBOARD_DATA_PLANE_RULES: "[1]" }, 'PINBOARD_DATA_PLANE_RULES: expected JSON such as {"/threads": {"scopes": ["threads:write"]}'],
+      // Secrets and URLs that may carry a password are not echoed.
+      [{ PINBOARD_PASSPORT_SECRET: "short-secret" }, "PINBOARD_PASSPORT_SECRET: expected at least 32 characters"],
+      [{ REDIS_URL: "http://:pw@127.0.0.1:6379" }, 'REDIS_URL: expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379, got "http://…"'],
+    ];
+    for (const [env, expected] of cases) {
+      let message = "";
+      try {
+        parseConfig(env);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, JSON.stringify(env)).toContain(expected);
+      expect(message).not.toMatch(/Too small|Too big|Invalid input|Invalid option|received/);
+      expect(message).not.toContain("short-secret");
+      expect(message).not.toContain(":pw@");
+    }
+  });
+
   it("parses cluster nodes, base path and booleans", () => {
     const config = parseConfig({ REDIS_CLUSTER_NODES: "127.0.0.1:7000, 127.0.0.1:7001", PINBOARD_BASE_PATH: "/pb/", PINBOARD_HOSTNAME_AWARE: "yes" });
     expect(config.redis.clusterNodes).toEqual(["127.0.0.1:7000", "127.0.0.1:7001"]);

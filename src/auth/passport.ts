@@ -11,6 +11,7 @@ import {
 } from "jose";
 import type { Config } from "../config.ts";
 import { forbidden, unauthorized } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import { parsePinboardClaim, type PinboardClaim } from "./claims.ts";
 
 /**
@@ -43,6 +44,11 @@ export interface PassportDeps {
   fetch?: typeof fetch;
   /** Milliseconds since the epoch, for exp/nbf; the system clock otherwise. */
   now?: () => number;
+  /**
+   * Why a credential was refused goes here at debug level (the answer stays a bare 401/403):
+   * the reason and the verified subject when there is one, never the token.
+   */
+  log?: Pick<Logger, "debug">;
 }
 
 /**
@@ -67,14 +73,25 @@ export function createPassport(options: Config["passport"], deps: PassportDeps =
     ...(options.audience !== undefined && { audience: options.audience }),
   };
 
+  const refused = (status: 401 | 403, reason: string, fields: Record<string, unknown> = {}) =>
+    deps.log?.debug(status === 401 ? "passport: unauthorized" : "passport: forbidden", { reason, ...fields });
+
   const verifyBearer = async (authorization: string | undefined): Promise<JWTPayload | null> => {
-    const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-    if (token === undefined) return null;
+    if (authorization === undefined || authorization.trim() === "") {
+      refused(401, "missing: no Authorization header");
+      return null;
+    }
+    const token = BEARER.exec(authorization)?.[1];
+    if (token === undefined) {
+      refused(401, "malformed: Authorization is not \"Bearer <JWT>\"");
+      return null;
+    }
     try {
       const currentDate = deps.now ? new Date(deps.now()) : undefined;
       return (await jwtVerify(token, key.get, { ...verifyOptions, currentDate })).payload;
     } catch (err) {
       if (err instanceof KeySourceUnavailable) throw err;
+      refused(401, refusalReason(err, verifyOptions));
       return null;
     }
   };
@@ -84,20 +101,54 @@ export function createPassport(options: Config["passport"], deps: PassportDeps =
     async authenticate(authorization, scope) {
       const payload = await verifyBearer(authorization);
       if (payload === null) throw unauthorized();
-      return principalOf(payload, scope);
+      return principalOf(payload, scope, refused);
     },
   };
 }
 
-function principalOf(payload: JWTPayload, scope: PassportScope): Principal {
+/** Why jose refused a credential, in words an operator can act on (no token, no key). */
+function refusalReason(err: unknown, options: JWTVerifyOptions): string {
+  if (err instanceof errors.JWTExpired) return `expired: exp ${String(err.payload.exp)} is past (clock tolerance ${PASSPORT_CLOCK_TOLERANCE_S} s)`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "bad signature: not signed with the configured key (PINBOARD_PASSPORT_SECRET / JWKS)";
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "iss") return `wrong issuer: expected iss ${JSON.stringify(options.issuer)}, got ${JSON.stringify(err.payload.iss ?? null)}`;
+    if (err.claim === "aud") return `wrong audience: expected aud ${JSON.stringify(options.audience)}, got ${JSON.stringify(err.payload.aud ?? null)}`;
+    if (err.claim === "nbf") return `not yet valid: nbf ${String(err.payload.nbf)} is in the future`;
+    return `invalid claim ${err.claim}: ${err.reason}`;
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return `algorithm not allowed (accepted: ${(options.algorithms ?? []).join(", ")})`;
+  if (err instanceof errors.JWKSNoMatchingKey) return "no matching key: the JWKS has no key for the token's kid/alg";
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid || err instanceof errors.JOSENotSupported) {
+    return `malformed: ${err.message}`;
+  }
+  return `unverifiable: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+function principalOf(
+  payload: JWTPayload,
+  scope: PassportScope,
+  refused: (status: 401 | 403, reason: string, fields?: Record<string, unknown>) => void,
+): Principal {
   const { sub, account } = payload;
-  if (typeof sub !== "string" || sub === "") throw unauthorized();
-  if (account !== undefined && (typeof account !== "string" || account === "")) throw unauthorized();
+  if (typeof sub !== "string" || sub === "") {
+    refused(401, "malformed: no sub claim");
+    throw unauthorized();
+  }
+  if (account !== undefined && (typeof account !== "string" || account === "")) {
+    refused(401, "malformed: account claim is not a non-empty string", { sub });
+    throw unauthorized();
+  }
 
   const scopes = scopesOf(payload);
-  if (!scopes.includes(scope)) throw forbidden();
+  if (!scopes.includes(scope)) {
+    refused(403, `missing scope ${scope}`, { sub, scopes });
+    throw forbidden();
+  }
   const pinboard = parsePinboardClaim(payload.pinboard);
-  if (pinboard === null) throw forbidden();
+  if (pinboard === null) {
+    refused(403, "malformed pinboard claim", { sub });
+    throw forbidden();
+  }
 
   return { sub, account: account ?? sub, scopes, pinboard, claims: { ...payload } };
 }

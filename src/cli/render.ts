@@ -80,12 +80,15 @@ export function renderOverview(answer: OverviewAnswer, now: number): string {
       : `NAMESPACES (${answer.namespaces.length})\n${renderTable(nsColumns, answer.namespaces)}`,
   );
 
+  // Placements name their owner by clientId (sessions are 32 hex digits; --json keeps them);
+  // an owner the answer does not list shows as the start of its session id.
+  const clientOf = new Map(answer.workers.map((w) => [w.sessionId, w.clientId]));
   const placements: PlacementRow[] = answer.namespaces.flatMap((group) => group.entries.map((e) => ({ group, ...e })));
   const placementColumns: Array<Column<PlacementRow>> = [
     { header: "NAMESPACE", cell: (p) => p.group.namespace },
     ...whereColumns<PlacementRow>((p) => p.group),
     { header: "ID", cell: (p) => p.id },
-    { header: "SESSION", cell: (p) => p.sessionId },
+    { header: "CLIENT", cell: (p) => clientOf.get(p.sessionId) ?? `session:${p.sessionId.slice(0, 8)}` },
     { header: "TAG", cell: (p) => p.tag ?? NONE },
     { header: "WIND-DOWN", cell: (p) => (p.expiry === undefined ? NONE : relativeSeconds(p.expiry, now)) },
   ];
@@ -123,11 +126,27 @@ export function renderStats(answer: StatsAnswer): string {
   return renderTable(columns, answer.workers);
 }
 
+/**
+ * The cold-start line, worded for what the next request will see. Each bucket's window (one
+ * lease) opens at the first request in that bucket, so quarantineMs = 0 means either that no
+ * bucket has opened one yet or that every opened one is past; the node's own resolutions tell
+ * whether requests have reached the placement script through it at all.
+ */
+export function coldStart(answer: HealthAnswer): string {
+  if (answer.quarantineMs > 0) {
+    return `${Math.ceil(answer.quarantineMs / 1000)}s left in the longest open window (new placements in its bucket get 503 until then)`;
+  }
+  const placed = (answer.resolutions.forward ?? 0) + (answer.resolutions.quarantine ?? 0);
+  return placed === 0
+    ? "no bucket has opened its window yet, as far as this node has seen (the first request in each bucket opens it and waits one lease)"
+    : "over in every bucket opened so far (a bucket's first request opens its window: one lease of 503s for new placements there)";
+}
+
 export function renderHealth(answer: HealthAnswer): string {
   const pairs: Array<[string, string]> = [
     ["uptime", seconds(answer.uptimeMs)],
     ["connections", String(answer.connections)],
-    ["cold start", answer.quarantineMs > 0 ? `${seconds(answer.quarantineMs)} left` : "over"],
+    ["cold start", coldStart(answer)],
   ];
   if (answer.rssBytes !== undefined) pairs.push(["memory (rss)", bytes(answer.rssBytes)]);
   const outcomes = Object.entries(answer.resolutions).sort(([a], [b]) => a.localeCompare(b));

@@ -48,7 +48,8 @@ Times are relative to now in seconds.`,
 
 GET /registry/overview: workers, hostname/env bindings (hostname-aware mode) and live placements
 grouped by namespace. Filters are ANDed: --ns keeps one namespace, --prefix and --tag filter
-placements (untagged placements never match --tag).
+placements (untagged placements never match --tag). Placements name their owner by CLIENT (its
+clientId); --json keeps the session ids.
 
   pinboard overview --ns /threads --prefix H~ --tag ws:W`,
   stats: `usage: pinboard stats [--json]

@@ -1,5 +1,6 @@
 import { Cluster, Redis } from "ioredis";
 import { isNoScript, pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import type { Logger } from "../log.ts";
 import type { LuaScript } from "./script.ts";
 
 export interface TcpRedisOptions {
@@ -7,6 +8,27 @@ export interface TcpRedisOptions {
   clusterNodes?: string[];
   /** How long one command may wait for an answer before it fails (ms). */
   commandTimeoutMs?: number;
+  /**
+   * Where connection errors and recoveries go (warn / info), each naming the address. Without
+   * it they reach callers only through rejected commands.
+   */
+  log?: Pick<Logger, "warn" | "info">;
+}
+
+/** The same connection error is logged again at most this often while it lasts (ms). */
+const REPEAT_ERROR_LOG_MS = 30_000;
+
+/** The Redis a TcpRedis talks to, for logs: the URL with its password replaced, or the seed nodes. */
+export function describeRedisAddress(options: Pick<TcpRedisOptions, "url" | "clusterNodes">): string {
+  if (options.clusterNodes?.length) return `Redis Cluster ${options.clusterNodes.join(",")}`;
+  if (options.url === undefined) return "Redis";
+  try {
+    const url = new URL(options.url);
+    if (url.password) url.password = "***";
+    return url.toString().replace(/\/$/, "");
+  } catch {
+    return "Redis (unparsable URL)";
+  }
 }
 
 type Client = Redis | Cluster;
@@ -18,6 +40,10 @@ type Client = Redis | Cluster;
  */
 export class TcpRedis implements RedisPort {
   readonly client: Client;
+  /** The address (password redacted), as every log of this adapter names it. */
+  readonly address: string;
+  /** The last connection error's message, until the connection is ready again. */
+  lastError: string | undefined;
   private readonly timeoutMs: number;
   private corked = false;
 
@@ -55,8 +81,24 @@ export class TcpRedis implements RedisPort {
     } else {
       throw new Error("TcpRedis needs a url or cluster nodes");
     }
-    // Errors reach callers through rejected commands; this only keeps the emitter quiet.
-    this.client.on("error", () => {});
+    this.address = describeRedisAddress(options);
+    // Errors reach callers through rejected commands; the log says where and what, once per
+    // distinct error (again every 30 s while it lasts), and when the connection is back.
+    const log = options.log;
+    let logged: { message: string; at: number } | undefined;
+    this.client.on("error", (err: Error) => {
+      const message = describeError(err);
+      this.lastError = message;
+      const now = Date.now();
+      if (logged?.message === message && now - logged.at < REPEAT_ERROR_LOG_MS) return;
+      logged = { message, at: now };
+      log?.warn(`redis error at ${this.address}: ${message}`, { redis: this.address, error: message });
+    });
+    this.client.on("ready", () => {
+      if (this.lastError !== undefined) log?.info(`redis connected at ${this.address}`, { redis: this.address });
+      this.lastError = undefined;
+      logged = undefined;
+    });
   }
 
   /**
@@ -151,4 +193,11 @@ export class TcpRedis implements RedisPort {
       this.client.disconnect();
     }
   }
+}
+
+/** An error's message, with the code of an aggregate (ioredis' connect errors on dual-stack hosts). */
+function describeError(err: Error): string {
+  const code = (err as { code?: string }).code;
+  const message = err.message || (err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ") : "");
+  return message || code || String(err);
 }
