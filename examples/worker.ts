@@ -19,7 +19,7 @@
  *   HOST                   listen address; default 127.0.0.1
  *   ADVERTISE_URL          the URL Pinboard reaches this worker at; default: the listen URL
  */
-import { createWorker, handleShutdownSignals, RedisDurabilityStore } from "../src/pinned/index.ts";
+import { createWorker, handleShutdownSignals, RedisDurabilityStore, type PinnedWorker } from "../src/pinned/index.ts";
 import { ChatRoom } from "./chat-room.ts";
 import { Counter } from "./counter.ts";
 
@@ -36,27 +36,37 @@ const pinboardUrl = required("PINBOARD_URL");
 const credential = required("PINBOARD_WORKER_TOKEN");
 const durableRedisUrl = required("DURABLE_REDIS_URL");
 
-const worker = createWorker({
-  pinboardUrl,
-  credential,
-  clientId: process.env.CLIENT_ID || undefined,
-  advertiseUrl: process.env.ADVERTISE_URL || undefined,
-  // Namespace → instance class, like the durable_objects bindings of a wrangler.toml.
-  namespaces: {
-    "/counter": Counter,
-    "/chat": ChatRoom,
-  },
-  // Durable state, fenced by placement epoch, under the key prefix "pinned:" (the default,
-  // which Pinboard's sweeper reads for wakes and due alarms).
-  durability: new RedisDurabilityStore({ redis: durableRedisUrl }),
-});
+/** A configuration error (createWorker, listen): its message says what to do; no stack. */
+function fail(err: unknown): never {
+  console.error(`examples/worker.ts: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(2);
+}
+
+let worker: PinnedWorker;
+try {
+  worker = createWorker({
+    pinboardUrl,
+    credential,
+    clientId: process.env.CLIENT_ID || undefined,
+    advertiseUrl: process.env.ADVERTISE_URL || undefined,
+    // Namespace → instance class, like the durable_objects bindings of a wrangler.toml.
+    namespaces: {
+      "/counter": Counter,
+      "/chat": ChatRoom,
+    },
+    // Durable state, fenced by placement epoch, under the key prefix "pinned:" (the default,
+    // which Pinboard's sweeper reads for wakes and due alarms).
+    durability: new RedisDurabilityStore({ redis: durableRedisUrl }),
+  });
+} catch (err) {
+  fail(err); // e.g. PINBOARD_URL without http://
+}
 
 // listen() first: the worker advertises the URL it listens on, and Pinboard probes it
 // (GET /_pinned/challenge) while registering. listen() also enables WebSocket accept.
-const listening = await worker.listen({
-  port: Number(process.env.PORT ?? 0),
-  host: process.env.HOST || "127.0.0.1",
-});
+const listening = await worker
+  .listen({ port: Number(process.env.PORT || 0), host: process.env.HOST || "127.0.0.1" })
+  .catch(fail); // e.g. PORT in use
 
 // SIGTERM / SIGINT: drain (Pinboard stops placing here, new activations are refused), let
 // in-flight requests finish, deregister, close the server, exit.

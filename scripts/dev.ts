@@ -16,6 +16,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, configVariableNames, parseConfig, type Config } from "../src/config.ts";
@@ -50,6 +51,27 @@ function urlHost(host: string): string {
   if (host === "0.0.0.0" || host === "") return "127.0.0.1";
   if (host === "::") return "[::1]";
   return host.includes(":") ? `[${host}]` : host;
+}
+
+/** The port is taken: `npm run dev` stops before it starts anything. */
+export class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} is in use; set PORT=… (or PORT=0 for a free one)`);
+    this.name = "PortInUseError";
+  }
+}
+
+/**
+ * Throws PortInUseError when `host:port` cannot be bound. Without this check a Pinboard already
+ * on the port answers the readiness probe (so this script would print "listening" and fresh
+ * credentials that the other server does not know), and wrangler fails with a workerd stack.
+ */
+export async function checkPortFree(port: number, host: string): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "EADDRINUSE" ? new PortInUseError(port) : err));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 let stopping = false;
@@ -102,6 +124,8 @@ async function start(config: Config, running: Running): Promise<void> {
   let restUrl = config.redis.restUrl;
   let restToken = config.redis.restToken;
   let describeRedis = restUrl ? `REST endpoint ${restUrl}` : "";
+  // Before anything starts: a taken port would otherwise be found by wrangler, after the rest.
+  if (config.port) await checkPortFree(config.port, config.host);
   if (!restUrl) {
     if (config.redis.clusterNodes) {
       throw new ConfigError(["REDIS_CLUSTER_NODES: npm run dev bridges one Redis node; set REDIS_URL to a single server"]);
@@ -214,7 +238,13 @@ async function main(): Promise<void> {
   } catch (err) {
     if (stopping) return;
     stopping = true;
-    console.error(err instanceof ConfigError ? err.message : `pinboard dev failed to start: ${err instanceof Error ? err.message : err}`);
+    console.error(
+      err instanceof ConfigError
+        ? err.message
+        : err instanceof PortInUseError
+          ? `pinboard dev: ${err.message}`
+          : `pinboard dev failed to start: ${err instanceof Error ? err.message : err}`,
+    );
     await stopAll(running);
     process.exit(1);
   }

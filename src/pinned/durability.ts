@@ -55,6 +55,25 @@ export interface DurabilityStore {
   /** The stored epoch, or null for an instance never activated. */
   epochOf(ref: InstanceRef): Promise<string | null>;
   close?(): Promise<void>;
+  /** Where the store is, for messages: a URL without its password. */
+  readonly name?: string;
+  /** Why the store cannot be reached right now (e.g. "ECONNREFUSED"), if it knows. */
+  readonly lastError?: string;
+}
+
+/**
+ * The durability store did not answer: unreachable, or no answer within the activation timeout.
+ * The message names the store (password redacted) and the cause.
+ */
+export class DurabilityUnavailableError extends Error {
+  constructor(
+    readonly store: string,
+    readonly reason: string,
+    cause?: unknown,
+  ) {
+    super(`durability store ${store}: ${reason}`, { cause });
+    this.name = "DurabilityUnavailableError";
+  }
 }
 
 /** A write or activation quoted an epoch lower than the instance's stored epoch. */

@@ -18,6 +18,7 @@ export type {
 } from "./types.ts";
 export {
   StaleEpochError,
+  DurabilityUnavailableError,
   compareEpochs,
   type DurabilityStore,
   type InstanceRef,

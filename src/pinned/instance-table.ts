@@ -1,5 +1,5 @@
 import { StaleEpochError, type DurabilityStore } from "./durability.ts";
-import { LiveInstance } from "./live-instance.ts";
+import { DEFAULT_ACTIVATION_TIMEOUT_MS, LiveInstance } from "./live-instance.ts";
 import type { RefusalReason } from "./responses.ts";
 import type { InstanceClass, PinnedLogger } from "./types.ts";
 
@@ -22,6 +22,8 @@ export interface TableDeps {
   store: DurabilityStore;
   hostname?: string;
   maxInstances: number;
+  /** How long an activation waits for the durability store. Default DEFAULT_ACTIVATION_TIMEOUT_MS. */
+  activationTimeoutMs?: number;
   /** Why a new activation must be refused right now (draining, lease unhealthy), or null. */
   refusal(): RefusalReason | null;
   log: PinnedLogger;
@@ -112,6 +114,7 @@ export class InstanceTable {
       cls,
       store: this.deps.store,
       hostname: this.deps.hostname,
+      activationTimeoutMs: this.deps.activationTimeoutMs ?? DEFAULT_ACTIVATION_TIMEOUT_MS,
       log: this.deps.log,
       now: this.deps.now,
       onStale: (stale, err) => {

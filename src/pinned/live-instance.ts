@@ -1,6 +1,6 @@
 import { InstanceAlarm } from "./alarms.ts";
 import { InstanceContextImpl } from "./context.ts";
-import type { DurabilityStore, StaleEpochError } from "./durability.ts";
+import { DurabilityUnavailableError, type DurabilityStore, type StaleEpochError } from "./durability.ts";
 import { EpochStorage } from "./storage.ts";
 import type { AlarmInfo, Instance, InstanceClass, PinnedLogger } from "./types.ts";
 import type { PinnedWebSocket, SocketSink } from "./websocket.ts";
@@ -12,11 +12,16 @@ export interface LiveInstanceDeps {
   cls: InstanceClass;
   store: DurabilityStore;
   hostname?: string;
+  /** How long the activation waits for the durability store before it fails. */
+  activationTimeoutMs: number;
   log: PinnedLogger;
   now(): number;
   /** A write of this activation was fenced: a newer owner holds the instance. */
   onStale(live: LiveInstance, err: StaleEpochError): void;
 }
+
+/** How long an activation waits for the durability store by default (createWorker's activationTimeoutMs). */
+export const DEFAULT_ACTIVATION_TIMEOUT_MS = 5000;
 
 export type LiveState = "activating" | "active" | "retired";
 
@@ -71,9 +76,7 @@ export class LiveInstance {
   }
 
   private async activate(): Promise<void> {
-    const { alarm } = await this.deps.store.activate({ ns: this.ns, id: this.id }, this.epoch, {
-      hostname: this.deps.hostname,
-    });
+    const { alarm } = await this.storeActivate();
     if (this.state === "retired") return;
     this.instance = new this.deps.cls(this.ctx);
     await this.whenOpen();
@@ -81,6 +84,31 @@ export class LiveInstance {
     if ((this.state as LiveState) === "retired") return;
     this.state = "active";
     this.alarm.start(alarm);
+  }
+
+  /**
+   * The store's activate, bounded by activationTimeoutMs: a store that does not answer (a Redis
+   * that refuses connections retries for many seconds) fails the activation, naming the store.
+   */
+  private storeActivate(): Promise<{ alarm: number | null }> {
+    const store = this.deps.store;
+    const ms = this.deps.activationTimeoutMs;
+    const activating = store.activate({ ns: this.ns, id: this.id }, this.epoch, { hostname: this.deps.hostname });
+    activating.catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const last = store.lastError;
+        reject(
+          new DurabilityUnavailableError(
+            store.name ?? store.constructor.name,
+            `no answer within ${ms} ms (activationTimeoutMs)${last ? `; last error: ${last}` : ""}`,
+          ),
+        );
+      }, ms);
+      timer.unref?.();
+    });
+    return Promise.race([activating, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Resolves once no blockConcurrencyWhile is pending. */

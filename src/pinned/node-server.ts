@@ -42,10 +42,15 @@ export async function listenPinned(
 ): Promise<Listening> {
   const { server, wss } = createPinnedServer(fetch);
   const host = options.host ?? "127.0.0.1";
+  const wanted = options.port ?? 0;
+  if (!Number.isInteger(wanted) || wanted < 0 || wanted > 65535) {
+    throw new RangeError(`listen: port must be an integer from 0 to 65535 (0 picks a free one), not ${String(wanted)}`);
+  }
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
+    const fail = (err: Error) => reject(listenError(err, wanted, host));
+    server.once("error", fail);
+    server.listen(wanted, host, () => {
+      server.off("error", fail);
       resolve();
     });
   });
@@ -65,4 +70,20 @@ export async function listenPinned(
       return closed;
     },
   };
+}
+
+/** A listen() failure in words that say what to do; the system error stays as the cause. */
+function listenError(err: Error, port: number, host: string): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const message =
+    code === "EADDRINUSE"
+      ? `listen: port ${port} is in use (EADDRINUSE); pick another PORT or 0 for a free one`
+      : code === "EACCES"
+        ? `listen: no permission to listen on port ${port} (EACCES); use a port above 1023, or 0 for a free one`
+        : code === "EADDRNOTAVAIL"
+          ? `listen: ${host} is not an address of this machine (EADDRNOTAVAIL); use 127.0.0.1, 0.0.0.0 or one of its own addresses`
+          : code === "ENOTFOUND" || code === "EAI_AGAIN"
+            ? `listen: cannot resolve host ${JSON.stringify(host)} (${code})`
+            : `listen on ${host}:${port} failed: ${err.message}`;
+  return Object.assign(new Error(message, { cause: err }), code ? { code } : {});
 }

@@ -33,11 +33,19 @@ export class PinboardClient {
     return typeof c === "function" ? await c() : c;
   }
 
+  /** The URL a call to `path` goes to. */
+  url(path: string): string {
+    return `${this.base}${path}`;
+  }
+
   async post(path: string, body: unknown): Promise<PinboardAnswer> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new PinboardTimeoutError(`timed out after ${this.timeoutMs} ms`)),
+      this.timeoutMs,
+    );
     try {
-      const response = await this.fetch(`${this.base}${path}`, {
+      const response = await this.fetch(this.url(path), {
         method: "POST",
         headers: { authorization: `Bearer ${await this.token()}`, "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -59,22 +67,60 @@ export class PinboardClient {
   }
 }
 
-/** A failed call, as the registration loop reports it. */
+/** A call to Pinboard that got no answer within the client's timeout. */
+export class PinboardTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * A failed call, as the registration loop reports it. The message names the URL called and,
+ * when no answer came, why: `register: no answer from http://127.0.0.1:8787/registry/register
+ * (ECONNREFUSED)`.
+ */
 export class PinboardCallError extends Error {
   constructor(
     readonly route: string,
     readonly status: number | null,
     readonly body: Record<string, unknown> = {},
     cause?: unknown,
+    readonly url?: string,
   ) {
+    const from = url ? ` from ${url}` : "";
     super(
       status === null
-        ? `${route}: no answer (${cause instanceof Error ? cause.message : String(cause)})`
-        : `${route}: ${status} ${typeof body.error === "string" ? body.error : ""}`.trim(),
+        ? `${route}: no answer${from} (${describeNetworkError(cause)})`
+        : `${route}: ${status}${typeof body.error === "string" && body.error ? ` ${body.error}` : ""}${from}`,
       { cause },
     );
     this.name = "PinboardCallError";
   }
+}
+
+/**
+ * Why a fetch got no answer, in a few words: the system error code when there is one
+ * (ECONNREFUSED, ENOTFOUND, ECONNRESET, …), else the innermost message. undici hides the code
+ * behind "fetch failed" (err.cause, sometimes an AggregateError of one error per address).
+ */
+export function describeNetworkError(err: unknown): string {
+  const seen = new Set<unknown>();
+  let innermost: unknown = err;
+  for (let e: unknown = err; e && typeof e === "object" && !seen.has(e); ) {
+    seen.add(e);
+    const x = e as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof x.code === "string" && /^E[A-Z]+$/.test(x.code)) return x.code;
+    if (x.name === "TimeoutError" && typeof x.message === "string") return x.message;
+    innermost = e;
+    e = x.cause ?? (Array.isArray(x.errors) ? x.errors[0] : undefined);
+  }
+  if (innermost && typeof innermost === "object") {
+    const x = innermost as { code?: unknown; message?: unknown };
+    if (typeof x.code === "string" && x.code) return x.code;
+    if (typeof x.message === "string" && x.message) return x.message;
+  }
+  return String(innermost);
 }
 
 /** Jittered exponential backoff: a random delay in [½, 1] × min(cap, base × 2^attempt). */

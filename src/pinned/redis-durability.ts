@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import {
   compareKeys,
+  DurabilityUnavailableError,
   StaleEpochError,
   type ActivateInfo,
   type ActivateResult,
@@ -146,21 +147,53 @@ type Arg = string | number | Buffer;
 export class RedisDurabilityStore implements DurabilityStore {
   readonly keys: DurableKeys;
   readonly client: Redis | Cluster;
+  /** The Redis this store uses, for messages: its URL with the password replaced by ***. */
+  readonly name: string;
   private readonly owned: boolean;
+  private connectionError: string | undefined;
 
   constructor(options: RedisDurabilityStoreOptions) {
     this.keys = new DurableKeys(options.prefix ?? DEFAULT_DURABLE_PREFIX);
     if (typeof options.redis === "string") {
+      this.name = redactRedisUrl(options.redis);
       this.client = new Redis(options.redis, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
-      this.client.on("error", () => {});
+      // ioredis reconnects on its own; keep the cause for the messages of failed commands.
+      this.client.on("error", (err: unknown) => (this.connectionError = connectionCause(err)));
+      this.client.on("ready", () => (this.connectionError = undefined));
       this.owned = true;
     } else {
       this.client = options.redis;
+      this.name = describeClient(options.redis);
       this.owned = false;
     }
   }
 
+  /** The last connection error while the client is not connected ("ECONNREFUSED", …). */
+  get lastError(): string | undefined {
+    return this.client.status === "ready" ? undefined : this.connectionError;
+  }
+
+  /**
+   * Rethrows a failed command: Redis's own answers (ReplyError) and fences as they are, anything
+   * else (no connection, retries exhausted) as a DurabilityUnavailableError naming this store.
+   */
+  private async guard<T>(command: Promise<T>): Promise<T> {
+    try {
+      return await command;
+    } catch (err) {
+      if (err instanceof StaleEpochError || (err instanceof Error && err.name === "ReplyError")) throw err;
+      if (err instanceof DurabilityUnavailableError) throw err;
+      const last = this.lastError;
+      const reason = last ? `unreachable (${last})` : err instanceof Error ? err.message : String(err);
+      throw new DurabilityUnavailableError(this.name, reason, err);
+    }
+  }
+
   private async run(s: Script, keys: string[], args: Arg[]): Promise<unknown> {
+    return this.guard(this.runScript(s, keys, args));
+  }
+
+  private async runScript(s: Script, keys: string[], args: Arg[]): Promise<unknown> {
     try {
       return await this.client.evalsha(s.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -183,18 +216,18 @@ export class RedisDurabilityStore implements DurabilityStore {
     const reply = await this.fenced(ACTIVATE, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [info.hostname ?? ""]);
     const alarm = reply[1] ? Number(reply[1]) : null;
     const member = instanceMember(ref.ns, ref.id);
-    await Promise.all([
+    await this.guard(Promise.all([
       info.hostname
         ? this.client.hset(this.keys.instances, member, info.hostname)
         : this.client.hsetnx(this.keys.instances, member, ""),
       alarm === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, alarm, member),
-    ]);
+    ]));
     return { alarm };
   }
 
   async get(ref: InstanceRef, keys: string[]): Promise<(string | null)[]> {
     if (keys.length === 0) return [];
-    return this.client.hmget(this.keys.data(ref.ns, ref.id), ...keys);
+    return this.guard(this.client.hmget(this.keys.data(ref.ns, ref.id), ...keys));
   }
 
   async list(ref: InstanceRef, options: ListOptions = {}): Promise<[string, string][]> {
@@ -221,19 +254,18 @@ export class RedisDurabilityStore implements DurabilityStore {
 
   async deleteAll(ref: InstanceRef, epoch: string): Promise<void> {
     await this.fenced(DELETE_ALL, ref, epoch, this.instanceKeys(ref), []);
-    await this.client.zrem(this.keys.alarms, instanceMember(ref.ns, ref.id));
+    await this.guard(this.client.zrem(this.keys.alarms, instanceMember(ref.ns, ref.id)));
   }
 
   async setAlarm(ref: InstanceRef, epoch: string, atMs: number | null): Promise<void> {
     const at = atMs === null ? null : Math.floor(atMs);
     await this.fenced(SET_ALARM, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
     const member = instanceMember(ref.ns, ref.id);
-    if (at === null) await this.client.zrem(this.keys.alarms, member);
-    else await this.client.zadd(this.keys.alarms, at, member);
+    await this.guard(at === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, at, member));
   }
 
   async getAlarm(ref: InstanceRef): Promise<number | null> {
-    const value = await this.client.hget(this.keys.meta(ref.ns, ref.id), "alarm");
+    const value = await this.guard(this.client.hget(this.keys.meta(ref.ns, ref.id), "alarm"));
     return value ? Number(value) : null;
   }
 
@@ -246,17 +278,48 @@ export class RedisDurabilityStore implements DurabilityStore {
   }
 
   async epochOf(ref: InstanceRef): Promise<string | null> {
-    return this.client.hget(this.keys.meta(ref.ns, ref.id), "epoch");
+    return this.guard(this.client.hget(this.keys.meta(ref.ns, ref.id), "epoch"));
   }
 
   async close(): Promise<void> {
     if (!this.owned) return;
+    // QUIT on a client that is not connected would wait out its reconnects: just disconnect.
+    if (this.client.status !== "ready") return this.client.disconnect();
     try {
       await this.client.quit();
     } catch {
       this.client.disconnect();
     }
   }
+}
+
+/** A redis:// URL with its password replaced by *** (an unparsable one is not shown). */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString().replace(/\/$/, "");
+  } catch {
+    return "(an unparsable Redis URL)";
+  }
+}
+
+/** Where a client given to the store connects, for messages. */
+function describeClient(client: Redis | Cluster): string {
+  if (client instanceof Cluster) {
+    const nodes = client.nodes().map((n) => `${n.options.host}:${n.options.port}`);
+    return `Redis Cluster${nodes.length ? ` (${nodes.join(",")})` : ""}`;
+  }
+  const o = client.options;
+  if (o.path) return `redis+unix://${o.path}`;
+  return `${o.tls ? "rediss" : "redis"}://${o.host ?? "localhost"}:${o.port ?? 6379}${o.db ? `/${o.db}` : ""}`;
+}
+
+/** A connection error in a few words: the system code (ECONNREFUSED, ENOTFOUND, …) or the message. */
+function connectionCause(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code) return code;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -209,7 +209,7 @@ export class Registration {
       this.sessionId = null;
       return this.reregister();
     }
-    throw new PinboardCallError("heartbeat", answer.status, answer.body);
+    throw new PinboardCallError("heartbeat", answer.status, answer.body, undefined, this.urlOf("heartbeat"));
   }
 
   private async reregister(): Promise<void> {
@@ -239,7 +239,7 @@ export class Registration {
       ...(prev ? { prevSessionId: prev, instances } : {}),
     });
     if (answer.status !== 200 || typeof answer.body.sessionId !== "string") {
-      throw new PinboardCallError("register", answer.status, answer.body);
+      throw new PinboardCallError("register", answer.status, answer.body, undefined, this.urlOf("register"));
     }
     this.sessionId = answer.body.sessionId;
     this.prevSessionId = null;
@@ -268,11 +268,15 @@ export class Registration {
     return Number.isFinite(value) ? Math.max(0, value) : 0;
   }
 
+  private urlOf(route: string): string {
+    return this.client.url(`/registry/${route}`);
+  }
+
   private async call(route: string, body: unknown): Promise<PinboardAnswer> {
     try {
       return await this.client.post(`/registry/${route}`, body);
     } catch (err) {
-      throw new PinboardCallError(route, null, {}, err);
+      throw new PinboardCallError(route, null, {}, err, this.urlOf(route));
     }
   }
 
@@ -283,13 +287,13 @@ export class Registration {
       try {
         const answer = await this.call(route, body);
         if (answer.status === 200) return answer;
-        this.options.log.warn(`${route} refused`, { status: answer.status, error: answer.body.error });
+        this.options.log.warn(`${route} refused`, { status: answer.status, error: answer.body.error, url: this.urlOf(route) });
         if (answer.status < 500) return null;
       } catch (err) {
         this.options.log.warn(`${route} failed`, { error: describe(err), attempt: attempt + 1 });
       }
     }
-    this.options.log.warn(`${route}: gave up after ${TRIES} tries`);
+    this.options.log.warn(`${route}: gave up after ${TRIES} tries`, { url: this.urlOf(route) });
     return null;
   }
 }

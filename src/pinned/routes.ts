@@ -3,7 +3,7 @@ import type { AttestationClaims } from "../auth/attestation.ts";
 import type { AttestationGuard } from "./attestation-guard.ts";
 import type { ChallengeState } from "./challenge.ts";
 import { RequestContextImpl } from "./context.ts";
-import { isEpoch, StaleEpochError } from "./durability.ts";
+import { DurabilityUnavailableError, isEpoch, StaleEpochError } from "./durability.ts";
 import { isValidId } from "./durable-keys.ts";
 import { ActivationError, RefusedError, type InstanceTable } from "./instance-table.ts";
 import type { LiveInstance } from "./live-instance.ts";
@@ -95,7 +95,13 @@ export function buildRoutes(d: RouteDeps): Hono {
     if (err instanceof RefusedError) return refusal(err.reason);
     const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
     if (err instanceof ActivationError) {
-      d.log.error("activation failed", { ...context, error: String(err.cause instanceof Error ? err.cause.stack : err.cause) });
+      const cause = err.cause;
+      if (cause instanceof DurabilityUnavailableError) {
+        // The store's URL and why it failed say it all; an ioredis stack would not.
+        d.log.error("activation failed", { ...context, store: cause.store, error: cause.message });
+      } else {
+        d.log.error("activation failed", { ...context, error: String(cause instanceof Error ? cause.stack : cause) });
+      }
       return activationFailed();
     }
     d.log.error("instance request failed", { ...context, error });

@@ -4,6 +4,7 @@ import { ChallengeState, randomToken } from "./challenge.ts";
 import type { DurabilityStore } from "./durability.ts";
 import { isValidNamespace } from "./durable-keys.ts";
 import { InstanceTable } from "./instance-table.ts";
+import { DEFAULT_ACTIVATION_TIMEOUT_MS } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
 import { listenPinned, type Listening, type ListenOptions } from "./node-server.ts";
 import { PinboardClient, type Credential } from "./pinboard-client.ts";
@@ -52,6 +53,11 @@ export interface WorkerOptions {
   windDownGraceMs?: number;
   /** How long _wake waits for an activation before answering 202. Default 5000. */
   wakeWaitMs?: number;
+  /**
+   * How long an activation waits for the durability store before the request answers
+   * 503 activation failed (Retry-After: 1) and the log names the store and the cause. Default 5000.
+   */
+  activationTimeoutMs?: number;
   /** Clock (ms), for tests. */
   now?: () => number;
 }
@@ -88,7 +94,53 @@ const consoleLogger: PinnedLogger = {
 /** The shortest secret Pinboard accepts at register. */
 export const MIN_SECRET_LENGTH = 16;
 
+/**
+ * Checks a URL option: http:// or https://, parseable, no user, query or fragment. A URL
+ * without a scheme ("127.0.0.1:8787") would otherwise fail every call, retried forever.
+ */
+function checkHttpUrl(name: string, value: unknown, example: string): string {
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new TypeError(`createWorker: ${name} is required, e.g. "${example}"`);
+  }
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} has no scheme; write "http://${value}" (or https://)`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} is not a valid URL, e.g. "${example}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`createWorker: ${name} must be an http:// or https:// URL, not ${JSON.stringify(value)}`);
+  }
+  if (url.username || url.password) throw new TypeError(`createWorker: ${name} must not carry a user or password`);
+  if (url.search || url.hash) {
+    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} must not have a query or fragment`);
+  }
+  return value;
+}
+
+function checkNumber(name: string, value: number | undefined, kind: "positive number" | "non-negative integer"): void {
+  if (value === undefined) return;
+  const ok =
+    typeof value === "number" &&
+    Number.isFinite(value) &&
+    (kind === "positive number" ? value > 0 : value >= 0 && Number.isInteger(value));
+  if (!ok) throw new RangeError(`createWorker: ${name} must be a ${kind}, not ${String(value)}`);
+}
+
 export function createWorker(options: WorkerOptions): PinnedWorker {
+  checkHttpUrl("pinboardUrl", options.pinboardUrl, "http://127.0.0.1:8787");
+  if (options.advertiseUrl !== undefined) checkHttpUrl("advertiseUrl", options.advertiseUrl, "http://10.0.0.7:9001");
+  const credential: unknown = options.credential;
+  if (typeof credential === "string" ? credential.trim() === "" : typeof credential !== "function") {
+    throw new TypeError(
+      "createWorker: credential is empty; pass a Passport credential with the pinboard:worker scope (npm start prints PINBOARD_WORKER_TOKEN)",
+    );
+  }
+  checkNumber("maxInstances", options.maxInstances, "non-negative integer");
+  checkNumber("activationTimeoutMs", options.activationTimeoutMs, "positive number");
   const log = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
   const classes = new Map(Object.entries(options.namespaces));
@@ -118,6 +170,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     store: options.durability ?? new MemoryDurabilityStore(),
     hostname: options.hostname,
     maxInstances,
+    activationTimeoutMs: options.activationTimeoutMs ?? DEFAULT_ACTIVATION_TIMEOUT_MS,
     refusal,
     log,
     now,
