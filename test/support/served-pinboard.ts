@@ -1,0 +1,79 @@
+import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Hono } from "hono";
+import { createApp } from "../../src/app.ts";
+import { buildDeps } from "../../src/bootstrap.ts";
+import { parseConfig } from "../../src/config.ts";
+import type { AppDeps, AppEnv } from "../../src/deps.ts";
+import { createLogger } from "../../src/log.ts";
+import type { MetricsSink } from "../../src/metrics/sink.ts";
+import { TcpRedis } from "../../src/redis/tcp.ts";
+import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+import { redisTargetEnv, type RedisTarget } from "./redis.ts";
+
+export interface ServedPinboard {
+  app: Hono<AppEnv>;
+  deps: AppDeps;
+  /** The app served on loopback by @hono/node-server, so real workers can register with it. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A Pinboard app built as pinboard-app.ts builds it (buildDeps + createApp on a test's private
+ * Redis), with the two injection points the entries themselves use: the JS clock `now` and an
+ * extra metrics sink (the Node entry's Prometheus registry goes there). It is also served over
+ * HTTP on loopback, so workers that register over HTTP (hostile-worker.ts, the worker library)
+ * can use it.
+ */
+export async function startServedPinboard(
+  target: RedisTarget,
+  options: { env?: Record<string, string>; now?: () => number; metrics?: MetricsSink } = {},
+): Promise<ServedPinboard> {
+  const config = parseConfig({
+    ...redisTargetEnv(target),
+    PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+    PINBOARD_LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const redis = new TcpRedis(config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! });
+  const deps = buildDeps({
+    config,
+    redis,
+    runtime: { name: "node", startedAt: Date.now() },
+    log: createLogger(config.logLevel),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+  await deps.fleet.refresh();
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server)) as Server;
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    app,
+    deps,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await redis.close();
+    },
+  };
+}
+
+/** A metrics sink that only hears what `on` asks for; every other call is dropped. */
+export function listeningSink(on: Partial<MetricsSink>): MetricsSink {
+  return {
+    resolution: (outcome) => on.resolution?.(outcome),
+    forward: (status, seconds) => on.forward?.(status, seconds),
+    inflight: (sessionId, value) => on.inflight?.(sessionId, value),
+    connections: (delta) => on.connections?.(delta),
+    script: (name, seconds) => on.script?.(name, seconds),
+    sweep: (kind, count) => on.sweep?.(kind, count),
+  };
+}
