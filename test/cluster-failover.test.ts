@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../src/redis/keys.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
 import { startRedisCluster, type ClusterNode, type RedisCluster } from "./support/redis-cluster.ts";
+import { until } from "./support/worker-harness.ts";
 
 /**
  * A primary failover under traffic: 3 primaries with a replica each, the real Pinboard process and
@@ -9,21 +10,30 @@ import { startRedisCluster, type ClusterNode, type RedisCluster } from "./suppor
  * serves the {global} slot (sessions, fleet license, heartbeats) and a third of the buckets is
  * killed with SIGKILL; its replica takes over. Pinboard must answer throughout — 503 (redis
  * unavailable, retry) or 502 while the slots have no primary, never a 500 or a hang — and serve
- * every request again within a bound.
+ * every request again within a bound of the cluster being whole again. (How long Redis itself
+ * takes to fail over is Redis's business and a loaded machine's: it gets CLUSTER_BOUND_MS.)
  */
 
 const keys = new Keys("pinboard:", 16);
-const RECOVERY_BOUND_MS = 15_000;
+/** How long the Redis Cluster may take to promote the replica (cluster_state:ok everywhere). */
+const CLUSTER_BOUND_MS = 30_000;
+/** How long after that Pinboard may still fail requests. */
+const RECOVERY_BOUND_MS = 10_000;
 /** How long every request must succeed, after the last failure, to call the service recovered. */
 const STEADY_MS = 3_000;
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * Worker leases far longer than any failover here: while {global} has no primary no heartbeat
+ * lands, and a lease that ran out would move the hot ids for a reason this test is not about.
+ */
+const LEASE_MS = 60_000;
 
 let cluster: RedisCluster;
 let fleet: Fleet;
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 2000 });
-  fleet = await startFleet({ workers: 3, cluster });
+  fleet = await startFleet({ workers: 3, cluster, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) } });
   await fleet.skipColdStart();
 });
 afterAll(async () => {
@@ -40,6 +50,31 @@ interface Sample {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function parseInfo(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon > 0 && !line.startsWith("#")) out[line.slice(0, colon)] = line.slice(colon + 1);
+  }
+  return out;
+}
+
+/**
+ * Waits until the replica of `primary` has applied every write the primary had taken when this
+ * was called (replication offsets), so that what was written before is known to survive a kill.
+ */
+async function replicated(primary: ClusterNode): Promise<void> {
+  const info = parseInfo(String(await cluster.command(primary.port, "INFO", "replication")));
+  const offset = Number(info.master_repl_offset);
+  const replicaPort = Number(/port=(\d+)/.exec(info.slave0 ?? "")?.[1]);
+  expect(offset).toBeGreaterThan(0);
+  expect(replicaPort, `a replica of ${primary.address}`).toBeGreaterThan(0);
+  await until(async () => {
+    const replica = parseInfo(String(await cluster.command(replicaPort, "INFO", "replication")));
+    return Number(replica.slave_repl_offset) >= offset;
+  }, 15_000);
+}
 
 async function request(path: string): Promise<{ status: number | "timeout" | "error"; body: any }> {
   try {
@@ -77,6 +112,8 @@ describe("primary failover under traffic", () => {
     const victimBuckets: number[] = [];
     for (let b = 0; b < 16; b++) if ((await cluster.ownerOf(keys.workers(b))).port === victim.port) victimBuckets.push(b);
     expect(victimBuckets.length).toBeGreaterThan(0);
+    // The hot placements (and the worker records) reached the victim's replica before the kill.
+    await replicated(victim);
 
     const samples: Sample[] = [];
     let stop = false;
@@ -93,15 +130,16 @@ describe("primary failover under traffic", () => {
     };
     const clients = Promise.all([0, 1, 2, 3].map(client));
 
-    await sleep(1500);
+    await sleep(1500); // traffic before the kill
     const killedAt = Date.now();
     await cluster.kill(victim.port);
-    await cluster.waitUntilOk(RECOVERY_BOUND_MS);
-    const clusterOkMs = Date.now() - killedAt;
+    await cluster.waitUntilOk(CLUSTER_BOUND_MS);
+    const clusterOkAt = Date.now();
+    const clusterOkMs = clusterOkAt - killedAt;
 
     // Traffic goes on until every request succeeded for STEADY_MS in a row (or the bound passed).
     const lastFailure = () => samples.filter((s) => s.at >= killedAt && s.status !== 200).reduce((m, s) => Math.max(m, s.at), killedAt);
-    while (Date.now() - lastFailure() < STEADY_MS && Date.now() - killedAt < RECOVERY_BOUND_MS + STEADY_MS) await sleep(100);
+    while (Date.now() - lastFailure() < STEADY_MS && Date.now() - clusterOkAt < RECOVERY_BOUND_MS + STEADY_MS) await sleep(100);
     stop = true;
     await clients;
 
@@ -130,7 +168,7 @@ describe("primary failover under traffic", () => {
     expect(after.filter((s) => s.status === 500)).toEqual([]);
     expect(after.filter((s) => s.status === "timeout" || s.status === "error")).toEqual([]);
     expect(failures.every((s) => s.status === 502 || s.status === 503)).toBe(true);
-    expect(recoveredMs).toBeLessThan(RECOVERY_BOUND_MS);
+    expect(lastFailure() - clusterOkAt).toBeLessThan(RECOVERY_BOUND_MS);
     expect(Date.now() - lastFailure()).toBeGreaterThanOrEqual(STEADY_MS);
 
     // The placements were replicated before the kill: the hot ids kept their owners' epochs.

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV } from "../src/redis/keys.ts";
 import { Echo } from "./support/echo-instance.ts";
 import { startFleet, type Fleet, type FleetWorker } from "./support/fleet.ts";
+import { freshGate } from "./support/gates.ts";
+import { HeldEcho } from "./support/held-instances.ts";
 import { getRow, putRow } from "./support/rows.ts";
+import { openConnectionsTo } from "./support/tcp-connections.ts";
 import { until } from "./support/worker-harness.ts";
 import { partitionableFetch } from "./support/worker-pinboard.ts";
 
@@ -43,19 +46,25 @@ async function expectText(res: Response, status: number, body: string): Promise<
 
 const hasInstance = (w: FleetWorker, ns: string, id: string) => w.worker.instances().some((i) => i.ns === ns && i.id === id);
 
-describe("one fleet: forwards time out after 1 s, at most 2 in flight per worker", () => {
+/**
+ * Short enough that the 504 test does not wait long, long enough that no other forward of this
+ * fleet times out on a loaded machine.
+ */
+const FORWARD_TIMEOUT_MS = 3000;
+
+describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker", () => {
   let fleet: Fleet;
   let a: FleetWorker; // serves /echo, /strict, /solo; drains
-  let b: FleetWorker; // serves /echo
+  let b: FleetWorker; // serves /echo (Echo that can hold a request until the test lets it go)
   let c: FleetWorker; // serves /strict and refuses every activation (maxInstances 0), which Pinboard cannot know
   let u: FleetWorker; // serves /gone; becomes unreachable
   const partition = partitionableFetch();
   const url = (path: string) => `${fleet.pb.url}${path}`;
 
   beforeAll(async () => {
-    fleet = await startFleet({ workers: 0, env: { PINBOARD_FORWARD_TIMEOUT_MS: "1000", PINBOARD_MAX_INFLIGHT: "2" } });
+    fleet = await startFleet({ workers: 0, env: { PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS), PINBOARD_MAX_INFLIGHT: "2" } });
     a = await fleet.addWorker({ namespaces: { "/echo": Echo, "/strict": Echo, "/solo": Echo } });
-    b = await fleet.addWorker({ namespaces: { "/echo": Echo } });
+    b = await fleet.addWorker({ namespaces: { "/echo": HeldEcho } });
     c = await fleet.addWorker({ namespaces: { "/strict": Echo }, maxInstances: 0 });
     u = await fleet.addWorker({ namespaces: { "/gone": Echo }, fetch: partition.fetch });
     await fleet.skipColdStart();
@@ -134,8 +143,10 @@ describe("one fleet: forwards time out after 1 s, at most 2 in flight per worker
       // heartbeat probe can mark it degraded either); only its listener goes away.
       partition.down = true;
       await u.listening.close();
-      // Let Pinboard's HTTP client see its pooled keep-alive sockets to the worker close.
-      await new Promise((r) => setTimeout(r, 100));
+      // Pinboard's HTTP client has seen its pooled keep-alive sockets to the worker close (none
+      // of them is still open on Pinboard's side): the next forward opens a new connection.
+      const port = Number(new URL(u.listening.url).port);
+      await until(() => (openConnectionsTo(port) ?? 0) === 0, 10_000);
 
       await expectText(await fetch(url("/gone/fresh")), 502, "bad gateway");
       expect(await getRow(fleet.t, "/gone", "fresh")).toBeNull();
@@ -156,28 +167,49 @@ describe("one fleet: forwards time out after 1 s, at most 2 in flight per worker
 
   describe("forward timeout and the inflight cap (new ids land on b: a drains)", () => {
     it("504 upstream timeout after forwards.timeoutMs", async () => {
-      const started = Date.now();
-      await expectText(await fetch(url("/echo/slow?sleep=3000")), 504, "upstream timeout");
-      const elapsed = Date.now() - started;
-      expect(elapsed).toBeGreaterThanOrEqual(950);
-      expect(elapsed).toBeLessThan(2900);
-      // A fast request to the same placement is served (the timed-out slot was given back).
-      expect((await fetch(url("/echo/slow"))).status).toBe(200);
+      // The worker holds its answer until the gate opens: the 504 can only be Pinboard's timeout.
+      const held = freshGate("timeout");
+      try {
+        const started = Date.now();
+        await expectText(await fetch(url(`/echo/slow?hold=${held.name}`)), 504, "upstream timeout");
+        const elapsed = Date.now() - started;
+        expect(held.arrivals).toBe(1);
+        expect(held.waiting).toBe(1);
+        // Not before forwards.timeoutMs; well before the 30 s default.
+        expect(elapsed).toBeGreaterThanOrEqual(FORWARD_TIMEOUT_MS - 50);
+        expect(elapsed).toBeLessThan(FORWARD_TIMEOUT_MS + 10_000);
+        // A fast request to the same placement is served (the timed-out slot was given back).
+        expect((await fetch(url("/echo/slow"))).status).toBe(200);
+      } finally {
+        held.open();
+      }
     });
 
     it("past maxInflight per worker: 503 worker inflight cap exceeded, retry", async () => {
-      const responses = await Promise.all(["i1", "i2", "i3"].map((id) => fetch(url(`/echo/${id}?sleep=700`))));
-      const refused = responses.filter((r) => r.status === 503);
-      expect(responses.filter((r) => r.status === 200)).toHaveLength(2);
-      expect(refused).toHaveLength(1);
-      await expectJson(refused[0]!, 503, { error: "worker inflight cap exceeded, retry" }, "1");
-      // The placement the refused request had just made is released: its retry places afresh.
-      const refusedId = ["i1", "i2", "i3"][responses.indexOf(refused[0]!)]!;
-      expect(await getRow(fleet.t, "/echo", refusedId)).toBeNull();
-      await Promise.all(responses.filter((r) => !r.bodyUsed).map((r) => r.arrayBuffer()));
+      // Two forwards to b in flight: b answered their headers and holds the rest of each body until
+      // the gate opens, and Pinboard holds a slot per forward until its body is done.
+      const held = freshGate("inflight");
+      const holding = await Promise.all(["i1", "i2"].map((id) => fetch(url(`/echo/${id}?holdBody=${held.name}`))));
+      try {
+        expect(holding.map((r) => r.status)).toEqual([200, 200]);
+        await held.arrived(2);
+        // Exactly two in flight when the third arrives.
+        const refused = await fetch(url("/echo/i3"));
+        await expectJson(refused, 503, { error: "worker inflight cap exceeded, retry" }, "1");
+        // The placement the refused request had just made is released: its retry places afresh.
+        expect(await getRow(fleet.t, "/echo", "i3")).toBeNull();
+        expect(hasInstance(b, "/echo", "i3")).toBe(false);
+      } finally {
+        held.open();
+      }
+      expect(await Promise.all(holding.map((r) => r.text()))).toEqual(["held\nreleased\n", "held\nreleased\n"]);
       // Slots come back once the bodies are done.
       const again = await Promise.all(["i1", "i2"].map((id) => fetch(url(`/echo/${id}`))));
       expect(again.map((r) => r.status)).toEqual([200, 200]);
+      await Promise.all(again.map((r) => r.arrayBuffer()));
+      const retried = await fetch(url("/echo/i3"));
+      expect(retried.status).toBe(200);
+      expect(((await retried.json()) as Echoed).attestation.aud).toBe(b.worker.sessionId);
     });
   });
 

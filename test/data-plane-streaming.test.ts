@@ -10,12 +10,15 @@ import { startFleet, type Fleet } from "./support/fleet.ts";
  * backpressure (never holding more than one chunk) and counts the download as it arrives, never
  * keeping it. Two kinds of evidence that Pinboard streams rather than buffers:
  *
- * 1. Backpressure. At 40 MB the receiving end stops reading for 1.5 s. A streaming path fills
- *    its socket and stream buffers and then stalls the sender: we assert that the sender's count
- *    no longer moves between 1.0 s and 1.5 s into the pause, and that it stopped short of the
- *    end. A buffering proxy would let the sender run on to the end. (The sender's lead at the
- *    stall is not a fixed figure: loopback TCP autotunes each receive buffer up to
- *    net.ipv4.tcp_rmem's maximum, 32 MB on these machines, and a stream crosses two sockets.)
+ * 1. Backpressure. At 40 MB the receiving end stops reading. A streaming path fills its socket
+ *    and stream buffers and then stalls the sender: the receiver stays paused until the sender's
+ *    count has not moved for QUIET_MS across at least QUIET_POLLS polls (event-loop turns in
+ *    which the sender, which runs in this process too, would have sent had it been able to),
+ *    and we assert that this happened, and short of the end. A buffering proxy would let the
+ *    sender run on to the end. How long the buffers take to fill is not a fixed figure (loopback
+ *    TCP autotunes each receive buffer up to net.ipv4.tcp_rmem's maximum, 32 MB on these
+ *    machines, a stream crosses two sockets, and a loaded machine is slower), so the pause ends
+ *    on the event, not at a fixed time; MAX_PAUSE_MS only bounds a failing run.
  * 2. Resident memory of the Pinboard process (VmRSS from /proc/<pid>/status, sampled every
  *    20 ms), under 400 MB at its peak. The Node entry idles at about 130–150 MB (Node, the
  *    tsx-compiled sources, Hono, ioredis). Every chunk that went through is garbage that V8
@@ -33,38 +36,55 @@ const MB = 1024 * 1024;
 const TOTAL = 100 * MB;
 const CHUNK = 64 * 1024;
 const PAUSE_AT = 40 * MB;
-const PAUSE_MS = 1500;
-/** By then a streaming path has filled every buffer between the two ends (loopback fills MBs per ms). */
-const SETTLE_MS = 1000;
+/** How long, and over how many polls at least, the sender must stand still to count as stalled. */
+const QUIET_MS = 500;
+const QUIET_POLLS = 10;
+const POLL_MS = 25;
+/** A failing run gives up waiting for the stall after this long. */
+const MAX_PAUSE_MS = 15_000;
 const PEAK_LIMIT = 400 * MB;
 
 /** Progress of the instances below, shared with the test (the workers run in this process). */
 const progress = { sinkRead: 0, sourceSent: 0, uploadSent: 0, uploadStall: undefined as Stall | undefined };
 
-/** The sender's byte count SETTLE_MS into the receiver's pause, and at its end. */
+/** What the sender did while the receiver was paused. */
 interface Stall {
-  settled: number;
-  resumed: number;
+  /** Its count stood still for QUIET_MS over QUIET_POLLS polls or more. */
+  stoodStill: boolean;
+  /** Its count when the receiver resumed. */
+  sent: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The receiver's pause: PAUSE_MS without reading, watching what the sender does meanwhile. */
+/** The receiver's pause: no reading until the sender has stood still (or MAX_PAUSE_MS passed). */
 async function pauseAndWatch(sent: () => number): Promise<Stall> {
-  await sleep(SETTLE_MS);
-  const settled = sent();
-  await sleep(PAUSE_MS - SETTLE_MS);
-  return { settled, resumed: sent() };
+  const started = Date.now();
+  let last = sent();
+  let since = Date.now();
+  let polls = 0;
+  for (;;) {
+    await sleep(POLL_MS);
+    const now = sent();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+      polls = 0;
+    } else if (++polls >= QUIET_POLLS && Date.now() - since >= QUIET_MS) {
+      return { stoodStill: true, sent: now };
+    }
+    if (Date.now() - started > MAX_PAUSE_MS) return { stoodStill: false, sent: now };
+  }
 }
 
-/** The sender stood still for the last part of the pause, short of the end. */
+/** The sender stood still while the receiver was paused, short of the end. */
 function expectStalled(stall: Stall | undefined): void {
   expect(stall, "the receiver never paused").toBeDefined();
-  expect(stall!.resumed, "the sender kept sending while the receiver was paused").toBe(stall!.settled);
-  expect(stall!.resumed, "the sender ran to the end while the receiver was paused").toBeLessThan(TOTAL);
+  expect(stall!.stoodStill, "the sender kept sending while the receiver was paused").toBe(true);
+  expect(stall!.sent, "the sender ran to the end while the receiver was paused").toBeLessThan(TOTAL);
 }
 
-/** Reads the upload, stopping for PAUSE_MS once PAUSE_AT bytes are in. */
+/** Reads the upload, stopping once PAUSE_AT bytes are in until the sender stood still. */
 class Sink implements Instance {
   async fetch(request: Request): Promise<Response> {
     progress.sinkRead = 0;
@@ -164,7 +184,7 @@ function streamUpload(url: string): Promise<{ status: number; body: string; sent
   });
 }
 
-/** GETs a download and counts it; at PAUSE_AT stops reading for PAUSE_MS, watching the source. */
+/** GETs a download and counts it; at PAUSE_AT stops reading until the source stood still. */
 function countDownload(url: string): Promise<{ status: number; bytes: number; stall?: Stall }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent: new Agent({ keepAlive: false }) }, (res) => {

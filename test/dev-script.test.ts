@@ -120,7 +120,8 @@ describe("npm run dev", () => {
   }, 150_000);
 
   it("stops at once on a bad variable, naming it", async () => {
-    const dev = runDev({ PORT: "8787", PINBOARD_SHARDS: "0" });
+    // A free port, never a fixed one: the configuration error must be what stops it.
+    const dev = runDev({ PORT: String(await freePort()), PINBOARD_SHARDS: "0" });
     const code = await dev.exited;
     expect(code).toBe(1);
     expect(dev.output()).toMatch(/invalid configuration:\n\s+PINBOARD_SHARDS: /);

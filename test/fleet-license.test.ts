@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
+import { until } from "./support/worker-harness.ts";
 
 let t: TestRedis;
 const nodes: TestPinboard[] = [];
-const LEASE = 1000;
+/**
+ * Long enough that a node renewing every LEASE / 6 keeps its license through a stalled test
+ * process (2.5 s to spare), and that the second node starts well inside the first one's lease.
+ */
+const LEASE = 3000;
+const LICENSE = "pinboard:{global}:license";
 
 beforeAll(async () => {
   t = await startTestRedis();
@@ -55,21 +61,34 @@ describe("fleet license and membership", () => {
     expect((await a.call("GET", "/readyz")).status).toBe(200);
     await notServing(b);
     expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({ schema: 1, shards: 16, hostnameAware: false, epoch: 0 });
-    const ttl = await t.redis.client.pttl("pinboard:{global}:license");
+    const ttl = await t.redis.client.pttl(LICENSE);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(LEASE);
 
-    // While a keeps renewing, b stays out, lease after lease.
-    for (let i = 0; i < 4; i++) {
-      await sleep(LEASE / 2);
-      await a.deps.fleet.refresh();
+    // While a keeps renewing, b stays out, lease after lease: b tries just before each of a's
+    // renewals (the license is then at its oldest), until more than a whole lease has passed.
+    const started = Date.now();
+    let lastRenewal = 0;
+    let tries = 0;
+    while (Date.now() - started <= LEASE + LEASE / 6) {
+      await sleep(LEASE / 6);
       expect((await b.deps.fleet.refresh()).serving).toBe(false);
+      tries++;
+      lastRenewal = Date.now();
+      expect((await a.deps.fleet.refresh()).serving).toBe(true);
     }
+    expect(tries).toBeGreaterThanOrEqual(7);
+    expect(JSON.parse((await t.redis.get(LICENSE))!)).toEqual({ schema: 1, shards: 16, hostnameAware: false, epoch: 0 });
 
-    // Once a is gone (no renewals for a lease), b takes over.
-    await sleep(LEASE + 100);
+    // Once a is gone (no renewals for a lease), its license and its membership run out: not
+    // before a full lease from its last renewal. Then b takes over at its next try.
+    const members = Object.values(await t.redis.hgetall("pinboard:{global}:members")).map((m) => JSON.parse(m) as { expiry: number });
+    expect(members).toHaveLength(1);
+    await until(async () => (await t.redis.get(LICENSE)) === null && (await t.redis.timeMs()) >= members[0]!.expiry, 30_000, 25);
+    expect(Date.now() - lastRenewal).toBeGreaterThanOrEqual(LEASE - 10);
     expect((await b.deps.fleet.refresh()).serving).toBe(true);
     expect((await a.deps.fleet.refresh()).serving).toBe(false);
+    expect(JSON.parse((await t.redis.get(LICENSE))!)).toEqual({ schema: 1, shards: 8, hostnameAware: false, epoch: 0 });
     await t.flush();
   });
 

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisDurabilityStore } from "../src/pinned/index.ts";
 import { durableStore } from "./support/durability.ts";
+import { freshGate } from "./support/gates.ts";
+import { HeldCounter } from "./support/held-instances.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
-import { Counter } from "./support/worker-fixtures.ts";
-import { startLocalWorker, type LocalWorker } from "./support/worker-harness.ts";
+import { Counter, Room, Slow } from "./support/worker-fixtures.ts";
+import { startLocalWorker, until, type LocalWorker } from "./support/worker-harness.ts";
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -16,7 +18,8 @@ const body = async (res: Response) => (await res.json()) as Record<string, any>;
 describe("epoch guard", () => {
   let w: LocalWorker;
   beforeAll(async () => {
-    w = await startLocalWorker();
+    // HeldCounter is the Counter plus a read-modify-write that waits for the test (…/held-increment).
+    w = await startLocalWorker({ namespaces: { "/counter": HeldCounter, "/room": Room, "/slow": Slow } });
   });
   afterAll(() => w.close());
 
@@ -54,9 +57,14 @@ describe("epoch guard", () => {
 
   it("fences a write still in flight at the old epoch once a higher epoch re-hydrated", async () => {
     await w.call("/counter/e4/increment", { method: "POST", epoch: "40" });
-    const slow = w.call("/counter/e4/slow-increment?ms=300", { method: "POST", epoch: "40" });
-    await new Promise((r) => setTimeout(r, 50));
+    // A write at epoch 40 that has read the count and is held before it stores count + 1 …
+    const held = freshGate("e4");
+    const slow = w.call(`/counter/e4/held-increment?gate=${held.name}`, { method: "POST", epoch: "40" });
+    await held.arrived(1);
+    // … while epoch 41 re-hydrates and writes …
     expect((await w.call("/counter/e4/increment", { method: "POST", epoch: "41" })).status).toBe(200);
+    // … then stores: fenced.
+    held.open();
     const late = await slow;
     expect(late.status).toBe(409);
     expect(await late.json()).toEqual({ detail: "stale placement epoch" });
@@ -168,7 +176,21 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
   });
 
   it("answers 200 {ok:true} once the instance is resident at that epoch", async () => {
-    const res = await w.call("/counter/k1/_wake", { method: "POST", epoch: "12" });
+    // Hydrating from Redis may outlast wakeWaitMs (100 ms) on a loaded machine: until then every
+    // wake answers 202 {activating:true}; the first other answer is 200 {ok:true}.
+    const wake = () => w.call("/counter/k1/_wake", { method: "POST", epoch: "12" });
+    const first = await until(async () => {
+      const res = await wake();
+      if (res.status === 202) {
+        expect(await res.json()).toEqual({ activating: true });
+        return null;
+      }
+      return res;
+    }, 10_000);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ ok: true });
+    // Resident now: a wake answers 200 at once, without waiting.
+    const res = await wake();
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true });
     expect(w.worker.instances()).toContainEqual({ ns: "/counter", id: "k1", epoch: "12" });
@@ -179,9 +201,17 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
     const first = await w.call("/slow/k2/_wake", { method: "POST", epoch: "12" });
     expect(first.status).toBe(202);
     expect(await first.json()).toEqual({ activating: true });
-    await new Promise((r) => setTimeout(r, 400));
-    const second = await w.call("/slow/k2/_wake", { method: "POST", epoch: "12" });
+    // Every wake answers 202 {activating:true} until the activation is done, then 200 {ok:true}.
+    const second = await until(async () => {
+      const res = await w.call("/slow/k2/_wake", { method: "POST", epoch: "12" });
+      if (res.status === 202) {
+        expect(await res.json()).toEqual({ activating: true });
+        return null;
+      }
+      return res;
+    }, 10_000);
     expect(second.status).toBe(200);
+    expect(await second.json()).toEqual({ ok: true });
     expect((await body(await w.call("/slow/k2", { epoch: "12" }))).ready).toBe(true);
   });
 

@@ -11,7 +11,10 @@ import { untilServed } from "./support/worker-pinboard.ts";
 
 /** Start, credential trouble and graceful shutdown against the real Pinboard Node entry. */
 
-const LEASE_MS = 3000;
+/**
+ * Long enough that the 403 test below keeps its session with seconds to spare: see there.
+ */
+const LEASE_MS = 6000;
 let fleet: Fleet;
 beforeAll(async () => {
   fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/counter": Counter } });
@@ -74,21 +77,28 @@ describe("a heartbeat answered 403", () => {
     const good = await fleet.pb.workerCredential();
     const otherAccount = await fleet.pb.workerCredential({}, { account: "someone-else" });
     let credential = good;
+    const logger = memoryLogger();
+    // The session must outlive the 403s: from the last renewal R it lives until R + LEASE_MS (6 s).
+    // The lease turns unhealthy at R + 2.5 s (heartbeats come every LEASE_MS / 3 = 2 s), the
+    // credential is good again right after, and the next heartbeat follows within one interval
+    // (the retry backoff is capped by it): renewed by R + 4.5 s, 1.5 s before the session would end.
     const worker = createWorker({
       pinboardUrl: fleet.pb.url,
       credential: () => credential,
       namespaces: { "/counter": Counter },
-      logger: memoryLogger(),
+      logger,
+      leaseUnhealthyAfterMs: 2500,
     });
     const listening = await worker.listen();
     try {
       await worker.start();
       const sessionId = worker.sessionId;
       credential = otherAccount;
-      await until(() => worker.stats().leaseHealthy === false, 5000);
+      await until(() => logger.lines.some((l) => l.includes("heartbeat failed") && l.includes("heartbeat: 403 forbidden")), 10_000);
+      await until(() => worker.stats().leaseHealthy === false, 10_000);
       expect(worker.sessionId).toBe(sessionId);
       credential = good;
-      await until(() => worker.stats().leaseHealthy === true, 5000);
+      await until(() => worker.stats().leaseHealthy === true, 10_000);
       expect(worker.sessionId).toBe(sessionId);
       expect(worker.stats().reregistrations).toBe(0);
     } finally {
@@ -130,13 +140,16 @@ describe("stop()", () => {
 
 describe("SIGTERM (handleShutdownSignals)", () => {
   it("drains, deregisters and exits 0", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/worker-main.ts"], {
+    // The worker of test/support/worker-main.ts plus /held, whose requests stay in flight until
+    // the test opens their gate (test/support/held-instances.ts).
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/held-worker-main.ts"], {
       cwd: fileURLToPath(new URL("../", import.meta.url)),
       env: {
         PATH: process.env.PATH ?? "",
         PINBOARD_URL: fleet.pb.url,
         CREDENTIAL: await fleet.pb.workerCredential(),
-        GRACE_MS: "5000",
+        // Far longer than the test: shutdown must wait for the request in flight, not give up on it.
+        GRACE_MS: "60000",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -144,20 +157,36 @@ describe("SIGTERM (handleShutdownSignals)", () => {
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const operator = await fleet.pb.operatorCredential();
+    const listed = async (sessionId: string) => {
+      const res = await fetch(`${fleet.pb.url}/registry/workers`, { headers: { authorization: `Bearer ${operator}` } });
+      const { workers } = (await res.json()) as { workers: Array<{ sessionId: string; draining: boolean }> };
+      return workers.find((w) => w.sessionId === sessionId);
+    };
     try {
       const line = await until(() => /ready (\{.*\})/.exec(out), 20_000);
       const { sessionId } = JSON.parse(line[1]!) as { sessionId: string };
       expect(await fleet.t.redis.client.hget(sessions, sessionId)).not.toBeNull();
       // A resident instance with a request in flight: shutdown waits for it (draining refuses
-      // only new activations).
-      // Workers of earlier tests in this file may still hold a lease while no longer listening:
-      // a placement there is answered 502 and released, and the retry lands elsewhere.
-      expect((await untilServed(`${fleet.pb.url}/counter/sig`)).status).toBe(200);
-      const slow = fetch(`${fleet.pb.url}/counter/sig/slow?ms=1500`, { method: "POST" });
-      await new Promise((r) => setTimeout(r, 500));
+      // only new activations). /held is served by this worker alone.
+      const status = async () => (await (await untilServed(`${fleet.pb.url}/held/sig`)).json()) as { waiting: number };
+      expect(await status()).toEqual({ waiting: 0, arrivals: 0, open: false });
+      const held = fetch(`${fleet.pb.url}/held/sig/hold`, { method: "POST" });
+      await until(async () => (await status()).waiting === 1, 10_000);
 
       child.kill("SIGTERM");
-      expect((await slow).status).toBe(200);
+      // The worker drains (Pinboard sees its flag) and then waits: the request is still in flight.
+      await until(async () => (await listed(sessionId))?.draining === true, 10_000);
+      expect(child.exitCode).toBeNull();
+      expect(await status()).toEqual({ waiting: 1, arrivals: 1, open: false });
+
+      // The resident instance still serves its placement while draining: let the request finish.
+      const open = await fetch(`${fleet.pb.url}/held/sig/open`, { method: "POST" });
+      expect(open.status).toBe(200);
+      expect(await open.json()).toEqual({ opened: true });
+      const finished = await held;
+      expect(finished.status).toBe(200);
+      expect(await finished.json()).toEqual({ released: true });
       expect(await exited).toBe(0);
       expect(out).toContain("deregistered");
       expect(await fleet.t.redis.client.hget(sessions, sessionId)).toBeNull();

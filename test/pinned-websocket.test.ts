@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { attestation, startLocalWorker, type LocalWorker } from "./support/worker-harness.ts";
+import { attestation, startLocalWorker, until, type LocalWorker } from "./support/worker-harness.ts";
 
 let w: LocalWorker;
 beforeAll(async () => {
@@ -67,8 +67,12 @@ describe("ctx.acceptWebSocket on Node", () => {
 
     alice.ws.close(1000, "bye");
     await alice.closed;
-    await new Promise((r) => setTimeout(r, 50));
-    expect(((await (await w.call("/room/r1", { epoch: "1" })).json()) as { sockets: number }).sockets).toBe(1);
+    // The instance drops alice's socket once the server side of the close is done: wait for that,
+    // not for a fixed time. Bob's stays.
+    const sockets = async () => ((await (await w.call("/room/r1", { epoch: "1" })).json()) as { sockets: number }).sockets;
+    await until(async () => (await sockets()) !== 2, 10_000);
+    expect(await sockets()).toBe(1);
+    expect(bob.ws.readyState).toBe(WebSocket.OPEN);
     bob.ws.close();
     await bob.closed;
   });

@@ -3,8 +3,11 @@
  * processes with a Redis durability store, and a client incrementing durable counters through
  * Pinboard without pause. The owner of some ids is killed with SIGKILL mid-traffic, then the
  * owner of the next ids. Checked:
+ *   - no id is re-placed before the dead owner's lease ended: its record's last expiry, followed
+ *     from before the kill until the check whether or not the record is pruned meanwhile;
  *   - the dead owner's ids answer from a live worker within the lease TTL plus one heartbeat
- *     interval (lease / 3) of the kill, plus a small margin for the client's retry;
+ *     interval (lease / 3) of the kill, plus a margin of seconds for the client's retry on a
+ *     loaded machine (the lease is long enough for that margin to mean something);
  *   - no (id, epoch) is ever answered by two workers, and the epochs one id answers at never go
  *     back (requests for one id are sequential);
  *   - no acknowledged increment is lost: acknowledged ≤ stored ≤ acknowledged + ambiguous, where
@@ -19,12 +22,16 @@ import { durableEnv } from "./support/durability.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";
 import { getRow } from "./support/rows.ts";
+import { until } from "./support/worker-harness.ts";
 import { spawnWorkerProcess, type WorkerProcess } from "./support/worker-process.ts";
 
-const LEASE = 2000;
+const LEASE = 3000;
 const HEARTBEAT = LEASE / 3;
-/** The client's retry pause and one request's round trip, on a loaded two-core CI machine. */
-const MARGIN = 400;
+/**
+ * A heartbeat already on its way at the kill (it renews the lease though its probe fails), the
+ * client's retry pause and one request's round trip, on a loaded two-core CI machine.
+ */
+const MARGIN = 2000;
 const IDS = Array.from({ length: 12 }, (_, i) => `k${i}`);
 
 let t: TestRedis;
@@ -168,32 +175,65 @@ const leaseEnd = async (w: WorkerProcess) => {
   return raw === null ? null : (JSON.parse(raw) as { expiry: number }).expiry;
 };
 
-/** Kills the live worker owning the most ids; returns its name, its ids, the kill time and its lease end then. */
-async function killBusiestOwner(exclude: Set<string>): Promise<{ victim: string; ids: string[]; killedAt: number; expiryAtKill: number | null }> {
+/**
+ * Follows a worker's record from now on and keeps the largest expiry it ever carried. After the
+ * worker's death that is the end of its lease, even once the record has been pruned (by any
+ * register, once expiry + lease < now): a record carries its last expiry for at least two leases
+ * (written at most a lease before that expiry, pruned a lease after it), and this polls every 10 ms.
+ */
+function followLease(w: WorkerProcess): { seen(): number | null; stop(): Promise<number | null> } {
+  let last: number | null = null;
+  let running = true;
+  const note = (expiry: number | null) => {
+    if (expiry !== null) last = Math.max(last ?? expiry, expiry);
+  };
+  const loop = (async () => {
+    while (running) {
+      note(await leaseEnd(w));
+      await sleep(10);
+    }
+  })();
+  return {
+    seen: () => last,
+    async stop() {
+      running = false;
+      await loop;
+      note(await leaseEnd(w));
+      return last;
+    },
+  };
+}
+
+/** Kills the live worker owning the most ids; returns its name, its ids, the kill time, its lease end then, and its lease followed. */
+async function killBusiestOwner(
+  exclude: Set<string>,
+): Promise<{ victim: string; ids: string[]; killedAt: number; expiryAtKill: number | null; lease: ReturnType<typeof followLease> }> {
   const owners = await ownersNow();
   const load = new Map<string, string[]>();
   for (const [id, name] of owners) if (!exclude.has(name)) load.set(name, [...(load.get(name) ?? []), id]);
   const [victim, ids] = [...load].sort((a, b) => b[1].length - a[1].length)[0]!;
+  const lease = followLease(workers.get(victim)!);
   const expiryAtKill = await leaseEnd(workers.get(victim)!);
   const killedAt = Date.now();
   await workers.get(victim)!.kill();
   exclude.add(victim);
-  return { victim, ids, killedAt, expiryAtKill };
+  return { victim, ids, killedAt, expiryAtKill, lease };
 }
 
 describe("worker death under traffic", () => {
   it("moves a killed owner's ids within lease + heartbeat, never serves one epoch twice, keeps every acknowledged increment", async () => {
     const traffic = new Traffic();
     traffic.start(IDS);
-    await sleep(1500);
-    // Every id placed and answering before the first kill.
+    // Every id placed and answering before the first kill (waited for, then a little traffic more).
+    await until(() => IDS.every((id) => (traffic.acked.get(id) ?? 0) > 0), 30_000);
+    await sleep(500);
     for (const id of IDS) expect(traffic.acked.get(id) ?? 0, `id ${id} answered before the kill`).toBeGreaterThan(0);
 
     const dead = new Set<string>();
     const moves: Array<{ victim: string; id: string; movedInMs: number; placedInMs: number; to: string }> = [];
     const leases: string[] = [];
     for (let round = 0; round < 2; round++) {
-      const { victim, ids, killedAt, expiryAtKill } = await killBusiestOwner(dead);
+      const { victim, ids, killedAt, expiryAtKill, lease } = await killBusiestOwner(dead);
       expect(ids.length).toBeGreaterThan(0);
       // Wait until every id of the victim answered from a live worker (bounded well past the claim).
       const deadline = killedAt + LEASE + HEARTBEAT + 5000;
@@ -202,8 +242,13 @@ describe("worker death under traffic", () => {
         if (pending.length === 0 || Date.now() > deadline) break;
         await sleep(25);
       }
-      const finalExpiry = await leaseEnd(workers.get(victim)!);
-      leases.push(`${victim}: lease ended ${expiryAtKill === null ? "?" : expiryAtKill - killedAt} ms after the kill (record now ${finalExpiry === null ? "gone" : finalExpiry - killedAt})`);
+      const recordNow = await leaseEnd(workers.get(victim)!);
+      // The victim's last lease end, whether or not its record has been pruned since.
+      const finalExpiry = await lease.stop();
+      expect(finalExpiry, `${victim}'s record was seen after its kill`).not.toBeNull();
+      leases.push(
+        `${victim}: lease ended ${expiryAtKill === null ? "?" : expiryAtKill - killedAt} ms after the kill as seen then, ${finalExpiry! - killedAt} ms at last (record now ${recordNow === null ? "gone" : "kept"})`,
+      );
       for (const id of ids) {
         const first = traffic.answers.find((a) => a.id === id && a.at > killedAt && a.worker !== victim);
         expect(first, `${id} of killed ${victim} answered by a live worker`).toBeDefined();
@@ -212,7 +257,7 @@ describe("worker death under traffic", () => {
         moves.push({ victim, id, movedInMs: first!.at - killedAt, placedInMs: placedAt - killedAt, to: first!.worker });
         expect(dead.has(first!.worker), `${id} answered by dead ${first!.worker}`).toBe(false);
         // Never re-placed while the dead owner's lease still ran (that would be two live owners).
-        if (finalExpiry !== null) expect(placedAt, `${id} re-placed before ${victim}'s lease ended`).toBeGreaterThanOrEqual(finalExpiry);
+        expect(placedAt, `${id} re-placed before ${victim}'s lease ended`).toBeGreaterThanOrEqual(finalExpiry!);
       }
       // The other ids kept answering while the victim's lease ran out.
       for (const id of IDS.filter((x) => !ids.includes(x))) {
