@@ -11,15 +11,18 @@ import { credential, startTestPinboard, type TestPinboard } from "./support/pinb
 import { startRedisCluster, type RedisCluster } from "./support/redis-cluster.ts";
 import { heartbeatBody, registerBody, registerOk } from "./support/registration.ts";
 import { getRow, putRow } from "./support/rows.ts";
+import { installStrictLua, SHEBANG, strictScript } from "./support/strict-lua.ts";
 
 /**
  * Pinboard on a real 3-primary Redis Cluster (redis-server --cluster-enabled, joined by
  * redis-cli --cluster create). The 16 buckets and the {global} slot spread over the three
  * primaries, so a script whose keys straddle two slots fails (Redis answers CROSSSLOT, or "non
  * local key" for an undeclared key of another node), and the request with it. Every script runs
- * at least once below; the last tests check the keys of every script call made in this process,
- * the script caches and command statistics of every node, and that the Lua only touches keys it
- * declares.
+ * at least once below. Every script runs in its strict variant (a `#!lua` shebang, see
+ * support/strict-lua.ts), in this process and in the spawned Pinboard process alike: Redis 7.0
+ * would otherwise let a script reach an undeclared key of another slot held by the same node.
+ * The last tests check the keys of every script call made in this process, and the script caches
+ * and command statistics of every node: every script ran, strictly, and no call was refused.
  */
 
 const keys = new Keys("pinboard:", 16);
@@ -28,6 +31,8 @@ const ENV = {
   PINBOARD_SWEEP_INTERVAL_MS: "3600000",
   PINBOARD_TRUSTED_PROXIES: "127.0.0.1",
 };
+/** The spawned Node entry runs strict scripts too (tsx first: the preload is TypeScript). */
+const STRICT_PROCESS = { NODE_OPTIONS: "--import tsx --import ./test/support/strict-lua-preload.ts" };
 
 let cluster: RedisCluster;
 let fleet: Fleet;
@@ -35,12 +40,14 @@ let pb: TestPinboard;
 let aware: TestPinboard;
 let worker: ChallengeServer;
 let token: string;
+/** In this process every script call runs strictly (installed before the spy, which sees the original scripts). */
+const restoreLua = installStrictLua();
 /** Every script call of the in-process Pinboards (and the sweep), with its keys. */
 const runs = vi.spyOn(TcpRedis.prototype, "run");
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ primaries: 3 });
-  fleet = await startFleet({ workers: 3, cluster, env: ENV });
+  fleet = await startFleet({ workers: 3, cluster, env: { ...ENV, ...STRICT_PROCESS } });
   await fleet.skipColdStart();
   // A second node of the same fleet, in-process (its deps drive the sweep), and a hostname-aware
   // fleet under its own prefix on the same cluster.
@@ -55,6 +62,8 @@ afterAll(async () => {
   await pb?.close();
   await fleet?.close();
   await cluster?.stop();
+  runs.mockRestore();
+  restoreLua();
 });
 
 const post = async (path: string, tok: string, body: unknown) => {
@@ -151,9 +160,15 @@ describe("registry flow on the cluster", () => {
   });
 
   it("the hostname-aware binding lookup runs in its own slot", async () => {
+    // No (hostname, ns) binding for nobody.example: the lookup (its own {global} slot of the
+    // "aware:" prefix) answers, and the refusal is the contract's no-hostname-workers, not a
+    // Redis failure such as 503 redis unavailable, retry.
     const res = await aware.call("GET", "/threads/some-id", { headers: { host: "nobody.example" } });
-    expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ error: expect.any(String) });
+    expect({ status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() }).toEqual({
+      status: 503,
+      retryAfter: "1",
+      body: { error: "no live workers for hostname" },
+    });
   });
 });
 
@@ -272,17 +287,25 @@ describe("one hash slot per script", () => {
     expect(seen.size).toBeGreaterThanOrEqual(15);
   });
 
-  it("every registered script ran on the cluster, and no script call was refused or failed", async () => {
+  it("every registered script ran on the cluster, strictly, and no script call was refused or failed", async () => {
     const scripts = registeredScripts();
     expect(scripts.length).toBeGreaterThanOrEqual(26);
     const primaries = (await cluster.primaries()).map((p) => p.node.port);
-    const cached = new Set<string>();
-    for (const port of primaries) {
-      const exists = (await cluster.command(port, "SCRIPT", "EXISTS", ...scripts.map((s) => s.sha))) as number[];
-      scripts.forEach((s, i) => exists[i] === 1 && cached.add(s.name));
-    }
+    const cachedOn = async (list: Array<{ name: string; sha: string }>) => {
+      const cached = new Set<string>();
+      for (const port of primaries) {
+        const exists = (await cluster.command(port, "SCRIPT", "EXISTS", ...list.map((s) => s.sha))) as number[];
+        list.forEach((s, i) => exists[i] === 1 && cached.add(s.name));
+      }
+      return cached;
+    };
     // A script is cached on a node only once it ran there by EVAL (Pinboard never SCRIPT LOADs).
-    expect(scripts.map((s) => s.name).filter((name) => !cached.has(name))).toEqual([]);
+    // Every script ran in its strict variant, so a key it reaches without declaring it (of another
+    // slot, even on the same node) would have failed the call, and the statistics below with it.
+    const strict = await cachedOn(scripts.map(strictScript));
+    expect(scripts.map((s) => s.name).filter((name) => !strict.has(name))).toEqual([]);
+    // And nothing ran in compatibility mode: not this process, not the spawned Node entry.
+    expect([...(await cachedOn(scripts))]).toEqual([]);
 
     const stats = { eval: { calls: 0, rejected: 0, failed: 0 }, evalsha: { calls: 0, rejected: 0, failed: 0 } };
     for (const port of primaries) {
@@ -309,31 +332,6 @@ describe("one hash slot per script", () => {
     expect(fleet.pb.output()).not.toMatch(/same slot|CROSSSLOT|non local key|redis unavailable|unhandled error/i);
   });
 
-  it("the Lua touches only the keys it declares (Redis 7.0 lets a script reach an undeclared key of another slot on the same node)", () => {
-    const helpers = new Map<string, number[]>(); // helper → positions of its key parameters
-    for (const { script } of registeredScripts()) {
-      for (const m of script.matchAll(/local function (\w+)\(([^)]*)\)/g)) {
-        const positions = m[2]!.split(",").flatMap((p, i) => (p.trim().endsWith("_key") ? [i] : []));
-        if (positions.length) helpers.set(m[1]!, positions);
-      }
-    }
-    const keyParams = /^(KEYS\[\w+\]|\w+_key)$/;
-    const bad: string[] = [];
-    for (const { name, script } of registeredScripts()) {
-      for (const m of script.matchAll(/redis\.call\('(\w+)'(?:,\s*([^,)]+))?/g)) {
-        if (m[1] === "TIME") continue;
-        if (!keyParams.test(m[2]?.trim() ?? "")) bad.push(`${name}: redis.call('${m[1]}', ${m[2]})`);
-      }
-      for (const [helper, positions] of helpers) {
-        for (const m of script.matchAll(new RegExp(`(?<!function )\\b${helper}\\(([^)]*)\\)`, "g"))) {
-          const args = m[1]!.split(",").map((a) => a.trim());
-          for (const p of positions) if (!keyParams.test(args[p] ?? "")) bad.push(`${name}: ${helper}(${m[1]})`);
-        }
-      }
-    }
-    expect(bad).toEqual([]);
-  });
-
   it("the cluster really refuses a script across two slots (so the checks above can fail)", async () => {
     const home = await cluster.ownerOf("pinboard:{0}:x");
     let elsewhere = 1;
@@ -341,6 +339,16 @@ describe("one hash slot per script", () => {
     const evalOn = (script: string, ...keyList: string[]) => cluster.command(home.port, "EVAL", script, String(keyList.length), ...keyList);
     await expect(evalOn("return redis.call('GET', KEYS[2])", "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`)).rejects.toThrow(/CROSSSLOT/);
     await expect(evalOn(`return redis.call('GET', 'pinboard:{${elsewhere}}:x')`, "pinboard:{0}:x")).rejects.toThrow(/non local key/);
+    // An undeclared key of another slot on the same node: Redis 7.0 lets a script without a
+    // shebang reach it, the strict variant every script above ran as is refused.
+    let sameNode = 1;
+    while ((await cluster.ownerOf(`pinboard:{${sameNode}}:x`)).port !== home.port) sameNode++;
+    const undeclared = `return redis.call('GET', 'pinboard:{${sameNode}}:x')`;
+    await expect(evalOn(undeclared, "pinboard:{0}:x")).resolves.toBeNull();
+    await expect(evalOn(SHEBANG + undeclared, "pinboard:{0}:x")).rejects.toThrow(/do not hash to the same slot/);
+    // Through the strict adapter Pinboard's calls go through, as a failed call.
+    const probe = { name: "undeclared-key-probe", script: undeclared, sha: "0".repeat(40) };
+    await expect(pb.deps.redis.run(probe, ["pinboard:{0}:x"], [])).rejects.toThrow(/do not hash to the same slot/);
     // Through the adapter Pinboard uses, too.
     await expect(fleet.t.redis.client.eval("return 1", 2, "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`)).rejects.toThrow(/CROSSSLOT/);
   });

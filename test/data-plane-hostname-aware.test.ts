@@ -6,6 +6,7 @@ import { Echo } from "./support/echo-instance.ts";
 import { startFleet, type Fleet, type FleetWorker } from "./support/fleet.ts";
 import { startTestPinboard } from "./support/pinboard-app.ts";
 import { rawRequest, type RawResponse } from "./support/raw-http.ts";
+import { heartbeatTap } from "./support/heartbeat-tap.ts";
 import { getRow, putRow } from "./support/rows.ts";
 import { memoryLogger, until } from "./support/worker-harness.ts";
 
@@ -159,7 +160,10 @@ describe("takeover between hostnames of one env", () => {
 
   it("wind_down: 503 takeover in progress with Retry-After = the fence; the owner gets a wind_down and the id moves", async () => {
     const log = memoryLogger();
-    const blue1 = await named("blue1.example", { env: "blue", takeover: "wind_down", logger: log });
+    // What the owner's heartbeats receive, recorded as they arrive (the owner acks a message on
+    // its next heartbeat, so the queue alone cannot prove the fence reached it).
+    const tap = heartbeatTap();
+    const blue1 = await named("blue1.example", { env: "blue", takeover: "wind_down", logger: log, fetch: tap.fetch });
     const blue2 = await named("blue2.example", { env: "blue", takeover: "wind_down" });
     const placed = await via("blue1.example", "/echo/moving");
     expect(placed.status).toBe(200);
@@ -174,11 +178,23 @@ describe("takeover between hostnames of one env", () => {
     expect(Number(row.expiry)).toBeGreaterThanOrEqual(before + LEASE);
     expect(Number(row.expiry)).toBeLessThanOrEqual(after + LEASE);
 
-    // The fence was queued to the owner as a wind_down control message …
+    // The fence was queued to the owner as a wind_down control message: whatever is still queued
+    // (the owner may have fetched and acked it already) carries the fence as its deadline …
     const queued = Object.values(await fleet.t.redis.hgetall(keys.queue(owner))).map((m) => JSON.parse(m) as Record<string, unknown>);
-    const orders = queued.filter((m) => m.type === "wind_down" && m.ns === "/echo" && m.id === "moving");
-    // (The owner may already have fetched and acked it on a heartbeat.)
-    if (orders.length) expect(orders[0]!.deadlineAt).toBe(Number(row.expiry));
+    expect(queued.map((m) => ({ ...m }))).toEqual(queued.map(() => ({ type: "wind_down", ns: "/echo", id: "moving", deadlineAt: Number(row.expiry) })));
+    // … and the owner's next heartbeat (every lease / 3) delivers it, with the deadline the fence
+    // leaves at peek time: ceil((fence - now) / 1000) seconds, now between the heartbeat's send
+    // and its answer. Unconditional: the tap saw it whether or not it is still queued.
+    await until(() => tap.delivered.some((m) => m.id === "moving"), 3 * (LEASE / 3) + 2000, 20);
+    const delivered = tap.delivered.filter((m) => m.id === "moving");
+    const order = delivered[0]!;
+    expect(order).toEqual({ msgId: expect.any(String), type: "wind_down", ns: "/echo", id: "moving", deadline: expect.any(Number), sentAt: expect.any(Number), receivedAt: expect.any(Number) });
+    expect(order.deadline!).toBeGreaterThanOrEqual(Math.max(0, Math.ceil((Number(row.expiry) - order.receivedAt) / 1000)) - 1);
+    expect(order.deadline!).toBeLessThanOrEqual(Math.ceil((Number(row.expiry) - order.sentAt) / 1000) + 1);
+    expect(order.deadline!).toBeLessThanOrEqual(LEASE / 1000);
+    // Re-deliveries (until the ack) are the same message; nothing else was sent about this id.
+    expect(new Set(delivered.map((m) => m.msgId)).size).toBe(1);
+    expect(tap.delivered.filter((m) => m.id !== "moving")).toEqual([]);
 
     // … a second request during the fence reports what is left of it and queues nothing new.
     const second = await via("blue2.example", "/echo/moving");

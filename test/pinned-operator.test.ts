@@ -33,14 +33,18 @@ afterAll(async () => {
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
-const op = async (path: string, body: unknown) =>
-  json(
-    await fetch(url(path), {
-      method: "POST",
-      headers: { authorization: `Bearer ${operator}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
+/** An operator call: its status and JSON body together, so every answer is asserted whole. */
+const op = async (path: string, body: unknown) => {
+  const res = await fetch(url(path), {
+    method: "POST",
+    headers: { authorization: `Bearer ${operator}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await json(res) };
+};
+const ok = (body: unknown) => ({ status: 200, body });
+/** A data-plane answer: status, Retry-After and JSON body. */
+const answer = async (res: Response) => ({ status: res.status, retryAfter: res.headers.get("retry-after"), body: await json(res) });
 const resident = (id: string) => w.worker.instances().find((i) => i.id === id);
 async function placedIds(): Promise<string[]> {
   const overview = await json(await fetch(url("/registry/overview?ns=/counter"), { headers: { authorization: `Bearer ${operator}` } }));
@@ -50,14 +54,21 @@ const queueLength = () => fleet.t.redis.client.hlen(new Keys("pinboard:", 16).qu
 
 describe("wind_down", () => {
   it("with a deadline: the worker acks, evicts at the deadline and releases its placement", async () => {
-    const placed = await json(await fetch(url("/counter/w1/increment"), { method: "POST" }));
+    const first = await answer(await fetch(url("/counter/w1/increment"), { method: "POST" }));
+    expect(first).toEqual({ status: 200, retryAfter: null, body: { count: 1, epoch: expect.stringMatching(/^\d+$/) } });
+    const placed = first.body;
     expect(await placedIds()).toContain("w1");
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w1", deadline: 1 })).toEqual({ queued: true });
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w1", deadline: 1 })).toEqual(ok({ queued: true }));
 
-    // Acked: Pinboard stops re-delivering. Until the deadline (max(1 s, lease)) it keeps serving.
+    // Acked: Pinboard stops re-delivering. Until the deadline (max(1 s, lease)) it keeps serving,
+    // the same activation at the same epoch.
     await until(async () => (await queueLength()) === 0, 5000);
-    expect(resident("w1")).toBeDefined();
-    expect((await fetch(url("/counter/w1"))).status).toBe(200);
+    expect(resident("w1")).toEqual({ ns: "/counter", id: "w1", epoch: placed.epoch });
+    expect(await answer(await fetch(url("/counter/w1")))).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { ns: "/counter", id: "w1", count: 1, memoryHits: 2, epoch: placed.epoch, path: "" },
+    });
 
     await until(() => resident("w1") === undefined, LEASE_MS + 3000);
     // Released (the row is deleted), not merely expired (an expired row stays until re-placed).
@@ -74,9 +85,9 @@ describe("wind_down", () => {
 
   it("with a null deadline: a pending wind-down is revoked", async () => {
     const placed = await json(await fetch(url("/counter/w2")));
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual({ queued: true });
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual(ok({ queued: true }));
     await until(async () => (await queueLength()) === 0, 5000);
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: null })).toEqual({ queued: true });
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: null })).toEqual(ok({ queued: true }));
     await until(async () => (await queueLength()) === 0, 5000);
 
     await new Promise((r) => setTimeout(r, 5000));
@@ -99,24 +110,29 @@ describe("GET /registry/stats", () => {
 
 describe("operator drain", () => {
   it("cordon (null deadline): the worker reports draining and refuses new activations; undrain lifts it", async () => {
-    await fetch(url("/counter/d0"));
-    expect(await op("/registry/drain", { clientId: "op-worker", deadline: null })).toEqual({ drained: true });
+    const held = await answer(await fetch(url("/counter/d0")));
+    expect(held).toMatchObject({ status: 200, body: { memoryHits: 1, epoch: expect.stringMatching(/^\d+$/) } });
+    expect(await op("/registry/drain", { clientId: "op-worker", deadline: null })).toEqual(ok({ drained: true }));
     await until(() => w.worker.draining, 5000);
-    expect((await fetch(url("/counter/d0"))).status).toBe(200);
-    const refused = await fetch(url("/counter/d-new"));
-    expect(refused.status).toBe(503);
-    await refused.arrayBuffer();
+    // An existing placement still routes to the cordoned worker, at its epoch …
+    expect(await answer(await fetch(url("/counter/d0")))).toMatchObject({ status: 200, body: { memoryHits: 2, epoch: held.body.epoch } });
+    // … a new one has no candidate left (the only worker is draining): the contract's refusal.
+    expect(await answer(await fetch(url("/counter/d-new")))).toEqual({
+      status: 503,
+      retryAfter: "1",
+      body: { error: "no live backends for namespace" },
+    });
+    expect(await placedIds()).not.toContain("d-new");
 
-    expect(await op("/registry/undrain", { clientId: "op-worker" })).toEqual({ revoked: true });
+    expect(await op("/registry/undrain", { clientId: "op-worker" })).toEqual(ok({ revoked: true }));
     await until(() => !w.worker.draining, 5000);
     expect((await untilServed(url("/counter/d-new"))).status).toBe(200);
   });
 
   it("timed: every instance is wound down and released at the deadline", async () => {
-    await fetch(url("/counter/t1"));
-    await fetch(url("/counter/t2"));
+    for (const id of ["t1", "t2"]) expect((await answer(await fetch(url(`/counter/${id}`)))).status).toBe(200);
     expect(w.worker.instances().length).toBeGreaterThanOrEqual(2);
-    expect(await op("/registry/drain", { clientId: "op-worker", deadline: 1 })).toEqual({ drained: true });
+    expect(await op("/registry/drain", { clientId: "op-worker", deadline: 1 })).toEqual(ok({ drained: true }));
     await until(() => w.worker.draining, 5000);
     await until(() => w.worker.instances().length === 0, LEASE_MS + 4000);
   });

@@ -79,9 +79,13 @@ describe("POST /registry/release", () => {
       expect(await json(res)).toEqual(error);
       expect(await t.snapshot()).toEqual(before);
     }
+    // A credential whose claims no longer cover the record: 403 forbidden, nothing released.
     const narrow = await credential("pinboard:worker", { namespaces: ["/rooms"] }, { sub: "w", account: "acme" });
+    const before = await t.snapshot();
     const res = await pb.call("POST", "/registry/release", { token: narrow, body: [{ sessionId, namespace: "/threads", id: "keep", epoch: "7" }] });
-    expect(res.status).toBe(403);
+    expect({ status: res.status, body: await json(res) }).toEqual({ status: 403, body: { error: "forbidden" } });
+    expect(await t.snapshot()).toEqual(before);
+    expect(await getRow(t, "/threads", "keep")).toMatchObject({ sessionId, epoch: "7" });
   });
 
   it("works for an expired session that is not yet pruned (release skips the expiry check)", async () => {
@@ -110,10 +114,17 @@ describe("POST /registry/tag", () => {
     expect(await call("42", "line\nbreak")).toEqual({ tagged: true });
     expect(await getRow(t, "/threads", "t1")).toEqual({ sessionId, epoch: "42", expiry: "", hostname: "", tag: "line\nbreak" });
     expect(await json(await pb.call("POST", "/registry/tag", { token, body: { sessionId, namespace: "/threads", id: "nope", epoch: "42", tag: "x" } }))).toEqual({ tagged: false });
+    // Refusals answer the contract's body and leave the keyspace (the row's tag too) as it was.
+    const before = await t.snapshot();
     const ghost = await pb.call("POST", "/registry/tag", { token, body: { sessionId: "ghost", namespace: "/threads", id: "t1", epoch: "42", tag: "x" } });
-    expect(ghost.status).toBe(409);
+    expect({ status: ghost.status, body: await json(ghost) }).toEqual({ status: 409, body: { error: "unknown session", reregister: true } });
     const foreign = await pb.call("POST", "/registry/tag", { token: otherAccount, body: { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" } });
-    expect(foreign.status).toBe(403);
+    expect({ status: foreign.status, body: await json(foreign) }).toEqual({ status: 403, body: { error: "forbidden" } });
+    const narrow = await credential("pinboard:worker", { namespaces: ["/rooms"] }, { sub: "w", account: "acme" });
+    const outside = await pb.call("POST", "/registry/tag", { token: narrow, body: { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" } });
+    expect({ status: outside.status, body: await json(outside) }).toEqual({ status: 403, body: { error: "forbidden" } });
+    expect(await t.snapshot()).toEqual(before);
+    expect((await getRow(t, "/threads", "t1"))!.tag).toBe("line\nbreak");
   });
 });
 
@@ -142,8 +153,11 @@ describe("accounts", () => {
   it("a credential whose claims no longer cover the record is 403 on heartbeat", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
     const narrow = await credential("pinboard:worker", { namespaces: ["/rooms"] }, { sub: "w", account: "acme" });
+    const before = await t.snapshot();
     const res = await pb.call("POST", "/registry/heartbeat", { token: narrow, body: heartbeatBody(worker, sessionId) });
-    expect(res.status).toBe(403);
+    expect({ status: res.status, body: await json(res) }).toEqual({ status: 403, body: { error: "forbidden" } });
+    // Refused before the lease is renewed: the record and its mirrors are untouched.
+    expect(await t.snapshot()).toEqual(before);
   });
 });
 

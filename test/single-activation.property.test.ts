@@ -124,6 +124,15 @@ const REGRESSION_CASES: Action[][] = [
 
 const NUM_RUNS = Number(process.env.PINBOARD_PROPERTY_RUNS ?? 40);
 const TIME_BUDGET_MS = Number(process.env.PINBOARD_PROPERTY_BUDGET_MS ?? 40_000);
+/**
+ * Floors the random search must reach, so that a loaded machine (the time budget cutting the
+ * search short) fails the test instead of passing a near-empty run: half the runs asked for, and
+ * as many distinct interleavings of concurrent pairs ("register → heartbeat": the kinds of the two
+ * actions, in the serial order that explained their answers). A run holds two to three pairs of
+ * 9 × 9 possible directed kinds: 40 runs executed 41–53 distinct ones, 20 runs 23–39.
+ */
+const MIN_RUNS = Number(process.env.PINBOARD_PROPERTY_MIN_RUNS ?? Math.ceil(NUM_RUNS / 2));
+const MIN_INTERLEAVINGS = Number(process.env.PINBOARD_PROPERTY_MIN_INTERLEAVINGS ?? MIN_RUNS);
 const SEED = process.env.PINBOARD_PROPERTY_SEED ? Number(process.env.PINBOARD_PROPERTY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 
 // ── generators ─────────────────────────────────────────────────────────────────────────────
@@ -241,6 +250,8 @@ const actions = fc
 
 let world: World;
 let ctx: StepContext;
+/** Distinct interleavings of concurrent pairs executed (and explained), as "first → second" action kinds. */
+const interleavings = new Set<string>();
 /** Epoch history carried from run to run: (b) holds across the whole file, not only within a run. */
 let carry: Pick<Model, "maxEpoch" | "epochOwner"> = { maxEpoch: {}, epochOwner: {} };
 
@@ -294,6 +305,8 @@ async function runStep(m: Model, a: Action): Promise<Model> {
         for (const [p, o] of order) step(c, p, o, ctx);
         compareWorld(c, ws, ctx);
         count(order[0][0] === p1 ? "pair: first order" : "pair: second order");
+        // The interleaving that ran, as the serial order that explains it.
+        interleavings.add(`${order[0][0].k} → ${order[1][0].k}`);
         return c;
       } catch (err) {
         errors.push(err);
@@ -356,7 +369,10 @@ describe("single activation", () => {
   }, 60_000);
 
   it("holds over random interleavings of registry, placement, clock and Redis restarts", async () => {
-    console.log(`single-activation: seed ${SEED} (replay with PINBOARD_PROPERTY_SEED=${SEED}), ${NUM_RUNS} runs`);
+    // Count what this search executes, not what the replays above did.
+    interleavings.clear();
+    for (const key of Object.keys(stats)) delete stats[key];
+    console.log(`single-activation: seed ${SEED} (replay with PINBOARD_PROPERTY_SEED=${SEED}), ${NUM_RUNS} runs, at least ${MIN_RUNS} runs and ${MIN_INTERLEAVINGS} interleavings`);
     const details = await fc.check(property, {
       seed: SEED,
       numRuns: NUM_RUNS,
@@ -364,8 +380,11 @@ describe("single activation", () => {
     });
     console.log(`single-activation: ${details.numRuns} run(s) in budget${details.interrupted ? " (interrupted by the time budget)" : ""}`);
     console.log(`single-activation: exercised ${show(Object.fromEntries(Object.entries(stats).sort()))}`);
+    console.log(`single-activation: ${interleavings.size} distinct interleavings: ${[...interleavings].sort().join(", ")}`);
     expect(details.failed, report(details)).toBe(false);
-    expect(details.numRuns).toBeGreaterThan(0);
+    const thin = `a near-empty search (seed ${SEED}${details.interrupted ? `, cut short by the ${TIME_BUDGET_MS} ms budget: a loaded machine?` : ""})`;
+    expect(details.numRuns, `only ${details.numRuns} run(s): ${thin}`).toBeGreaterThanOrEqual(MIN_RUNS);
+    expect(interleavings.size, `only ${interleavings.size} distinct interleavings: ${thin}`).toBeGreaterThanOrEqual(MIN_INTERLEAVINGS);
   }, TIME_BUDGET_MS + 80_000);
 });
 
@@ -416,6 +435,52 @@ describe("single activation: minimal reproductions", () => {
       node.deps.redis.hget = original;
     }
   });
+
+  // seen once by the random search as "tag by a session without a record: expected 409, got 200
+  // {tagged:false}": a tag (or release) read the session's record, then the worker re-registered
+  // and reclaimed the row for its new session (dropping the old record), then the tag's
+  // compare-and-set missed. No serial order answers that: before the re-register the tag hits,
+  // after it the session has no record (409). Fixed in release.ts: a miss re-reads the record.
+  for (const route of ["tag", "release"] as const) {
+    it(`a ${route} racing its worker's re-register that reclaims the row answers as one of the two orders`, async () => {
+      await world.flush();
+      await endColdStart(world);
+      const first = await register(0);
+      const placed = await resolveOn(0, "a");
+      expect(placed.sessionId).toBe(first.sessionId);
+      const node = world.nodes[1];
+      const redis = node.deps.redis;
+      const originals = { run: redis.run.bind(redis), runMany: redis.runMany.bind(redis) };
+      let second: { sessionId: string } | undefined;
+      // Interleave deterministically: the re-register (reclaiming "a") runs after the route read
+      // the session's record and before its compare-and-set.
+      const race = async (name: string) => {
+        if (second || name !== (route === "tag" ? "tag-row" : "release-row")) return;
+        second = await register(0, { prevSessionId: first.sessionId, instances: { [NS]: ["a"] } });
+      };
+      redis.run = async (script, keyList, args) => {
+        await race(script.name);
+        return originals.run(script, keyList, args);
+      };
+      redis.runMany = async (calls) => {
+        await race(calls[0]?.script.name ?? "");
+        return originals.runMany(calls);
+      };
+      let res: Response;
+      try {
+        const row = { sessionId: first.sessionId, namespace: NS, id: "a", epoch: placed.epoch };
+        res = await node.call("POST", `/registry/${route}`, { token: world.workerToken, body: route === "tag" ? { ...row, tag: "t1" } : [row] });
+      } finally {
+        redis.run = originals.run;
+        redis.runMany = originals.runMany;
+      }
+      expect(second).toBeDefined();
+      expect({ status: res.status, body: await res.json() }).toEqual({ status: 409, body: { error: "unknown session", reregister: true } });
+      // The row went to the new session at its epoch, untagged and unreleased.
+      const raw = await world.admin.hget(keys.placements(world.bucketOf.get("a")!, "*", NS), "a");
+      expect(raw?.split("\n")).toEqual([second!.sessionId, placed.epoch, "", "", ""]);
+    });
+  }
 
   it("a cordon applied while the worker's heartbeat is in flight is not undone in the bucket mirrors", async () => {
     await world.flush();

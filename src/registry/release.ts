@@ -1,9 +1,10 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
+import { unknownSession } from "../errors.ts";
 import { releaseRow, tagRow } from "../redis/scripts/index.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
 import type { ReleaseBody, TagBody } from "./schemas.ts";
-import { checkRowNamespace, ownedSession } from "./sessions.ts";
+import { checkRowNamespace, ownedSession, readSession } from "./sessions.ts";
 
 /**
  * Resolves and checks every session a row operation names before anything is written, so a
@@ -45,7 +46,9 @@ export async function release(deps: AppDeps, principal: Principal, items: Releas
     })),
   );
   const replies = await deps.redis.runMany(calls);
-  return { released: replies.reduce<number>((sum, r) => sum + Number(r), 0) };
+  const released = replies.reduce<number>((sum, r) => sum + Number(r), 0);
+  if (released === 0) await assertStillRecorded(deps, owners.keys());
+  return { released };
 }
 
 /** POST /registry/tag: compare-and-set of the placement's owner tag. */
@@ -53,5 +56,20 @@ export async function tag(deps: AppDeps, principal: Principal, body: TagBody): P
   const owners = await rowOwners(deps, principal, [body]);
   const key = await rowKey(deps, owners.get(body.sessionId)!, body.namespace, body.id);
   const reply = await deps.redis.run(tagRow, [key], [body.sessionId, body.id, body.epoch, body.tag]);
-  return { tagged: Number(reply) === 1 };
+  const tagged = Number(reply) === 1;
+  if (!tagged) await assertStillRecorded(deps, [body.sessionId]);
+  return { tagged };
+}
+
+/**
+ * After a compare-and-set that changed nothing: the session's record was read before the row was
+ * compared (they live in different hash slots, so no one script can do both), and a re-register
+ * reclaiming the row for a new session, a deregister or a voided heartbeat may have dropped it in
+ * between. Answering "false" then would fit no serial order (before the drop the row still
+ * matched, after it the session has no record), so read the record again: gone now, the answer
+ * is 409 unknown session, as if the operation came after the drop (it wrote nothing). A record
+ * never comes back once dropped, so one still there was there when the row was compared.
+ */
+async function assertStillRecorded(deps: AppDeps, sessionIds: Iterable<string>): Promise<void> {
+  for (const sessionId of sessionIds) if ((await readSession(deps, sessionId)) === null) throw unknownSession();
 }
