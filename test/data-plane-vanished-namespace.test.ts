@@ -6,6 +6,7 @@ import { Keys, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "./support/redis.ts";
 import { getRow } from "./support/rows.ts";
+import { registerOverHttp } from "./support/register-over-http.ts";
 
 /**
  * In-band refusal: "answers with that refusal's string on a refusal from the re-resolve, 404
@@ -68,25 +69,7 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const challenge = randomBytes(8).toString("hex");
-  challenges.set(challenge, `v-${challenge}`);
-  const res = await fetch(`${pinboardUrl}/registry/register`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      clientId: `leaving-${challenge}`,
-      secret,
-      namespaces: [namespace],
-      advertiseUrl: url,
-      headroom: 100,
-      draining: false,
-      challenge,
-      challengeValue: `v-${challenge}`,
-    }),
-  });
-  const body = (await res.json()) as { sessionId?: string };
-  if (res.status !== 200 || !body.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
-  sessionId = body.sessionId;
+  sessionId = await registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "leaving" });
 
   return {
     url,

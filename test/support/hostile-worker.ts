@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { registerOverHttp } from "./register-over-http.ts";
 
 /**
  * A worker that misbehaves on purpose, for the tests that every forward settles. It answers the
@@ -51,27 +52,8 @@ export async function startHostileWorker(): Promise<HostileWorker> {
     url,
     seen,
     open: () => connections,
-    async register(pinboardUrl, token, namespace) {
-      const challenge = randomBytes(8).toString("hex");
-      challenges.set(challenge, `v-${challenge}`);
-      const res = await fetch(`${pinboardUrl}/registry/register`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          clientId: `hostile-${challenge}`,
-          secret,
-          namespaces: [namespace],
-          advertiseUrl: url,
-          headroom: 100,
-          draining: false,
-          challenge,
-          challengeValue: `v-${challenge}`,
-        }),
-      });
-      const body = (await res.json()) as { sessionId?: string };
-      if (res.status !== 200 || !body.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
-      return body.sessionId;
-    },
+    register: (pinboardUrl, token, namespace) =>
+      registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "hostile" }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
