@@ -140,9 +140,9 @@ describe("stop()", () => {
 
 describe("SIGTERM (handleShutdownSignals)", () => {
   it("drains, deregisters and exits 0", async () => {
-    // The worker of test/support/worker-main.ts plus /held, whose requests stay in flight until
-    // the test opens their gate (test/support/held-instances.ts).
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/held-worker-main.ts"], {
+    // A worker process with /held, whose requests stay in flight until the test opens their
+    // gate (test/support/held-instances.ts).
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/worker-main.ts"], {
       cwd: fileURLToPath(new URL("../", import.meta.url)),
       env: {
         PATH: process.env.PATH ?? "",

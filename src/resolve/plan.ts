@@ -26,22 +26,13 @@ export interface ForwardPlan {
  * else data-plane passport), the Host header and binding lookup in hostname-aware mode, the
  * caller's scope, and the affinity preference.
  */
-export async function planForward(
-  deps: AppDeps,
-  request: Request,
-  url: URL,
-  path: DataPath,
-  peer: string,
-  affinityKey: AffinityKey,
-): Promise<ForwardPlan> {
-  try {
-    return await plan(deps, request, url, path, peer, affinityKey);
-  } catch (err) {
-    // Refusals decided before the script (not-serving, and the binding lookup's) count as
-    // resolutions like the script's own; the placement loop counts those.
-    if (err instanceof Refusal) deps.metrics.resolution(err.outcome);
+export function planForward(...args: Parameters<typeof plan>): Promise<ForwardPlan> {
+  // Refusals decided before the script (not-serving, and the binding lookup's) count as
+  // resolutions like the script's own; the placement loop counts those.
+  return plan(...args).catch((err: unknown) => {
+    if (err instanceof Refusal) args[0].metrics.resolution(err.outcome);
     throw err;
-  }
+  });
 }
 
 async function plan(
