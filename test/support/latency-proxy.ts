@@ -14,12 +14,28 @@ export interface LatencyProxy {
 export async function startLatencyProxy(targetPort: number, delayMs = 0): Promise<LatencyProxy> {
   const sockets = new Set<Socket>();
   const state = { delayMs };
-  const pipe = (from: Socket, to: Socket) =>
-    from.on("data", (chunk) => {
-      const send = () => to.writable && to.write(chunk);
-      if (state.delayMs > 0) setTimeout(send, state.delayMs);
-      else send();
+  // Each direction is a FIFO: a chunk leaves at its own due time or after the chunk before it,
+  // whichever is later, so lowering delayMs while bytes are in flight never reorders them.
+  const pipe = (from: Socket, to: Socket) => {
+    const queue: Array<{ chunk: Buffer; due: number }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.due <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (to.writable) to.write(chunk);
+      }
+      if (queue.length > 0) timer = setTimeout(flush, Math.max(0, queue[0]!.due - Date.now()));
+    };
+    from.on("data", (chunk: Buffer) => {
+      const due = Math.max(Date.now() + state.delayMs, queue.at(-1)?.due ?? 0);
+      queue.push({ chunk, due });
+      if (timer === undefined) {
+        if (queue.length === 1 && due <= Date.now()) flush();
+        else timer = setTimeout(flush, Math.max(0, queue[0]!.due - Date.now()));
+      }
     });
+  };
   const server: Server = createServer((client) => {
     const upstream = createConnection({ port: targetPort, host: "127.0.0.1" });
     for (const s of [client, upstream]) {
