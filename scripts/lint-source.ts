@@ -46,14 +46,14 @@ function expectMatch(file: string, pattern: RegExp, what: string): void {
 }
 
 // 1. Which comparison each secret goes through.
-expectMatch("resolve/caller.ts", /constantTimeEqual\(secret, record\.secret\)/, "the caller's session secret is not compared with constantTimeEqual");
+expectMatch("data-plane/caller.ts", /constantTimeEqual\(secret, record\.secret\)/, "the caller's session secret is not compared with constantTimeEqual");
 expectMatch("pinned/attestation-guard.ts", /return secretsEqual\(given, this\.secret\)/, "the proxy secret is not compared with secretsEqual");
 expectMatch("auth/attestation.ts", /crypto\.subtle\.verify\(\s*"HMAC"/, "attestations are not verified with crypto.subtle.verify");
 // Passport's HS256 goes through jose with a Web Crypto HMAC key (verify, never a string compare).
 expectMatch("auth/passport.ts", /\["verify"\]/, "Passport's HMAC key is not a verify key");
 
 // 2. The helpers' shape: hash both, fold every byte, never leave the loop early.
-for (const [file, name] of [["resolve/constant-time.ts", "constantTimeEqual"], ["pinned/challenge.ts", "secretsEqual"]] as const) {
+for (const [file, name] of [["data-plane/constant-time.ts", "constantTimeEqual"], ["pinned/challenge.ts", "secretsEqual"]] as const) {
   const text = source(file);
   const start = text.indexOf(`export async function ${name}`);
   if (start < 0) {

@@ -23,7 +23,7 @@
  * The last line is always `SOAK SUMMARY result=PASS|FAIL …`.
  */
 import { parseSoakArgs, type SoakArgs } from "./soak/args.ts";
-import { hasWebSocketProxySource, sleep, SoakCluster } from "./soak/cluster.ts";
+import { sleep, SoakCluster } from "./soak/cluster.ts";
 import { SoakStats } from "./soak/stats.ts";
 import { probeWebSockets, Traffic } from "./soak/traffic.ts";
 
@@ -47,10 +47,6 @@ async function main(args: SoakArgs): Promise<number> {
     log(`soak: pinboard pid ${cluster.pid} at ${cluster.url}, redis ${cluster.redis.url}`);
 
     let webSockets = !args.noWebSockets;
-    if (webSockets && !hasWebSocketProxySource()) {
-      log("soak: note: this checkout's Node entry has no WebSocket proxy (src/node/ws-proxy.ts); WebSocket sessions skipped");
-      webSockets = false;
-    }
 
     // Warm-up, not measured: touch every bucket (the cold-start quarantine is one lease per
     // bucket from its first resolve), then wait until the hot ids are placed.

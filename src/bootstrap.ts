@@ -9,7 +9,6 @@ import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
 import { GuardedRedis } from "./redis/guarded.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
-import { fetchCaller, type CallWorker } from "./resolve/worker-call.ts";
 
 export interface BootstrapOptions {
   config: Config;
@@ -17,7 +16,6 @@ export interface BootstrapOptions {
   runtime: RuntimeInfo;
   fetch?: typeof fetch;
   /** The forward's call to a worker; defaults to `fetch` with an AbortController. */
-  callWorker?: CallWorker;
   log?: Logger;
   now?: () => number;
   /** Extra metrics (the Node entry's Prometheus registry). */
@@ -39,6 +37,5 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
   const durable = { redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis, keys: new DurableKeys(config.durable.prefix) };
-  const callWorker = options.callWorker ?? fetchCaller(fetchImpl);
-  return { config, redis, keys, now, fetch: fetchImpl, callWorker, log, passport, fleet, runtime, metrics, counters, durable };
+  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
 }

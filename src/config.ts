@@ -50,9 +50,19 @@ const url = (kind: "redis" | "http") =>
     error: kind === "redis" ? "expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" : "expected an http:// or https:// URL",
   });
 
+/** More processes than this is a typo, not a machine. */
+const MAX_PROCESSES = 1024;
+
 export const configSchema = z.object({
   PORT: int(0, 65535).default(8787),
   HOST: z.string().trim().min(1, "expected a listen address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
+  PINBOARD_PROCESSES: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => v === "auto" || (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_PROCESSES), `expected an integer from 1 to ${MAX_PROCESSES} or auto`)
+    .transform((v): number | "auto" => (v === "auto" ? "auto" : Number(v)))
+    .default(1),
   REDIS_URL: url("redis").optional(),
   REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort).min(1, "expected host:port,host:port")).optional(),
   UPSTASH_REDIS_REST_URL: url("http").optional(),
@@ -113,6 +123,8 @@ export type RawConfig = z.infer<typeof configSchema>;
 export interface Config {
   port: number;
   host: string;
+  /** Node: processes serving the port; "auto" is one per CPU, which only the Node entry can count. */
+  processes: number | "auto";
   redis: {
     url?: string;
     clusterNodes?: string[];
@@ -221,6 +233,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
   return {
     port: raw.PORT,
     host: raw.HOST,
+    processes: raw.PINBOARD_PROCESSES,
     redis: {
       url: raw.REDIS_URL,
       clusterNodes: raw.REDIS_CLUSTER_NODES,

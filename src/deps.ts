@@ -6,7 +6,6 @@ import type { HealthCounters, MetricsSink } from "./metrics/sink.ts";
 import type { DurableKeys } from "./pinned/durable-keys.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
-import type { CallWorker } from "./resolve/worker-call.ts";
 
 /** What the runtime can tell about itself (Node has RSS; Workers does not). */
 export interface RuntimeInfo {
@@ -24,7 +23,6 @@ export interface AppDeps {
   now: () => number;
   fetch: typeof fetch;
   /** How a forward calls a worker (fetch with an AbortController unless the entry has better). */
-  callWorker: CallWorker;
   log: Logger;
   passport: Passport;
   fleet: Fleet;

@@ -47,30 +47,58 @@ export interface ErrorLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** An answer Pinboard gives itself, in a form every runtime writes directly. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  /** null: no body at all (the data plane's empty 502). */
+  body: string | null;
+}
+
+/** Where an error happened, for the log line of a 500 or a Redis outage. */
+export interface ErrorSite {
+  method: string;
+  path: string;
+}
+
 /**
  * The one error handler: a PinboardError renders as itself, Redis being unreachable as 503
- * `redis unavailable, retry`, anything else as a logged 500.
+ * `redis unavailable, retry`, anything else as a logged 500. Both entries and both data-plane
+ * paths (HTTP and upgrades) answer through it.
  */
-export function renderError(err: unknown, c: Context, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Response {
-  if (err instanceof PinboardError) return errorResponse(err);
+export function errorAnswer(err: unknown, site: ErrorSite, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Answer {
+  if (err instanceof PinboardError) return answerOf(err);
   if (err instanceof RedisUnavailableError) {
-    log.warn("redis unavailable", { path: new URL(c.req.url).pathname, error: err.message });
-    return errorResponse(PinboardError.refusal("redis unavailable, retry"));
+    log.warn("redis unavailable", { path: site.path, error: err.message });
+    return answerOf(PinboardError.refusal("redis unavailable, retry"));
   }
-  log.error("unhandled error", {
-    method: c.req.method,
-    path: new URL(c.req.url).pathname,
-    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-  });
-  return errorResponse(PinboardError.of(500, "internal error"));
+  log.error("unhandled error", { method: site.method, path: site.path, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return answerOf(PinboardError.of(500, "internal error"));
+}
+
+/** errorAnswer for a Hono route, as a Response. */
+export function renderError(err: unknown, c: Context, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Response {
+  return answerResponse(errorAnswer(err, { method: c.req.method, path: new URL(c.req.url).pathname }, log));
+}
+
+/** The answer a PinboardError renders as: JSON, or text/plain for the data plane's text bodies. */
+export function answerOf(err: PinboardError): Answer {
+  const isText = typeof err.body === "string";
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(err.headers)) headers[name.toLowerCase()] = value;
+  headers["content-type"] = isText ? "text/plain; charset=utf-8" : "application/json";
+  return { status: err.status, headers, body: isText ? (err.body as string) : JSON.stringify(err.body) };
+}
+
+/** A plain-text answer of the data plane's own (502 bad gateway, 504 upstream timeout), or an empty one. */
+export function textAnswer(status: number, body: string | null): Answer {
+  return { status, headers: body === null ? {} : { "content-type": "text/plain; charset=utf-8" }, body };
+}
+
+export function answerResponse(answer: Answer): Response {
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }
 
 export function errorResponse(err: PinboardError): Response {
-  const isText = typeof err.body === "string";
-  const headers = new Headers(err.headers);
-  headers.set("content-type", isText ? "text/plain; charset=utf-8" : "application/json");
-  return new Response(isText ? (err.body as string) : JSON.stringify(err.body), {
-    status: err.status,
-    headers,
-  });
+  return answerResponse(answerOf(err));
 }

@@ -1,25 +1,28 @@
-import { serve } from "@hono/node-server";
-import type { Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import cluster from "node:cluster";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
 import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
-import { ConfigError, parseConfig, type Config } from "./config.ts";
+import { parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { describeDevPassport, describeMinting, mintDevPassport } from "./node/dev-credentials.ts";
-import { createNodeTransport } from "./node/http-transport.ts";
-import { nodeClientLink } from "./node/client-link.ts";
 import { probeRedis, redisFromConfig } from "./node/redis-from-config.ts";
 import { startSweeperTimer } from "./node/sweeper-timer.ts";
 import { PrometheusMetrics } from "./node/metrics.ts";
-import { mountMetricsRoute } from "./node/metrics-route.ts";
-import { WebSocketProxy } from "./node/ws-proxy.ts";
+import { mountMetricsRoute, type MetricsSource } from "./node/metrics-route.ts";
+import { clusterMetricsSource } from "./node/cluster-metrics.ts";
+import { processCount, runProcessCluster } from "./node/process-cluster.ts";
+import { describeStartFailure, runProcessWorker, SHUTDOWN_GRACE_MS } from "./node/process-worker.ts";
+import { NodeDataPlane } from "./node/data-plane/server.ts";
 
 /** How long an idle client connection is kept (announced as Keep-Alive: timeout=65). */
 const CLIENT_KEEP_ALIVE_MS = 65_000;
 
 /**
  * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
- * through the data plane (src/node/ws-proxy.ts), TCP Redis (or a private redis-server when
+ * through the data plane (src/node/data-plane/), TCP Redis (or a private redis-server when
  * REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
  */
 export interface RunningPinboard {
@@ -35,6 +38,11 @@ export interface StartNodeOptions {
    * its working directory.
    */
   devKeyDir?: string;
+  /**
+   * What GET /metrics serves, given this process's registry (default: that registry). A process
+   * of PINBOARD_PROCESSES > 1 passes clusterMetricsSource: the aggregate of every process.
+   */
+  metricsSource?: (local: Registry) => MetricsSource;
 }
 
 export async function startNode(env: Record<string, string | undefined> = process.env, options: StartNodeOptions = {}): Promise<RunningPinboard> {
@@ -61,15 +69,12 @@ export async function startNode(env: Record<string, string | undefined> = proces
     }
   }
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
-  const transport = createNodeTransport();
   const deps = buildDeps({
     config,
     redis: redis.port,
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
-    fetch: transport.fetch,
-    callWorker: transport.callWorker,
     runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
   });
   await deps.fleet.refresh();
@@ -77,22 +82,24 @@ export async function startNode(env: Record<string, string | undefined> = proces
   const sweeper = startSweeperTimer(deps);
 
   metrics?.bind(deps);
-  const { app, proxy } = createPinboard(deps, {
-    ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics) } : {}),
-    clientLink: nodeClientLink,
+  const { app, dataPlane } = createPinboard(deps, {
+    ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics, options.metricsSource?.(metrics.registry)) } : {}),
     peerAddress: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
   });
-  // No `websocket` option: @hono/node-server leaves upgrades alone and the proxy takes them all.
-  // requireHostHeader off: a request without Host gets the spec's 400 missing Host header from
-  // the app, not Node's bare 400.
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { requireHostHeader: false } }) as Server;
+  // The data plane is served on node:http's own objects; the Hono app (health, registry,
+  // /metrics) gets every other request. No `websocket` option: the Hono adapter leaves upgrades
+  // alone and the data plane takes them all. requireHostHeader off: a request without Host gets
+  // the spec's 400 missing Host header from the app, not Node's bare 400.
+  const honoListener = getRequestListener(app.fetch, { hostname: config.host });
+  const nodeDataPlane = new NodeDataPlane({ deps, dataPlane, fallback: honoListener, defaultHost: config.host });
+  const server = createServer({ requireHostHeader: false }, nodeDataPlane.listener);
+  nodeDataPlane.attach(server);
+  server.listen(config.port, config.host);
   // Idle client connections stay open longer than a load balancer's usual 60 s idle timeout, so
   // a client or balancer never sends on a connection Pinboard has just closed (Node's 5 s default
   // races any client that keeps connections longer, and shows up as their 502s).
   server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
   server.headersTimeout = CLIENT_KEEP_ALIVE_MS + 1000;
-  const webSockets = new WebSocketProxy({ deps, proxy });
-  webSockets.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
@@ -113,7 +120,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
         deps.fleet.draining = true;
         clearInterval(renew);
         await sweeper.stop();
-        await webSockets.close();
+        await nodeDataPlane.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
@@ -136,18 +143,31 @@ function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined)
 }
 
 async function main(): Promise<void> {
+  if (cluster.isWorker) {
+    // One of PINBOARD_PROCESSES, forked by the primary below with the shared Redis and key.
+    return runProcessWorker(() => startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }));
+  }
+  let processes: number;
+  try {
+    const config = parseConfig(process.env);
+    processes = processCount(config.processes);
+    if (processes > 1) return await runProcessCluster({ config, processes, devKeyDir: process.cwd() });
+  } catch (err) {
+    console.error(describeStartFailure(err));
+    process.exit(1);
+  }
   let running: RunningPinboard;
   try {
     running = await startNode(process.env, { devKeyDir: process.cwd() });
   } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : `pinboard failed to start: ${err instanceof Error ? err.message : err}`);
+    console.error(describeStartFailure(err));
     process.exit(1);
   }
   const minting = describeMinting(running.config.passport);
   if (minting !== undefined && process.env.PINBOARD_PASSPORT_SECRET) console.log(minting);
   const shutdown = (signal: string) => {
     console.error(`pinboard: ${signal}, shutting down`);
-    const force = setTimeout(() => process.exit(1), 10_000);
+    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
     force.unref();
     running.stop().then(() => process.exit(0), () => process.exit(1));
   };

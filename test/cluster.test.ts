@@ -3,7 +3,7 @@ import { Keys } from "../src/redis/keys.ts";
 import { registeredScripts } from "../src/redis/script.ts";
 import "../src/redis/scripts/index.ts";
 import { TcpRedis } from "../src/redis/tcp.ts";
-import { resolvePlacement } from "../src/resolve/resolver.ts";
+import { resolvePlacement } from "../src/data-plane/resolver.ts";
 import { runSweep } from "../src/sweeper-cron.ts";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";

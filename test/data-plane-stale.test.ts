@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { STALE_RESOLUTION_MS } from "../src/resolve/placement-loop.ts";
+import { STALE_RESOLUTION_MS } from "../src/data-plane/placement-loop.ts";
 import { startHostileWorker, type HostileWorker } from "./support/hostile-worker.ts";
 import { credential } from "./support/pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "./support/redis.ts";

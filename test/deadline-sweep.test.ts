@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DeadlineSweep, type Expiring } from "../src/node/deadline-sweep.ts";
+import { DeadlineSweep, type Expiring } from "../src/node/data-plane/deadline-sweep.ts";
 
 /** Expired items by name, with the sweep's clock when each expired. */
 type Log = Array<{ name: string; at: number }>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forwardRequestHeaders } from "../src/resolve/headers.ts";
+import { forwardRequestHeaders } from "../src/data-plane/headers.ts";
 
 /**
  * The request headers of a forward, judged on the function both entries and both paths (HTTP and

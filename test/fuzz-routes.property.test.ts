@@ -784,7 +784,7 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
     false,
     // The one refusal the spec makes write: takeover-pending fences the row (its wind-down expiry)
     // and queues the wind_down to the owner (hostname-aware mode).
-    (r, key) => r.status === 503 && r.text === '{"error":"takeover in progress, retry"}' && (key.endsWith(":placements") || key.includes("{global}:queue:")),
+    (r, key) => r.status === 503 && r.text === '{"error":"takeover in progress, retry"}' && (key.endsWith(":placements") || key.includes("{global}:queue:") || key.endsWith("{global}:msgids")),
   );
   const where = `${context()} → ${o.status} ${o.text.slice(0, 200)}`;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import { spendSyncApply } from "../src/redis/scripts/index.ts";
-import { placeInstance } from "../src/resolve/place.ts";
-import type { ResolveRequest } from "../src/resolve/resolver.ts";
-import { spendSyncStats } from "../src/resolve/spend-sync.ts";
+import { placeInstance } from "../src/data-plane/place.ts";
+import type { ResolveRequest } from "../src/data-plane/resolver.ts";
+import { spendSyncStats } from "../src/data-plane/spend-sync.ts";
 import type { ChallengeServer } from "./support/challenge-server.ts";
 import { credential, type TestPinboard } from "./support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "./support/redis.ts";
@@ -14,7 +14,7 @@ import { startWorkersEntry } from "./support/workers-entry.ts";
 /**
  * "Each new placement decrements the stored value until the next heartbeat", and placement
  * prefers candidates by headroom. A placement writes only its own bucket; the spend sync
- * (src/resolve/spend-sync.ts) carries it to the other buckets' namespace lists within about one
+ * (src/data-plane/spend-sync.ts) carries it to the other buckets' namespace lists within about one
  * flush interval, so a worker is not chosen up to shards × its headroom between two heartbeats.
  */
 

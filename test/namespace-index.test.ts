@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
-import { resolvePlacement } from "../src/resolve/resolver.ts";
+import { resolvePlacement } from "../src/data-plane/resolver.ts";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";

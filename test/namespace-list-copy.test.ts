@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
-import { resolvePlacement } from "../src/resolve/resolver.ts";
-import { copyPreviousNamespaceList, NS_LIST_COPY_REACH } from "../src/resolve/ns-list-copy.ts";
+import { resolvePlacement } from "../src/data-plane/resolver.ts";
+import { copyPreviousNamespaceList, NS_LIST_COPY_REACH } from "../src/data-plane/ns-list-copy.ts";
 import type { ChallengeServer } from "./support/challenge-server.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
 import type { TestPinboard } from "./support/pinboard-app.ts";

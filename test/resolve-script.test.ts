@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SINGLE_ENV } from "../src/redis/keys.ts";
-import { affinityHash } from "../src/resolve/affinity.ts";
-import { Refusal } from "../src/resolve/outcomes.ts";
-import { resolvePlacement, type Resolution, type ResolveRequest } from "../src/resolve/resolver.ts";
+import { affinityHash } from "../src/data-plane/affinity.ts";
+import { Refusal } from "../src/data-plane/outcomes.ts";
+import { resolvePlacement, type Resolution, type ResolveRequest } from "../src/data-plane/resolver.ts";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./support/redis.ts";

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { signAttestation, verifyAttestation } from "../src/auth/attestation.ts";
 import type { Instance, InstanceContext, RequestContext } from "../src/pinned/index.ts";
-import { constantTimeEqual } from "../src/resolve/constant-time.ts";
+import { constantTimeEqual } from "../src/data-plane/constant-time.ts";
 import { secretsEqual } from "../src/pinned/challenge.ts";
 import { badCredentials } from "./support/bad-credentials.ts";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";

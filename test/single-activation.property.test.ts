@@ -55,7 +55,7 @@ import {
 } from "./support/activation-model.ts";
 import { clientIdOf, endColdStart, IDS, keys, keyspace, NS, readWorld, startWorld, WORKERS, type World } from "./support/activation-world.ts";
 import { heartbeatBody, registerBody, registerOk } from "./support/registration.ts";
-import { resolvePlacement } from "../src/resolve/resolver.ts";
+import { resolvePlacement } from "../src/data-plane/resolver.ts";
 
 /**
  * Failing seeds kept as regression cases, replayed on every run before the random search. Add the

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startNodeFlags } from "../start-flags.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
@@ -253,11 +253,6 @@ export class SoakCluster {
     });
     await this.redis?.stop();
   }
-}
-
-/** Whether this checkout's Node entry proxies WebSocket upgrades at all (src/node/ws-proxy.ts). */
-export function hasWebSocketProxySource(): boolean {
-  return existsSync(`${ROOT}src/node/ws-proxy.ts`) && /WebSocketProxy/.test(readFileSync(`${ROOT}src/node.ts`, "utf8"));
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

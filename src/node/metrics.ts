@@ -25,7 +25,9 @@ function boundBy<T>(bind: (value: string) => T): (value: string) => T {
 /**
  * The Node entry's Prometheus registry: counters and histograms fed through MetricsSink as the
  * app works, and gauges of the fleet (workers by state, placements per namespace, parked wakes)
- * collected from a memoized overview at scrape time.
+ * collected from a memoized overview at scrape time. Across PINBOARD_PROCESSES processes
+ * (src/node/cluster-metrics.ts) counters, histograms and the per-process gauges are summed; every
+ * process reads the same fleet, so its gauges are taken from one process ("first"), not summed.
  */
 export class PrometheusMetrics implements MetricsSink {
   readonly registry = new Registry();
@@ -57,6 +59,7 @@ export class PrometheusMetrics implements MetricsSink {
     const self = this;
     new Gauge({
       name: "pinboard_workers",
+      aggregator: "first",
       help: "Live workers by state (live counts every live worker)",
       labelNames: ["state"],
       registers: [this.registry],
@@ -69,6 +72,7 @@ export class PrometheusMetrics implements MetricsSink {
     });
     new Gauge({
       name: "pinboard_placements",
+      aggregator: "first",
       help: "Live placements per namespace",
       labelNames: ["namespace"],
       registers: [this.registry],
@@ -79,6 +83,7 @@ export class PrometheusMetrics implements MetricsSink {
     });
     new Gauge({
       name: "pinboard_wakes_parked",
+      aggregator: "first",
       help: "Durability-sweep entries parked after repeated failures",
       registers: [this.registry],
       async collect() {

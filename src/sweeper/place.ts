@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
-import { bindingFor } from "../resolve/bindings.ts";
-import { placeInstance } from "../resolve/place.ts";
-import type { Resolution } from "../resolve/resolver.ts";
+import { bindingFor } from "../data-plane/bindings.ts";
+import { placeInstance } from "../data-plane/place.ts";
+import type { Resolution } from "../data-plane/resolver.ts";
 
 /**
  * Places (or finds) an instance for the sweeper, as a body-less request without affinity would:

@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { parseInstanceMember } from "../pinned/durable-keys.ts";
 import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
-import { bindingFor } from "../resolve/bindings.ts";
-import { Refusal } from "../resolve/outcomes.ts";
+import { bindingFor } from "../data-plane/bindings.ts";
+import { Refusal } from "../data-plane/outcomes.ts";
 import { newSessionId } from "../registry/session-ids.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import { instanceMember } from "../pinned/durable-keys.ts";
 import { wakeProgress } from "../redis/scripts/index.ts";
-import { Refusal } from "../resolve/outcomes.ts";
+import { Refusal } from "../data-plane/outcomes.ts";
 import { placeForSweep } from "./place.ts";
 import { callInstance } from "./worker-calls.ts";
 

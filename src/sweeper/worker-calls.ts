@@ -1,7 +1,7 @@
 import { signAttestation } from "../auth/attestation.ts";
 import type { AppDeps } from "../deps.ts";
 import { readCapped } from "../http/read-capped.ts";
-import type { Resolution } from "../resolve/resolver.ts";
+import type { Resolution } from "../data-plane/resolver.ts";
 
 export interface WorkerAnswer {
   status: number;

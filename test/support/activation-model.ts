@@ -8,8 +8,8 @@
  * world did something the spec does not allow. After every step `compareWorld` checks that Redis
  * holds exactly what the model says (rows, records, mirrors, namespace lists, client map).
  */
-import { resolvePlacement } from "../../src/resolve/resolver.ts";
-import { Refusal } from "../../src/resolve/outcomes.ts";
+import { resolvePlacement } from "../../src/data-plane/resolver.ts";
+import { Refusal } from "../../src/data-plane/outcomes.ts";
 import {
   clientIdOf,
   endColdStart,

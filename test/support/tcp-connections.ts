@@ -14,7 +14,26 @@ const CLOSE_WAIT = "08";
  * close, instead of sleeping and hoping it has.
  */
 export function openConnectionsTo(port: number): number | null {
+  const rows = tcpTable();
+  if (rows === null) return null;
   let count = 0;
+  for (const row of rows) {
+    if (row.remotePort === port && (row.state === ESTABLISHED || row.state === CLOSE_WAIT)) count++;
+  }
+  return count;
+}
+
+export interface TcpRow {
+  localPort: number;
+  remotePort: number;
+  /** Hex state code ("01" established, "08" close-wait, …). */
+  state: string;
+  inode: string;
+}
+
+/** Every row of /proc/net/tcp and /proc/net/tcp6; null where neither exists (not Linux). */
+export function tcpTable(): TcpRow[] | null {
+  const rows: TcpRow[] = [];
   let readable = false;
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     let table: string;
@@ -25,12 +44,13 @@ export function openConnectionsTo(port: number): number | null {
     }
     readable = true;
     for (const line of table.split("\n").slice(1)) {
-      // sl local_address rem_address st …, addresses as HEXIP:HEXPORT
-      const [, , remote, state] = line.trim().split(/\s+/);
-      if (!remote || !state) continue;
-      const remotePort = Number.parseInt(remote.slice(remote.lastIndexOf(":") + 1), 16);
-      if (remotePort === port && (state === ESTABLISHED || state === CLOSE_WAIT)) count++;
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode (HEXIP:HEXPORT)
+      const fields = line.trim().split(/\s+/);
+      const [, local, remote, state] = fields;
+      if (!local || !remote || !state || fields[9] === undefined) continue;
+      const port = (address: string) => Number.parseInt(address.slice(address.lastIndexOf(":") + 1), 16);
+      rows.push({ localPort: port(local), remotePort: port(remote), state, inode: fields[9] });
     }
   }
-  return readable ? count : null;
+  return readable ? rows : null;
 }

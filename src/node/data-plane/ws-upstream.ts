@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import WebSocket from "ws";
+import type { ClientLink } from "../../data-plane/inbound.ts";
 
 /** How the opening handshake with the worker ended. */
 export type UpstreamOutcome =
@@ -20,8 +21,8 @@ export interface UpstreamRequest {
   protocols: string[];
   /** forwards.timeoutMs: how long the worker may take to answer the handshake. */
   timeoutMs: number;
-  /** Aborted when the client's socket closes. */
-  signal: AbortSignal;
+  /** The client's side: its going away ends the handshake. */
+  client: ClientLink;
 }
 
 /**
@@ -32,7 +33,7 @@ export interface UpstreamRequest {
  */
 export function openUpstream(request: UpstreamRequest): Promise<UpstreamOutcome> {
   return new Promise<UpstreamOutcome>((resolve) => {
-    if (request.signal.aborted) {
+    if (request.client.gone) {
       resolve({ kind: "aborted", connected: false });
       return;
     }
@@ -63,13 +64,12 @@ export function openUpstream(request: UpstreamRequest): Promise<UpstreamOutcome>
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.signal.removeEventListener("abort", onAbort);
+      stopListening();
       if (terminate) ws.terminate();
       resolve(outcome);
     };
-    const onAbort = () => finish({ kind: "aborted", connected }, true);
     const timer = setTimeout(() => finish({ kind: "timeout" }, true), request.timeoutMs);
-    request.signal.addEventListener("abort", onAbort, { once: true });
+    const stopListening = request.client.onGone(() => finish({ kind: "aborted", connected }, true));
 
     // Stays attached: errors after the handshake are the pipe's business (it adds its own).
     ws.on("error", (err) => finish({ kind: "unreachable", connected, reason: err.message }, false));

@@ -6,12 +6,11 @@ import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
 import { dataPlanePassport, type AccountClaim } from "./data-passport.ts";
 import { Refusal } from "./outcomes.ts";
 import type { ResolveRequest } from "./resolver.ts";
+import type { InboundRequest } from "./inbound.ts";
 import type { DataPath } from "./route.ts";
 
 /** Everything decided about a data-plane request before its first resolve. */
 export interface ForwardPlan {
-  /** The request's URL, parsed once for everything downstream. */
-  url: URL;
   path: DataPath;
   resolve: ResolveRequest;
   caller?: Caller;
@@ -35,14 +34,8 @@ export function planForward(...args: Parameters<typeof plan>): Promise<ForwardPl
   });
 }
 
-async function plan(
-  deps: AppDeps,
-  request: Request,
-  url: URL,
-  path: DataPath,
-  peer: string,
-  affinityKey: AffinityKey,
-): Promise<ForwardPlan> {
+async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affinityKey: AffinityKey): Promise<ForwardPlan> {
+  const { peer } = request;
   // The common request (a serving node, no caller, no data-plane rule, single mode) awaits
   // nothing before its resolve.
   if (!deps.fleet.servingNow()) {
@@ -75,7 +68,6 @@ async function plan(
   }
 
   return {
-    url,
     path,
     peer,
     trustedPeer: deps.config.trustedProxies.includes(peer),

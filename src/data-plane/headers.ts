@@ -1,3 +1,5 @@
+import type { HeaderSource } from "./inbound.ts";
+
 /**
  * Header hygiene of the forward. Inbound Pinboard-* headers never reach a worker (only Pinboard
  * mints them), X-Forwarded-For is replaced by the observed peer, the other forwarding headers
@@ -88,7 +90,7 @@ export interface ForwardHeaderInput {
  * Headers object would cost a validation per header, twice). Header names arrive lower-cased and
  * combined from Headers; the object has no prototype, so a `__proto__` header is just a name.
  */
-export function forwardRequestHeaders(inbound: Headers, input: ForwardHeaderInput): Record<string, string> {
+export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeaderInput): Record<string, string> {
   const named = connectionTokens(inbound.get("connection") ?? "");
   const out = Object.create(null) as Record<string, string>;
   inbound.forEach((value, name) => {

@@ -1,50 +1,36 @@
 import type { AppDeps } from "../deps.ts";
+import { textAnswer } from "../errors.ts";
 import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
+import { attestedForwardHeaders } from "./attested-headers.ts";
+import type { InboundRequest } from "./inbound.ts";
 import type { InflightGate } from "./inflight.ts";
 import { Refusal } from "./outcomes.ts";
 import { countsAsFailure, type OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
 import { placeInstance } from "./place.ts";
 import type { Resolution } from "./resolver.ts";
+import type { Delivery, Forward, Transport } from "./transport.ts";
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
 export const STALE_RESOLUTION_MS = 5000;
 const MAX_STALE_RETRIES = 2;
 
-/** What one send to a placement's owner came to. */
-export type Delivery<T> =
-  /** The worker answered (anything but an activation refusal); `result` goes to the client. */
-  | { kind: "answered"; status: number; result: T }
-  /** 503 + Pinned-Refusal: lease-unhealthy. `relay` is the answer when the request cannot be re-placed. */
-  | { kind: "refused"; relay: T | null }
-  | { kind: "unreachable"; connected: boolean; reason: string }
-  | { kind: "timeout" }
-  /** The client went away; `connected` says whether the worker had been reached. */
-  | { kind: "aborted"; connected: boolean };
-
-/** How one kind of request reaches a worker: HTTP through fetch, or a WebSocket handshake. */
-export interface Transport<T> {
-  /**
-   * Sends to the owner. On "answered" the transport owns `release` (the inflight slot) and calls
-   * it once the exchange is over; on every other outcome the loop releases the slot.
-   */
-  send(resolution: Resolution, release: () => void, retry: boolean): Promise<Delivery<T>>;
-  /** Pinboard's own answer: 502 bad gateway, 504 upstream timeout, or an empty 502. */
-  reply(status: number, body: string | null): T;
-  /** A 2xx answer clears the id's overwritten marker (HTTP, not upgrades). */
-  clearsMarker: boolean;
-  /** Keeps work alive after the answer (waitUntil on Workers). */
-  defer(work: Promise<unknown>): void;
-}
-
 /**
- * The forwarding loop shared by HTTP and WebSocket forwards: resolve (again when stale), send
+ * The forwarding loop shared by HTTP and WebSocket forwards, on every transport: resolve (again
+ * when stale), build the attested forward, send
  * under the per-worker inflight cap, and handle what comes back — an in-band refusal of a new
  * activation (release the row, count nack, re-place once when the request can be replayed), an
  * unreachable worker (502, releasing a fresh placement that never connected), a timeout (504),
  * and the outlier and overwritten-marker bookkeeping. Each request counts one resolution
  * outcome; each refusal by a worker counts one nack.
  */
+/** One request going through the loop. */
+interface Job<T> {
+  plan: ForwardPlan;
+  request: InboundRequest;
+  transport: Transport<T>;
+}
+
 export class PlacementLoop {
   constructor(
     private readonly deps: AppDeps,
@@ -52,9 +38,9 @@ export class PlacementLoop {
     private readonly outliers: OutlierTracker,
   ) {}
 
-  async run<T>(plan: ForwardPlan, transport: Transport<T>): Promise<T> {
+  async run<T>(plan: ForwardPlan, request: InboundRequest, transport: Transport<T>): Promise<T> {
     try {
-      const { result, relayed } = await this.attempt(plan, transport, undefined, 0);
+      const { result, relayed } = await this.attempt({ plan, request, transport }, undefined, 0);
       if (!relayed) this.deps.metrics.resolution("forward");
       return result;
     } catch (err) {
@@ -63,11 +49,12 @@ export class PlacementLoop {
     }
   }
 
-  private async attempt<T>(plan: ForwardPlan, transport: Transport<T>, exclude: string | undefined, stale: number): Promise<{ result: T; relayed: boolean }> {
+  private async attempt<T>(job: Job<T>, exclude: string | undefined, stale: number): Promise<{ result: T; relayed: boolean }> {
     const { deps } = this;
+    const { plan, transport } = job;
     const resolution = await placeInstance(deps, { ...plan.resolve, ...(exclude ? { exclude } : {}) }, (work) => transport.defer(work));
     if (deps.now() - resolution.resolvedAt > STALE_RESOLUTION_MS && stale < MAX_STALE_RETRIES) {
-      return this.attempt(plan, transport, exclude, stale + 1);
+      return this.attempt(job, exclude, stale + 1);
     }
 
     let release: () => void;
@@ -82,12 +69,14 @@ export class PlacementLoop {
     const started = deps.now();
     let delivery: Delivery<T>;
     try {
-      delivery = await transport.send(resolution, release, exclude !== undefined);
+      delivery = job.request.client.gone
+        ? { kind: "aborted", connected: false }
+        : await transport.send(await this.forwardOf(job, resolution, exclude !== undefined), release);
     } catch (err) {
       release();
       throw err;
     }
-    if (delivery.kind !== "answered") release();
+    if (delivery.kind !== "answered" && !(delivery.kind === "refused" && delivery.relayed)) release();
     const seconds = (deps.now() - started) / 1000;
 
     switch (delivery.kind) {
@@ -95,36 +84,36 @@ export class PlacementLoop {
         deps.metrics.forward(delivery.status, seconds);
         const sid = resolution.sessionId;
         transport.defer(countsAsFailure(delivery.status) ? this.outliers.failure(sid) : this.outliers.success(sid));
-        if (transport.clearsMarker && delivery.status >= 200 && delivery.status < 300 && resolution.overwritten !== "" && BigInt(resolution.overwritten) <= BigInt(resolution.epoch)) {
+        if (!job.request.upgrade && delivery.status >= 200 && delivery.status < 300 && resolution.overwritten !== "" && BigInt(resolution.overwritten) <= BigInt(resolution.epoch)) {
           transport.defer(this.clearMarker(plan, resolution));
         }
         return { result: delivery.result, relayed: false };
       }
       case "refused":
-        return this.refused(plan, transport, resolution, delivery.relay, exclude);
+        return this.refused(job, resolution, delivery.relayed ? { result: delivery.result } : null, exclude);
       case "aborted":
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
-        return { result: transport.reply(502, null), relayed: false };
+        return { result: transport.reply(textAnswer(502, null)), relayed: false };
       case "timeout":
         transport.defer(this.outliers.failure(resolution.sessionId));
         deps.metrics.forward(504, seconds);
-        return { result: transport.reply(504, "upstream timeout"), relayed: false };
+        return { result: transport.reply(textAnswer(504, "upstream timeout")), relayed: false };
       case "unreachable":
         transport.defer(this.outliers.failure(resolution.sessionId));
         deps.metrics.forward(502, seconds);
         deps.log.warn("forward failed", { sessionId: resolution.sessionId, reason: delivery.reason });
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
-        return { result: transport.reply(502, "bad gateway"), relayed: false };
+        return { result: transport.reply(textAnswer(502, "bad gateway")), relayed: false };
     }
   }
 
-  private async refused<T>(plan: ForwardPlan, transport: Transport<T>, resolution: Resolution, relay: T | null, exclude: string | undefined) {
-    await this.releasePlacement(plan, resolution);
+  private async refused<T>(job: Job<T>, resolution: Resolution, relay: { result: T } | null, exclude: string | undefined) {
+    await this.releasePlacement(job.plan, resolution);
     this.deps.metrics.resolution("nack");
-    if (relay !== null) return { result: relay, relayed: true };
+    if (relay !== null) return { result: relay.result, relayed: true };
     if (exclude !== undefined) throw new Refusal("nack");
     try {
-      return await this.attempt(plan, transport, resolution.sessionId, 0);
+      return await this.attempt(job, resolution.sessionId, 0);
     } catch (err) {
       if (err instanceof Refusal && (err.outcome === "no-backends" || err.outcome === "no-hostname-workers")) throw new Refusal("nack");
       throw err;
@@ -145,6 +134,23 @@ export class PlacementLoop {
     return () => {
       release();
       released();
+    };
+  }
+
+  /** The send itself: the owner's URL and the attested headers, decided here for every transport. */
+  private async forwardOf<T>({ plan, request }: Job<T>, resolution: Resolution, replaced: boolean): Promise<Forward> {
+    const { config } = this.deps;
+    const { path } = plan;
+    return {
+      advertiseUrl: resolution.advertiseUrl,
+      pathAndQuery: `${path.ns}/${path.id}${path.rest}${request.search}`,
+      method: request.method,
+      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000)),
+      upgrade: request.upgrade,
+      withBody: request.hasBody && !replaced,
+      // An upgrade or a body-less request can go again to another worker; a body cannot.
+      relayRefusal: request.hasBody && !request.upgrade,
+      timeoutMs: config.forwardTimeoutMs,
     };
   }
 

@@ -4,6 +4,7 @@ import { isId, isNamespace } from "../registry/names.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import { constantTimeEqual } from "./constant-time.ts";
+import type { HeaderSource } from "./inbound.ts";
 
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {
@@ -21,7 +22,7 @@ export const MAX_SUBREQUEST_DEPTH = 50;
  * session's secret must match and the caller's placement row must belong to that session.
  * Null, without an await, when the request carries no caller headers at all (most carry none).
  */
-export function verifyCaller(deps: AppDeps, headers: Headers): Promise<Caller> | null {
+export function verifyCaller(deps: AppDeps, headers: HeaderSource): Promise<Caller> | null {
   const from = headers.get("pinboard-from");
   const session = headers.get("pinboard-session");
   const secret = headers.get("pinboard-session-secret");

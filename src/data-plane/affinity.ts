@@ -1,3 +1,5 @@
+import type { InboundRequest } from "./inbound.ts";
+
 /**
  * Affinity: which worker a new placement prefers. By default the key is the client's address
  * (X-Forwarded-For is believed only from PINBOARD_TRUSTED_PROXIES), so one client's ids gather
@@ -11,7 +13,7 @@ export interface ClientInfo {
   peer: string;
 }
 
-export type AffinityKey = (request: Request, client: ClientInfo) => string | null;
+export type AffinityKey = (request: InboundRequest, client: ClientInfo) => string | null;
 
 export const clientIpAffinity: AffinityKey = (_request, client) => (client.address === "" ? null : client.address);
 

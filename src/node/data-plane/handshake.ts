@@ -1,39 +1,10 @@
 import type { IncomingMessage } from "node:http";
-import { isWebSocketUpgrade } from "../resolve/headers.ts";
+import { isWebSocketUpgrade } from "../../data-plane/headers.ts";
 
 /**
- * What the WebSocket proxy reads off a raw upgrade request before deciding anything: the Fetch
- * Request the shared data-plane code (planForward, the header filter, affinity) works on, whether
- * it is a WebSocket handshake at all, and whether that handshake is well formed.
+ * What the Node entry reads off a raw upgrade request before the data plane decides anything:
+ * whether it is a WebSocket handshake at all, and whether that handshake is well formed.
  */
-
-/**
- * The upgrade request as a Fetch Request, built the way @hono/node-server builds one for the
- * HTTP path (so X-Forwarded-Host and the affinity key see the same URL). Header values a Fetch
- * Headers refuses make it null (answered 400).
- */
-export function webRequestOf(req: IncomingMessage): Request | null {
-  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-  const target = req.url ?? "/";
-  let url: URL;
-  try {
-    url = target.startsWith("/") ? new URL(`${encrypted ? "https" : "http"}://${req.headers.host ?? "localhost"}${target}`) : new URL(target);
-  } catch {
-    try {
-      url = new URL(`${encrypted ? "https" : "http"}://localhost${target.startsWith("/") ? target : "/"}`);
-    } catch {
-      return null;
-    }
-  }
-  const headers = new Headers();
-  try {
-    const raw = req.rawHeaders;
-    for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  } catch {
-    return null;
-  }
-  return new Request(url, { method: req.method ?? "GET", headers });
-}
 
 /** True for a WebSocket upgrade by the data plane's one definition (Connection: upgrade and Upgrade: websocket). */
 export const isWebSocketRequest = (req: IncomingMessage): boolean => isWebSocketUpgrade(req.headers.connection, req.headers.upgrade);

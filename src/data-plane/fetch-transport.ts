@@ -1,0 +1,96 @@
+import { answerResponse } from "../errors.ts";
+import { forwardResponseHeaders, isActivationRefusal } from "./headers.ts";
+import type { ClientLink } from "./inbound.ts";
+import { onBodyDone } from "./inflight.ts";
+import type { Delivery, Forward, Transport } from "./transport.ts";
+
+export interface FetchTransportOptions {
+  fetch: typeof fetch;
+  /** The client's body (null when it has none): a stream, sent once. */
+  body: ReadableStream<Uint8Array> | null;
+  client: ClientLink;
+  /** Keeps work alive after the response (waitUntil on Workers). */
+  defer(work: Promise<unknown>): void;
+  /** Undici (Node's fetch) decodes content-encoding: the headers that describe the encoded body go. */
+  decodesBodies: boolean;
+}
+
+const CONNECT_ERRORS = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET_CONNECT/;
+
+/** True when a fetch failure happened before a TCP connection existed (nothing reached the worker). */
+function neverConnected(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const text = `${cause?.code ?? ""} ${cause?.message ?? ""} ${err instanceof Error ? err.message : ""}`;
+  return CONNECT_ERRORS.test(text) || /connection refused|could not connect|dns/i.test(text);
+}
+
+/**
+ * The data plane over fetch (the Workers entry, and the Hono app wherever it serves the data
+ * plane itself): one fetch per send, redirects never followed, ended by an AbortController when
+ * the forward timeout passes before the answer or the client goes away. Bodies stream both ways
+ * and the inflight slot is held until the response body is done. An upgrade on Workers comes
+ * back as a Response carrying `webSocket` and is returned as it is.
+ */
+export function fetchTransport(options: FetchTransportOptions): Transport<Response> {
+  return {
+    defer: options.defer,
+    reply: answerResponse,
+    async send(forward, release): Promise<Delivery<Response>> {
+      const called = await call(options, forward);
+      if (called.kind !== "response") return called;
+      const { response } = called;
+      const webSocket = (response as Response & { webSocket?: unknown }).webSocket;
+      if (response.status < 200 && !(forward.upgrade && webSocket)) {
+        // A 101 to a request that asked for no upgrade (or a WebSocket the runtime did not hand
+        // over) is no answer a client can be given.
+        await response.body?.cancel().catch(() => {});
+        return { kind: "unreachable", connected: true, reason: `worker answered ${response.status} to a request without an upgrade` };
+      }
+      if (isActivationRefusal(response.status, response.headers)) {
+        if (!forward.relayRefusal) {
+          await response.body?.cancel().catch(() => {});
+          return { kind: "refused", relayed: false };
+        }
+        const relay = new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers) });
+        return { kind: "refused", relayed: true, result: relay };
+      }
+      if (webSocket) {
+        release();
+        return { kind: "answered", status: response.status, result: response };
+      }
+      const decoded = options.decodesBodies && response.headers.has("content-encoding");
+      const headers = forwardResponseHeaders(response.headers, { decoded });
+      const init = { status: response.status, statusText: response.statusText, headers };
+      return { kind: "answered", status: response.status, result: new Response(onBodyDone(response.body, release), init) };
+    },
+  };
+}
+
+type Called = { kind: "response"; response: Response } | Exclude<Delivery<never>, { kind: "answered" } | { kind: "refused" }>;
+
+/** One fetch, cut short by the forward timeout (before the answer) or the client's going away. */
+async function call(options: FetchTransportOptions, forward: Forward): Promise<Called> {
+  const { client } = options;
+  if (client.gone) return { kind: "aborted", connected: false };
+  const controller = new AbortController();
+  let cut: "timeout" | "aborted" | undefined;
+  const stop = (why: "timeout" | "aborted") => {
+    cut ??= why;
+    controller.abort();
+  };
+  const timer = setTimeout(() => stop("timeout"), forward.timeoutMs);
+  const stopListening = client.onGone(() => stop("aborted"));
+  const body = forward.withBody ? options.body : null;
+  try {
+    const init = { method: forward.method, headers: forward.headers, body, redirect: "manual", signal: controller.signal, ...(body ? { duplex: "half" } : {}) };
+    return { kind: "response", response: await options.fetch(`${forward.advertiseUrl}${forward.pathAndQuery}`, init as RequestInit) };
+  } catch (error) {
+    // The client went away first: a fresh placement is released, whether or not it connected.
+    if (cut === "aborted") return { kind: "aborted", connected: false };
+    if (cut === "timeout") return { kind: "timeout" };
+    return { kind: "unreachable", connected: !neverConnected(error), reason: error instanceof Error ? String(error.cause ?? error.message) : String(error) };
+  } finally {
+    clearTimeout(timer);
+    stopListening();
+  }
+}

@@ -1,0 +1,33 @@
+import { Hono, type Context } from "hono";
+import type { AppDeps, AppEnv } from "../deps.ts";
+import type { DataPlane } from "./data-plane.ts";
+import { fetchTransport } from "./fetch-transport.ts";
+import { inboundOfRequest } from "./inbound.ts";
+
+/**
+ * The data plane as a Hono route over fetch: mounted after health and the registry, it answers
+ * every other path. The Workers entry serves all of its data plane here; the Node entry answers
+ * data-plane paths on node:http before Hono sees them (src/node/data-plane/).
+ */
+export function dataPlaneRoute(deps: AppDeps, dataPlane: DataPlane, peerAddress: (c: Context<AppEnv>) => string): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.all("*", (c) => {
+    const request = c.req.raw;
+    const inbound = inboundOfRequest(request, peerAddress(c));
+    const transport = fetchTransport({
+      fetch: deps.fetch,
+      body: inbound.hasBody ? request.body : null,
+      client: inbound.client,
+      defer: (work) => defer(c, deps, work),
+      decodesBodies: deps.runtime.name === "node",
+    });
+    return dataPlane.serve(inbound, transport);
+  });
+  return app;
+}
+
+function defer(c: Context<AppEnv>, deps: AppDeps, work: Promise<unknown>): void {
+  const guarded = work.catch((err: unknown) => deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }));
+  // Only Workers has an execution context (Hono's getter throws elsewhere); on Node the promise runs on.
+  if (deps.runtime.name === "workers") c.executionCtx.waitUntil(guarded);
+}

@@ -1,0 +1,104 @@
+import { isWebSocketUpgrade } from "./headers.ts";
+
+/**
+ * A client's request as the data plane reads it, whatever carries it: a Fetch API `Request` on
+ * Workers (and wherever Hono serves the data plane), node:http's own `IncomingMessage` on the
+ * Node entry. The core decides from this alone, so neither runtime's objects leak into it.
+ */
+
+/** Header lookup by lower-case name, values of repeated fields joined with ", " (as Headers does). */
+export interface HeaderSource {
+  get(name: string): string | null;
+  forEach(callback: (value: string, name: string) => void): void;
+}
+
+/** The client's side of a request. */
+export interface ClientLink {
+  /** True once the client has gone. */
+  readonly gone: boolean;
+  /** Calls `listener` once if the client goes; returns the way to stop listening. */
+  onGone(listener: () => void): () => void;
+}
+
+export interface InboundRequest {
+  method: string;
+  /** The path as the URL parser normalised it (percent-encoding kept). */
+  pathname: string;
+  /** "" or "?…". */
+  search: string;
+  /** The URL's host (X-Forwarded-Host of the forward); "" when the client sent no Host. */
+  host: string;
+  /** "http" or "https" (X-Forwarded-Proto). */
+  proto: string;
+  headers: HeaderSource;
+  /** The TCP peer (the socket's address on Node, CF-Connecting-IP on Workers). */
+  peer: string;
+  client: ClientLink;
+  /** A WebSocket upgrade by the one definition (isWebSocketUpgrade). */
+  upgrade: boolean;
+  /** The request carries a body (judged from the headers: a body streams once). */
+  hasBody: boolean;
+}
+
+/** The headers of a node:http message (`rawHeaders`) joined as Headers joins them, in one pass. */
+export class RawHeaderSource implements HeaderSource {
+  private readonly fields: Record<string, string> = Object.create(null) as Record<string, string>;
+
+  constructor(raw: readonly string[]) {
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i]!.toLowerCase();
+      const held = this.fields[name];
+      this.fields[name] = held === undefined ? raw[i + 1]! : `${held}, ${raw[i + 1]!}`;
+    }
+  }
+
+  get(name: string): string | null {
+    return this.fields[name] ?? null;
+  }
+
+  forEach(callback: (value: string, name: string) => void): void {
+    for (const name in this.fields) callback(this.fields[name]!, name);
+  }
+}
+
+/**
+ * Whether a request has a body, from its headers alone (RFC 9112 §6.3: a request without
+ * Transfer-Encoding or a non-zero Content-Length has none).
+ */
+export function declaresBody(headers: HeaderSource): boolean {
+  if (headers.get("transfer-encoding") !== null) return true;
+  const length = headers.get("content-length");
+  return length !== null && length !== "0";
+}
+
+/** The client link of a Fetch API request: its signal (Workers aborts it when the client goes). */
+export function signalLink(signal: AbortSignal): ClientLink {
+  return {
+    get gone() {
+      return signal.aborted;
+    },
+    onGone(listener) {
+      signal.addEventListener("abort", listener, { once: true });
+      return () => signal.removeEventListener("abort", listener);
+    },
+  };
+}
+
+/** A Fetch API request as the data plane reads it. */
+export function inboundOfRequest(request: Request, peer: string): InboundRequest {
+  const url = new URL(request.url);
+  const { headers } = request;
+  return {
+    method: request.method,
+    pathname: url.pathname,
+    search: url.search,
+    host: url.host,
+    proto: url.protocol.replace(/:$/, ""),
+    headers,
+    peer,
+    client: signalLink(request.signal),
+    upgrade: isWebSocketUpgrade(headers.get("connection"), headers.get("upgrade")),
+    // A body-less method may still carry a stream (a test's Request with a body and no length).
+    hasBody: declaresBody(headers) || (request.method !== "GET" && request.method !== "HEAD" && request.body !== null),
+  };
+}

@@ -1,0 +1,57 @@
+import type { Answer } from "../errors.ts";
+
+/**
+ * How the data plane reaches workers, implemented once per runtime: over fetch
+ * (src/data-plane/fetch-transport.ts, the Workers entry) and over node:http and `ws`
+ * (src/node/data-plane/, the Node entry). The core decides everything else (the path, the plan,
+ * placement, the attested headers, refusals, outcomes, error rendering) and hands a transport
+ * one `Forward` at a time; `T` is what the runtime answers the client with (a Response on fetch,
+ * nothing on Node, whose transport writes to the client's response or socket itself).
+ */
+
+/** One send to a placement's owner, fully decided. */
+export interface Forward {
+  /** The owner's advertise URL, as registered. */
+  advertiseUrl: string;
+  /** `{ns}/{id}{rest}{query}`, appended to the advertise URL. */
+  pathAndQuery: string;
+  method: string;
+  /** The filtered, attested request headers (names lower-case). */
+  headers: Record<string, string>;
+  /** A WebSocket handshake rather than a plain request. */
+  upgrade: boolean;
+  /** The client's body goes along (false when it has none, or on a re-placement, which sends none). */
+  withBody: boolean;
+  /**
+   * An activation refusal (503 + Pinned-Refusal) is relayed to the client as it is, because the
+   * request cannot be sent again (its body is gone); otherwise the transport drops it.
+   */
+  relayRefusal: boolean;
+  /** How long the worker may take to answer (the body may then take as long as it needs). */
+  timeoutMs: number;
+}
+
+/** What one send came to. */
+export type Delivery<T> =
+  /** The worker answered (anything but an activation refusal); `result` is the client's answer. */
+  | { kind: "answered"; status: number; result: T }
+  /** 503 + Pinned-Refusal: lease-unhealthy, either relayed to the client (`result`) or dropped. */
+  | { kind: "refused"; relayed: true; result: T }
+  | { kind: "refused"; relayed: false }
+  | { kind: "unreachable"; connected: boolean; reason: string }
+  | { kind: "timeout" }
+  /** The client went away; `connected` says whether the worker had been reached. */
+  | { kind: "aborted"; connected: boolean };
+
+export interface Transport<T> {
+  /**
+   * Sends to the owner. On "answered" (and a relayed refusal) the transport owns `release` (the
+   * inflight slot) and calls it once the exchange is over: the body sent, the socket closed; on
+   * every other outcome the core releases it.
+   */
+  send(forward: Forward, release: () => void): Promise<Delivery<T>>;
+  /** Pinboard's own answer: an error, 502 bad gateway, 504 upstream timeout, an empty 502. */
+  reply(answer: Answer): T;
+  /** Keeps work alive after the answer (waitUntil on Workers; Node's promises run on). */
+  defer(work: Promise<unknown>): void;
+}
