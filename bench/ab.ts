@@ -17,9 +17,11 @@ import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { installReaper, killAll, ROOT, spawnNode, type Child } from "./children.ts";
 import { loadWindow, mb, type LoadSpec } from "./load.ts";
+import { cycle, fresh } from "./paths.ts";
 import { placeThroughPinboard, startColdStartWindows } from "./placements.ts";
 import { peakRssBytes } from "./proc-stats.ts";
 import { LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
+import { removeWrkScripts, requireWrk } from "./wrk.ts";
 
 const USAGE = `npm run bench:ab -- --a <dist dir> [flags]
 
@@ -29,7 +31,7 @@ const USAGE = `npm run bench:ab -- --a <dist dir> [flags]
   --b-flags=".."     Node flags for B (default: the same)
   --load hot|new     live placements cycled, or a new id per request (default hot)
   --rounds N         alternating windows per build (default 4)
-  --duration S       seconds per window, after 0.3 s of warm-up (default 3)
+  --duration S       whole seconds per window (wrk), after 1 s of warm-up (default 3)
   --connections N    (default 64)`;
 
 interface Side {
@@ -79,6 +81,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(USAGE);
     process.exit(values.help ? 0 : 2);
   }
+  requireWrk();
   const flagsOf = (given: string | undefined) => (given === undefined ? startNodeFlags() : given.split(/\s+/).filter(Boolean));
 
   const top = await startTopology({ workers: 10, namespaces: ["/hot"] });
@@ -89,14 +92,13 @@ async function main(argv: string[]): Promise<void> {
   const ids = Array.from({ length: 1000 }, (_, i) => `h-${i}`);
   await placeThroughPinboard(top.pinboard.url, "/hot", ids);
 
-  let i = 0;
-  const path = values.load === "new" ? () => `/hot/n-${i++}` : () => `/hot/${ids[i++ % ids.length]}`;
-  const spec = (side: Side): LoadSpec => ({ name: side.label, url: side.url, path, pids: { proxy: side.child.pid } });
+  const plan = values.load === "new" ? fresh("/hot/n-", "length") : cycle("/hot/h-", ids.length, "length");
+  const spec = (side: Side): LoadSpec => ({ name: side.label, url: side.url, plan, pids: { proxy: side.child.pid } });
   for (const side of sides) await loadWindow(spec(side), { connections, durationS: 2, warmupS: 0 });
   for (let round = 0; round < rounds; round++) {
     for (const side of sides) {
       side.child.send("eld-reset");
-      const w = await loadWindow(spec(side), { connections, durationS, warmupS: 0.3 });
+      const w = await loadWindow(spec(side), { connections, durationS, warmupS: 1 });
       side.requests += w.requests;
       side.seconds += w.seconds;
       side.cpu += w.cpu.proxy ?? 0;
@@ -117,11 +119,18 @@ async function main(argv: string[]): Promise<void> {
   await top.stop();
 }
 
-installReaper(async () => killAll());
+installReaper(async () => {
+  removeWrkScripts();
+  killAll();
+});
 main(process.argv.slice(2)).then(
-  () => process.exit(0),
+  () => {
+    removeWrkScripts();
+    process.exit(0);
+  },
   (err: unknown) => {
     console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    removeWrkScripts();
     killAll();
     process.exit(1);
   },

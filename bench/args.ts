@@ -1,10 +1,14 @@
 /**
- * Command-line flags of `npm run bench -- [flags]`. The defaults aim at under two minutes on a
- * 2-core machine: 4 s per scenario, a 100k-row fill (not the issue's 1M: pass
- * `--placements 1000000`), and at most 20 s for registering the large fleet (registration is
- * O(fleet) per worker today, so 1000 workers may need `--register-budget 120`).
+ * Command-line flags of `npm run bench -- [flags]`. The defaults aim at about four minutes on a
+ * 2-core machine: 6 s per scenario in 3 rounds of 2 s, a 100k-row fill (not the issue's 1M: pass
+ * `--placements 1000000`), and at most 20 s for registering the large fleet. `--only` runs some
+ * sections, for short runs while developing.
  */
 import { parseArgs } from "node:util";
+
+/** The parts of a run `--only` can pick. */
+export const SECTIONS = ["fronts", "paced", "processes", "workerd", "floors", "scaling", "memory"] as const;
+export type Section = (typeof SECTIONS)[number];
 
 export interface BenchArgs {
   /** Live workers of the large fleet for the pinboard-new scaling check (0 skips it). */
@@ -12,9 +16,9 @@ export interface BenchArgs {
   /** Placement rows in the hot namespace for the pinboard-hot scaling check (0 skips it). */
   placements: number;
   connections: number;
-  /** Measured seconds per scenario (each window also gets a short warm-up). */
+  /** Measured seconds per scenario, over its rounds (the first round also gets 1 s of warm-up). */
   duration: number;
-  /** Interleaved rounds of baseline / pinboard-hot / pinboard-new / workerd-*: each gets duration / rounds per round. */
+  /** Interleaved rounds of the fronts: each gets duration / rounds (whole seconds) per round; rows are medians. */
   rounds: number;
   /** Ids placed through Pinboard and then hammered by pinboard-hot. */
   hot: number;
@@ -24,8 +28,8 @@ export interface BenchArgs {
   memoryRows: number;
   /** CPU-profile Pinboard during pinboard-hot and pinboard-new (bench/profiles/*.cpuprofile). */
   profile: boolean;
-  /** Skip the Workers entry (workerd through Miniflare). */
-  skipWorkerd: boolean;
+  /** The sections that run (every one unless --only or --skip-workerd said otherwise). */
+  sections: Set<Section>;
   out: string;
 }
 
@@ -35,15 +39,21 @@ export const USAGE = `npm run bench -- [flags]
   --placements N    placement rows for the pinboard-hot scaling check (default 100000; the issue's
                     check is 1000000: pass --placements 1000000)
   --connections N   concurrent connections / in-flight resolves (default 64)
-  --duration S      measured seconds per scenario, after a 1 s warm-up (default 4)
-  --rounds N        baseline, pinboard-hot, pinboard-new and workerd-* run interleaved in N rounds
-                    of duration/N seconds each, so drifting machine load skews them alike (default 2)
+  --duration S      measured seconds per scenario, split over the rounds in whole seconds (wrk
+                    takes whole seconds); the first round has 1 s of warm-up more (default 6)
+  --rounds N        the fronts (direct, plain, nginx, pinboard-*, workerd-*) run interleaved in N
+                    rounds of duration/N seconds; each row is the median of its rounds (default 3)
   --hot N           ids pre-placed and hammered by pinboard-hot (default 1000)
   --register-budget S  seconds the large fleet may spend registering; then the check runs with
                     the workers registered so far and says so (default 20)
   --memory-rows N   rows for Redis memory per placement row (default 100000)
   --profile         CPU-profile Pinboard during pinboard-hot and pinboard-new (bench/profiles/)
-  --skip-workerd    do not run the Workers entry in workerd
+  --skip-workerd    do not run the Workers entry in workerd (the same as leaving workerd out of --only)
+  --only LIST       run only these sections, comma-separated: ${SECTIONS.join(", ")}
+                    (default: all). fronts: direct, plain, nginx, pinboard-hot/new, both answer
+                    shapes; paced: the paced rows (needs fronts); processes: 1 vs 2 Pinboard
+                    processes; floors: the Redis floors; scaling: hot@--placements, new@--workers;
+                    memory: Redis bytes per row. E.g. --only fronts --duration 2 --rounds 1
   --out FILE        results file (default bench/results.json)`;
 
 function int(name: string, value: string | undefined, fallback: number, min: number): number {
@@ -69,6 +79,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       "register-budget": { type: "string" },
       profile: { type: "boolean" },
       "skip-workerd": { type: "boolean" },
+      only: { type: "string" },
       out: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -80,13 +91,22 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     workers: int("workers", values.workers, 1000, 0),
     placements: int("placements", values.placements, 100_000, 0),
     connections: int("connections", values.connections, 64, 1),
-    duration: int("duration", values.duration, 4, 0.5),
-    rounds: int("rounds", values.rounds, 2, 1),
+    duration: int("duration", values.duration, 6, 1),
+    rounds: int("rounds", values.rounds, 3, 1),
     hot: int("hot", values.hot, 1000, 1),
     memoryRows: int("memory-rows", values["memory-rows"], 100_000, 1),
     registerBudget: int("register-budget", values["register-budget"], 20, 1),
     profile: values.profile ?? false,
-    skipWorkerd: values["skip-workerd"] ?? false,
+    sections: sectionsOf(values.only, values["skip-workerd"] ?? false),
     out: values.out ?? "bench/results.json",
   };
+}
+
+function sectionsOf(only: string | undefined, skipWorkerd: boolean): Set<Section> {
+  const names = only === undefined ? [...SECTIONS] : only.split(",").map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
+  if (unknown.length || names.length === 0) throw new Error(`--only: expected some of ${SECTIONS.join(", ")}, got ${JSON.stringify(only)}`);
+  const sections = new Set(names as Section[]);
+  if (skipWorkerd) sections.delete("workerd");
+  return sections;
 }

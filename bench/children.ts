@@ -125,10 +125,13 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
 /**
  * For processes the bench does not start through spawnNode (redis-server, Miniflare's workerd):
  * a tiny shell that SIGKILLs `pid` once the bench process is gone, however it went (even by
- * SIGKILL, which no handler sees). It polls once a second and ends with the bench.
+ * SIGKILL, which no handler sees). It polls once a second and ends with the bench. With `group`,
+ * `pid` leads a process group (spawned detached) and the whole group goes: nginx's workers
+ * outlive a killed master otherwise.
  */
-export function killWhenBenchDies(pid: number): void {
-  const watchdog = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${pid} 2>/dev/null`], {
+export function killWhenBenchDies(pid: number, options: { group?: boolean } = {}): void {
+  const target = options.group ? `-${pid}` : String(pid);
+  const watchdog = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${target} 2>/dev/null`], {
     stdio: "ignore",
     detached: true,
   });

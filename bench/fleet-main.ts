@@ -3,8 +3,10 @@
  * (createWorker), each its own registered session with a distinct clientId and secret, all
  * served by one HTTP server: worker i answers under the path prefix /w{i}, which is the path of
  * its advertise URL (http://127.0.0.1:PORT/w{i}), so one socket answers every challenge probe
- * and every forward. Each worker's instances are `Tiny`: a minimal instance answering a small
- * body, so the bench measures the path to it, not the work behind it.
+ * and every forward. Each worker's instances are `Tiny`: a minimal instance answering an 11-byte
+ * body, so the bench measures the path to it, not the work behind it. A request whose path ends
+ * in `/chunked` gets the body as a stream of unknown length, which the server sends chunked (no
+ * Content-Length); any other path gets it with a Content-Length.
  *
  * Environment: PINBOARD_URL, BENCH_CREDENTIAL, BENCH_WORKERS, BENCH_NAMESPACES ("/hot,/new"),
  * BENCH_CLIENT_PREFIX, BENCH_PORT (default 0: any), BENCH_REGISTER_CONCURRENCY (default 8).
@@ -21,12 +23,23 @@ import { createInterface } from "node:readline";
 import { createWorker, type Instance, type PinnedWorker } from "../src/pinned/index.ts";
 import { exitWithParent } from "./child-lifetime.ts";
 
-const BODY = "ok\n";
+const BODY = "hello world";
+const BODY_BYTES = new TextEncoder().encode(BODY);
+const HEADERS = { "content-type": "text/plain" };
 
-/** The minimal instance: a constant small body, no storage. */
+/** The minimal instance: a constant 11-byte body, no storage; framed by the path's last segment. */
 export class Tiny implements Instance {
-  fetch(): Response {
-    return new Response(BODY, { headers: { "content-type": "text/plain" } });
+  fetch(request: Request): Response {
+    if (!request.url.endsWith("/chunked")) return new Response(BODY, { headers: HEADERS });
+    // @hono/node-server writes a stream body of a Response built here (its own Response class)
+    // without reading ahead, so with no Content-Length the answer goes out chunked.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(BODY_BYTES);
+        controller.close();
+      },
+    });
+    return new Response(stream, { headers: HEADERS });
   }
 }
 

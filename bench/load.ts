@@ -1,35 +1,39 @@
 /**
- * HTTP load: autocannon with `connections` keep-alive connections, each request's path from
- * `path()` (autocannon's request builder), for one measured window after an unmeasured warm-up.
- * Latencies are recorded here from autocannon's `response` events as fractional milliseconds
- * (autocannon's own histogram keeps whole milliseconds), over every response whatever its
- * status. CPU seconds and RSS of the named processes are read from /proc around the window.
- * Several windows of one scenario (interleaved rounds) combine into one result.
+ * One measured window of HTTP load, after an unmeasured warm-up: saturated by wrk (wrk.ts, as
+ * fast as the front answers over `connections` keep-alive connections), or paced (paced.ts, a
+ * fixed offered rate) when the spec has a `rate`. CPU seconds and RSS of the named processes are
+ * read from /proc around the window. The windows of one scenario (interleaved rounds) combine
+ * into one row: the median of the rounds for req/s and latencies, totals for the rest.
  */
-import autocannon from "autocannon";
 import { firePaced } from "./paced.ts";
-import { CpuWindow, peakRssBytes, rssBytes } from "./proc-stats.ts";
+import { pathGenerator, type Framing, type PathPlan } from "./paths.ts";
+import { CpuWindow, watchedPeakRssBytes, watchedRssBytes, type Watched } from "./proc-stats.ts";
 import { percentile, type ScenarioResult } from "./report.ts";
+import { runWrk } from "./wrk.ts";
 
 export interface LoadSpec {
   name: string;
-  /** Origin requests go to, e.g. http://127.0.0.1:8787 (paths come from `path`). */
+  /** What answers (direct, plain, nginx, pinboard-hot, …) and the worker's answer shape, for the tables. */
+  front?: string;
+  framing?: Framing;
+  /** Origin requests go to, e.g. http://127.0.0.1:8787 (paths come from `plan`). */
   url: string;
-  /** The path of the next request (called once per request, warm-ups included). */
-  path: () => string;
+  plan: PathPlan;
   /** Fixed request headers, or a function called before each window (e.g. a fresh attestation). */
   headers?: Record<string, string> | (() => Promise<Record<string, string>>);
   /** Processes to account: CPU per 10k requests for each, RSS for `proxy` (the one in the middle). */
-  pids: { proxy?: number; redis?: number; worker?: number };
+  pids: { proxy?: Watched; redis?: Watched; worker?: Watched };
   /** A note printed under the table. */
   note?: string;
-  /** Offered load in requests/s over all connections, evenly paced (paced.ts); unset: autocannon, as fast as answered. */
+  /** Offered load in requests/s over all connections, evenly paced (paced.ts); unset: wrk, as fast as answered. */
   rate?: number;
 }
 
 export interface WindowOptions {
   connections: number;
+  /** Measured seconds (whole seconds for wrk). */
   durationS: number;
+  /** Unmeasured seconds before (0: none; at least 1 s for wrk). */
   warmupS: number;
   /** Runs after the warm-up, right before the measured window (e.g. to reset Redis stats). */
   beforeMeasure?: () => Promise<void>;
@@ -37,10 +41,13 @@ export interface WindowOptions {
 
 export interface Window {
   requests: number;
-  statuses: Record<string, number>;
-  errors: number;
-  latencies: Float64Array;
   seconds: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  non2xx: number;
+  errors: number;
+  /** CPU seconds the load generator used (wrk); null for the paced client, which runs in the bench. */
+  clientCpuS: number | null;
   cpu: Record<string, number>;
   rssMb: number | null;
   peakRssMb: number | null;
@@ -48,94 +55,67 @@ export interface Window {
 
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
-function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number, sampleCap: number): Promise<Fired> {
-  const { url, path, rate } = spec;
-  if (rate) return firePaced(url, path, headers, { connections, rate, durationS, sampleCap });
-  const latencies = new Float64Array(sampleCap);
-  let n = 0;
-  const statuses: Record<string, number> = {};
-  const started = performance.now();
-  return new Promise<Fired>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url,
-        connections,
-        duration: durationS,
-        timeout: 10,
-        requests: [
-          {
-            setupRequest: (req) => {
-              req.path = path();
-              return req;
-            },
-          },
-        ],
-        headers,
-      },
-      (err: unknown, result: autocannon.Result) => {
-        if (err) return reject(err instanceof Error ? err : new Error(String(err)));
-        const seconds = (performance.now() - started) / 1000;
-        const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
-        resolve({ requests, statuses, errors: result.errors + result.timeouts, latencies: latencies.subarray(0, n), seconds });
-      },
-    );
-    instance.on("response", (_client, status, _bytes, ms) => {
-      if (n < latencies.length) latencies[n++] = ms;
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    });
-  });
+async function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number): Promise<Fired> {
+  if (spec.rate) {
+    const r = await firePaced(spec.url, pathGenerator(spec.plan), headers, { connections, rate: spec.rate, durationS, sampleCap: 4_000_000 });
+    const sorted = Float64Array.from(r.latencies).sort();
+    const ok = Object.entries(r.statuses).reduce((sum, [code, n]) => sum + (code.startsWith("2") ? n : 0), 0);
+    return { requests: r.requests, seconds: r.seconds, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), non2xx: r.requests - ok, errors: r.errors, clientCpuS: null };
+  }
+  const r = await runWrk({ url: spec.url, plan: spec.plan, headers, connections, durationS: Math.max(1, Math.round(durationS)) });
+  return { requests: r.requests, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non2xx: r.non2xx, errors: r.errors, clientCpuS: r.clientCpuS };
 }
 
 /** One measured window of a scenario, after its warm-up. */
 export async function loadWindow(spec: LoadSpec, o: WindowOptions): Promise<Window> {
   const headers = typeof spec.headers === "function" ? await spec.headers() : (spec.headers ?? {});
-  if (o.warmupS > 0) await fire(spec, headers, o.connections, o.warmupS, 1);
+  if (o.warmupS > 0) await fire(spec, headers, o.connections, o.warmupS);
   await o.beforeMeasure?.();
   const cpu = new CpuWindow(spec.pids);
-  const fired = await fire(spec, headers, o.connections, o.durationS, 4_000_000);
+  const fired = await fire(spec, headers, o.connections, o.durationS);
   const proxy = spec.pids.proxy;
   return {
     ...fired,
     cpu: cpu.delta(),
-    rssMb: proxy === undefined ? null : mb(rssBytes(proxy)),
-    peakRssMb: proxy === undefined ? null : mb(peakRssBytes(proxy)),
+    rssMb: proxy === undefined ? null : mb(watchedRssBytes(proxy)),
+    peakRssMb: proxy === undefined ? null : mb(watchedPeakRssBytes(proxy)),
   };
 }
 
-/** One scenario row from its windows: totals, pooled latencies, CPU per 10k requests. */
+/** The median (the mean of the middle two for an even count); null when there is nothing. */
+export function median(values: Array<number | null>): number | null {
+  const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+  if (known.length === 0) return null;
+  const mid = known.length >> 1;
+  return known.length % 2 ? known[mid]! : (known[mid - 1]! + known[mid]!) / 2;
+}
+
+/** One scenario row from its windows: medians of the rounds, totals, CPU per 10k requests. */
 export function combine(spec: LoadSpec, windows: Window[]): ScenarioResult {
   const requests = windows.reduce((s, w) => s + w.requests, 0);
-  const seconds = windows.reduce((s, w) => s + w.seconds, 0);
-  const statuses: Record<string, number> = {};
-  for (const w of windows) for (const [code, count] of Object.entries(w.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
-  const pooled = new Float64Array(windows.reduce((s, w) => s + w.latencies.length, 0));
-  let at = 0;
-  for (const w of windows) {
-    pooled.set(w.latencies, at);
-    at += w.latencies.length;
-  }
-  pooled.sort();
-  const ok = Object.entries(statuses).reduce((sum, [code, count]) => sum + (code.startsWith("2") ? count : 0), 0);
   const per10k = (name: string) => {
     const used = windows.map((w) => w.cpu[name]);
     if (requests === 0 || used.some((u) => u === undefined)) return null;
     return (used.reduce((a, b) => a! + b!, 0)! / requests) * 10_000;
   };
-  const last = windows[windows.length - 1];
+  const peaks = windows.map((w) => w.peakRssMb).filter((p): p is number => p !== null);
   return {
     name: spec.name,
+    ...(spec.front ? { front: spec.front } : {}),
+    ...(spec.framing ? { framing: spec.framing } : {}),
     requests,
-    rps: seconds > 0 ? requests / seconds : 0,
-    p50Ms: percentile(pooled, 0.5),
-    p99Ms: percentile(pooled, 0.99),
-    non2xx: requests - ok,
+    rps: median(windows.map((w) => (w.seconds > 0 ? w.requests / w.seconds : 0))) ?? 0,
+    p50Ms: median(windows.map((w) => w.p50Ms)),
+    p99Ms: median(windows.map((w) => w.p99Ms)),
+    non2xx: windows.reduce((s, w) => s + w.non2xx, 0),
     errors: windows.reduce((s, w) => s + w.errors, 0),
-    statuses,
+    clientCpuShare: median(windows.map((w) => (w.clientCpuS === null || w.seconds === 0 ? null : w.clientCpuS / w.seconds))),
     cpuPer10k: { proxy: per10k("proxy"), redis: per10k("redis"), worker: per10k("worker") },
-    proxyRssMb: last?.rssMb ?? null,
-    proxyPeakRssMb: last?.peakRssMb ?? null,
-    seconds,
+    proxyRssMb: windows[windows.length - 1]?.rssMb ?? null,
+    proxyPeakRssMb: peaks.length ? Math.max(...peaks) : null,
+    seconds: windows.reduce((s, w) => s + w.seconds, 0),
     windows: windows.length,
+    roundsRps: windows.map((w) => (w.seconds > 0 ? Math.round(w.requests / w.seconds) : 0)),
     ...(spec.note ? { note: spec.note } : {}),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * What Linux says about a process: CPU seconds (utime + stime from /proc/<pid>/stat), resident
- * memory (VmRSS, VmHWM from /proc/<pid>/status) and the process tree (for reaping). Reads are
- * synchronous and cheap; a process that is gone reads as null.
+ * memory (VmRSS, VmHWM from /proc/<pid>/status) and the process tree (for reaping, and for
+ * fronts that run as several processes). Reads are synchronous and cheap; a process that is gone
+ * reads as null.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -101,13 +102,37 @@ export function findDescendant(root: number, comm: string): number | undefined {
   return undefined;
 }
 
-/** CPU seconds of a set of processes between `start()` and `stop()`. */
+/** A process alone, or with everything below it (nginx's workers, Pinboard's processes). */
+export type Watched = number | { tree: number } | undefined;
+
+const members = (w: Watched): number[] => (w === undefined ? [] : typeof w === "number" ? [w] : [w.tree, ...descendantsOf(w.tree)]);
+
+function sum(values: Array<number | null>): number | null {
+  return values.length === 0 || values.some((v) => v === null) ? null : values.reduce((a: number, b) => a + b!, 0);
+}
+
+/** CPU seconds used so far by a process or, for a tree, by it and everything below it now. */
+export function watchedCpuSeconds(w: Watched): number | null {
+  return sum(members(w).map(cpuSeconds));
+}
+
+/** Resident bytes of a process or of a whole tree (the sum). */
+export function watchedRssBytes(w: Watched): number | null {
+  return sum(members(w).map(rssBytes));
+}
+
+/** Peak resident bytes of a process or, for a tree, the sum of each member's peak. */
+export function watchedPeakRssBytes(w: Watched): number | null {
+  return sum(members(w).map(peakRssBytes));
+}
+
+/** CPU seconds of a set of processes (or trees) between construction and `delta()`. */
 export class CpuWindow {
   private readonly before = new Map<string, number>();
 
-  constructor(private readonly pids: Record<string, number | undefined>) {
-    for (const [name, pid] of Object.entries(pids)) {
-      const s = pid === undefined ? null : cpuSeconds(pid);
+  constructor(private readonly watched: Record<string, Watched>) {
+    for (const [name, w] of Object.entries(watched)) {
+      const s = watchedCpuSeconds(w);
       if (s !== null) this.before.set(name, s);
     }
   }
@@ -115,9 +140,9 @@ export class CpuWindow {
   /** CPU seconds used by each named process since construction. */
   delta(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const [name, pid] of Object.entries(this.pids)) {
+    for (const [name, w] of Object.entries(this.watched)) {
       const start = this.before.get(name);
-      const now = pid === undefined ? null : cpuSeconds(pid);
+      const now = watchedCpuSeconds(w);
       if (start !== undefined && now !== null) out[name] = now - start;
     }
     return out;

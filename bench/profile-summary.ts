@@ -32,7 +32,7 @@ export interface ProfileSummary {
   inclusiveTop: Array<{ fn: string; ms: number; share: number }>;
 }
 
-/** Where a frame's code lives: "src/resolve/proxy.ts", "hono", "node:internal", "(gc)", … */
+/** Where a frame's code lives: "src/data-plane/proxy.ts", "hono", "node:internal", "(gc)", … */
 export function areaOf(url: string, name: string): string {
   if (!url) return name.startsWith("(") ? name : "(native)";
   const nm = url.lastIndexOf("node_modules/");

@@ -2,7 +2,7 @@
  * redis-floor: the physical floor of one resolve. The resolve script (EVALSHA, EVAL on NOSCRIPT)
  * run straight against Redis through the same client library and adapter as Pinboard's Node
  * entry (ioredis via TcpRedis), with `connections` calls in flight for
- * `duration` seconds. The keys and arguments are built exactly as src/resolve/resolver.ts builds
+ * `duration` seconds. The keys and arguments are built exactly as src/data-plane/resolver.ts builds
  * them. Two uses: hot ids that already have a live placement (the floor of pinboard-hot), and a
  * fresh id per call with a client-address affinity hash (the Redis cost of one new placement,
  * as pinboard-new makes them, for the workers-count scaling check).
@@ -13,8 +13,12 @@ import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import { resolve as resolveScript } from "../src/redis/scripts/index.ts";
 import { TcpRedis } from "../src/redis/tcp.ts";
-import { randomSeed } from "../src/resolve/resolver.ts";
+import { randomSeed } from "../src/data-plane/resolver.ts";
+import { affinityHash } from "../src/data-plane/affinity.ts";
+import type { BenchArgs } from "./args.ts";
 import { bucketOf } from "./placements.ts";
+import { commandStats, resetRedisStats } from "./redis-stats.ts";
+import { BALANCE_FACTOR, LEASE_MS, type Topology } from "./topology.ts";
 
 export interface FloorOptions {
   name: string;
@@ -121,4 +125,29 @@ export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
   } finally {
     await redis.close();
   }
+}
+
+export interface FloorContext {
+  top: Topology;
+  args: BenchArgs;
+  rows: ScenarioResult[];
+  log: (msg: string) => void;
+}
+
+/**
+ * The bench's floor rows: `floor(name, ns, ids)` runs the resolve script straight against Redis
+ * with hot ids, or with a new id per call and the affinity hash Pinboard derives from the bench's
+ * client address, and appends the row.
+ */
+export function floorRunner(c: FloorContext): (name: string, ns: string, ids: string[] | { freshPrefix: string }) => Promise<void> {
+  const { top, args } = c;
+  return async (name, ns, ids) => {
+    c.log(`${name}: ${args.duration} s, ${args.connections} in flight`);
+    const clientAffinity = await affinityHash("127.0.0.1");
+    const common = { name, redisUrl: top.redis.url, keys: top.keys, ns, ids, leaseMs: LEASE_MS, balanceFactor: BALANCE_FACTOR, redisPid: top.redis.process.pid! };
+    const row = await runRedisFloor({ ...common, ...(Array.isArray(ids) ? {} : { affinity: clientAffinity }), connections: args.connections, durationS: args.duration, beforeMeasure: () => resetRedisStats(top.admin) });
+    row.redisUsecPerEvalsha = (await commandStats(top.admin)).evalsha?.usecPerCall ?? null;
+    c.rows.push(row);
+    c.log(`${name}: ${row.rps.toFixed(0)} resolves/s, p50 ${row.p50Ms?.toFixed(2)} ms, Redis CPU ${row.cpuPer10k.redis?.toFixed(2)} s/10k`);
+  };
 }

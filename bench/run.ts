@@ -1,31 +1,39 @@
 /**
- * `npm run bench`: Pinboard side by side with a plain proxy and the Redis floor, in one run on
- * one machine, then the scaling checks. bench/README.md says what each row means; `--help` lists
- * the flags.
+ * `npm run bench`: Pinboard side by side with a plain node:http proxy, nginx (when installed)
+ * and the worker itself, each with Content-Length and chunked answers, load from wrk; then the
+ * paced latency, 1 against 2 Pinboard processes, the Redis floors and the scaling checks, in one
+ * run on one machine. bench/README.md says what each row means; `--help` lists the flags.
  *
  * Cold start: new placements are refused for one lease (15 s, the production default) after a
  * bucket's first resolve. The bench touches every bucket right after start-up and waits that
- * lease out, starting the Workers entry and measuring `direct` in the meantime.
+ * lease out, starting the Workers entry and checking every front's answers in the meantime.
  */
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { signAttestation } from "../src/auth/attestation.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/pinned/index.ts";
-import { affinityHash } from "../src/resolve/affinity.ts";
-import { parseBenchArgs, USAGE, type BenchArgs } from "./args.ts";
-import { installReaper, killAll, ROOT } from "./children.ts";
-import { loadWindow, mb, type LoadSpec } from "./load.ts";
-import { fillRows, memoryPerRow, placeThroughPinboard, startColdStartWindows } from "./placements.ts";
-import { CpuWindow, rssBytes } from "./proc-stats.ts";
+import { parseBenchArgs, USAGE, type BenchArgs, type Section } from "./args.ts";
 import { formatBusy } from "./busy-stretches.ts";
+import { installReaper, killAll, ROOT } from "./children.ts";
+import { checkFraming, describeFraming, type FramingSeen } from "./framing-check.ts";
+import { frontLabels, frontTable, headroomLines, pacedTable, processTable } from "./front-tables.ts";
+import { frontSpecs, pacedSpecs } from "./fronts.ts";
+import { loadWindow, mb, type LoadSpec } from "./load.ts";
+import { nginxVersion } from "./nginx.ts";
+import { suffixFor } from "./paths.ts";
+import { compareProcesses } from "./pinboard-processes.ts";
+import { memoryPerRow, placeThroughPinboard, startColdStartWindows } from "./placements.ts";
+import { rssBytes } from "./proc-stats.ts";
 import { formatSummary, type ProfileSummary } from "./profile-summary.ts";
-import { runRedisFloor } from "./redis-floor.ts";
-import { commandStats, describeCommands, resetRedisStats, slowLog } from "./redis-stats.ts";
-import { judge, scenarioTable, targetTable, type IdleRate, type ScenarioResult } from "./report.ts";
+import { floorRunner } from "./redis-floor.ts";
+import { rowName, scenarioTable, targetTable, type ScenarioResult } from "./report.ts";
+import { hotAtManyPlacements, idleRate, newAtManyWorkers } from "./scaling.ts";
 import { ScenarioRunner } from "./scenarios.ts";
-import { BALANCE_FACTOR, LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
+import { judge, type IdleRate } from "./targets.ts";
+import { LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
 import { startWorkersEntry, type RunningWorkersEntry } from "./workers-entry.ts";
+import { removeWrkScripts, requireWrk } from "./wrk.ts";
 
 const BASE_WORKERS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,59 +45,48 @@ let workerd: RunningWorkersEntry | undefined;
 async function cleanup(): Promise<void> {
   await workerd?.stop().catch(() => {});
   await topology?.stop().catch(() => {});
+  removeWrkScripts();
   killAll();
 }
 
-/** A cycling path over `ids` under `prefix` ("/hot/h-17", …). */
-const cycle = (prefix: string, ids: string[]) => {
-  let i = 0;
-  return () => `${prefix}/${ids[i++ % ids.length]}`;
-};
-/** A path with an id never used before ("/new/n-123", …). */
-const fresh = (prefix: string, tag: string) => {
-  let i = 0;
-  return () => `${prefix}/${tag}-${i++}`;
-};
-
-/** CPU seconds per second that Pinboard and Redis burn with no load (heartbeats, sweeper). */
-async function idleRate(pids: { proxy: number; redis: number }, ms: number): Promise<IdleRate> {
-  const w = new CpuWindow(pids);
-  await sleep(ms);
-  const d = w.delta();
-  return { proxy: (d.proxy ?? 0) / (ms / 1000), redis: (d.redis ?? 0) / (ms / 1000) };
-}
-
-async function bench(args: BenchArgs): Promise<void> {
+async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const startedAt = new Date();
   const load0 = loadavg();
+  const on = (section: Section) => args.sections.has(section);
   const rows: ScenarioResult[] = [];
   const profiles: Record<string, ProfileSummary> = {};
-  const extras: Record<string, unknown> = {};
+  const extras: Record<string, unknown> = { wrk: wrkVersion };
+  const byName = (name: string) => rows.find((r) => r.name === name);
 
-  log("starting redis-server, Pinboard (Node entry), the base fleet and the baseline proxy");
+  if (nginxVersion() === null) log("nginx is not installed: its rows are skipped (apt-get install nginx-light to add them)");
+  log(`starting redis-server, Pinboard (Node entry), the base fleet, the plain node:http proxy${nginxVersion() === null ? "" : " and nginx"}`);
   const top = (topology = await startTopology({ workers: BASE_WORKERS, namespaces: ["/hot", "/new"] }));
   const pb = top.pinboard;
   const redisPid = top.redis.process.pid!;
-  const fleet = top.base;
-  const w0 = fleet.workers[0]!;
-  const pids = { proxy: pb.pid, redis: redisPid, worker: fleet.child.pid };
-  extras.idleRssMb = { pinboard: mb(rssBytes(pb.pid)), baseline: mb(rssBytes(top.baseline.child.pid)), fleet: mb(rssBytes(fleet.child.pid)) };
-  log(`idle RSS: Pinboard ${(mb(rssBytes(pb.pid)) ?? 0).toFixed(0)} MB, baseline proxy ${(mb(rssBytes(top.baseline.child.pid)) ?? 0).toFixed(0)} MB (Pinboard compiled, the baseline under tsx)`);
+  const rss = (pid: number) => mb(rssBytes(pid));
+  extras.idleRssMb = { pinboard: rss(pb.pid), plain: rss(top.plain.child.pid), fleet: rss(top.base.child.pid) };
+  log(`idle RSS: Pinboard ${(rss(pb.pid) ?? 0).toFixed(0)} MB (compiled), plain proxy ${(rss(top.plain.child.pid) ?? 0).toFixed(0)} MB (under tsx)`);
   const runner = new ScenarioRunner({ admin: top.admin, pinboard: pb, connections: args.connections, durationS: args.duration, log });
 
   log(`touching every bucket: new placements are refused for one lease (${LEASE_MS / 1000} s) from now`);
   const quarantineEnds = await startColdStartWindows(pb.url, "/hot", top.keys.shards, top.admin, top.keys, LEASE_MS);
-  if (!args.skipWorkerd) {
+  if (on("workerd")) {
     log("starting the Workers entry in workerd (Miniflare) with the REST bridge");
     workerd = await startWorkersEntry({ redisUrl: top.redis.url, bindings: pinboardSettings(top.secret) });
     for (let i = 0; i < 100 && (await fetch(`${workerd.url}/readyz`).then((r) => (void r.arrayBuffer(), r.status), () => 0)) !== 200; i++) await sleep(100);
   }
 
-  // direct and baseline send what a forward carries (attestation, epoch): the worker does the same work.
-  const directIds = Array.from({ length: args.hot }, (_, i) => `d-${i}`);
+  // Everything in front of worker 0 sends what a forward carries (attestation, epoch), so the
+  // worker does the same work behind every front.
+  const w0 = top.base.workers[0]!;
   const attested = async () => ({ [ATTESTATION_HEADER]: await signAttestation(w0.secret, { aud: w0.sessionId }, Date.now() / 1000), [EPOCH_HEADER]: "1" });
   const workerPath = new URL(w0.advertiseUrl).pathname;
-  rows.push(...(await runner.rounds([{ name: "direct", url: fleet.url, path: cycle(`${workerPath}/hot`, directIds), headers: attested, pids: { redis: redisPid, worker: fleet.child.pid }, note: "clients straight to one worker, attested like a forward" }], 1)));
+  const headers = await attested();
+  const framing: FramingSeen[] = await checkFraming([
+    { front: "direct", url: top.base.url, path: (m) => `${workerPath}/hot/d-0${suffixFor(m)}`, headers },
+    { front: "plain", url: top.plain.url, path: (m) => `/hot/d-0${suffixFor(m)}`, headers },
+    ...(top.nginx ? [{ front: "nginx", url: top.nginx.url, path: (m: "length" | "chunked") => `/hot/d-0${suffixFor(m)}`, headers }] : []),
+  ]);
 
   const wait = quarantineEnds - Date.now() + 250;
   if (wait > 0) log(`waiting ${(wait / 1000).toFixed(1)} s more for the cold-start quarantine to end`);
@@ -97,112 +94,90 @@ async function bench(args: BenchArgs): Promise<void> {
   const hotIds = Array.from({ length: args.hot }, (_, i) => `h-${i}`);
   log(`placing ${hotIds.length} hot ids through Pinboard`);
   await placeThroughPinboard(pb.url, "/hot", hotIds);
+  framing.push(...(await checkFraming([{ front: "pinboard-hot", url: pb.url, path: (m) => `/hot/h-0${suffixFor(m)}` }])));
+  log(`answers as the client receives them (mode → status, framing, body):\n${describeFraming(framing)}`);
+  extras.framing = framing;
 
-  // The resolve script straight against Redis: hot ids, or a new id per call with the affinity
-  // hash Pinboard derives from the bench's client address.
-  const clientAffinity = await affinityHash("127.0.0.1");
-  const floor = async (name: string, ns: string, ids: string[] | { freshPrefix: string }) => {
-    log(`${name}: ${args.duration} s, ${args.connections} in flight`);
-    const common = { name, redisUrl: top.redis.url, keys: top.keys, ns, ids, leaseMs: LEASE_MS, balanceFactor: BALANCE_FACTOR, redisPid };
-    const row = await runRedisFloor({ ...common, ...(Array.isArray(ids) ? {} : { affinity: clientAffinity }), connections: args.connections, durationS: args.duration, beforeMeasure: () => resetRedisStats(top.admin) });
-    row.redisUsecPerEvalsha = (await commandStats(top.admin)).evalsha?.usecPerCall ?? null;
-    rows.push(row);
-    log(`${name}: ${row.rps.toFixed(0)} resolves/s, p50 ${row.p50Ms?.toFixed(2)} ms, Redis CPU ${row.cpuPer10k.redis?.toFixed(2)} s/10k`);
-  };
-  await floor("redis-floor", "/hot", hotIds);
+  const floor = floorRunner({ top, args, rows, log });
+  if (on("floors")) await floor("redis-floor", "/hot", hotIds);
 
-  const hotLabel = args.hot === 1000 ? "1k" : String(args.hot);
-  const hot: LoadSpec = { name: "pinboard-hot", url: pb.url, path: cycle("/hot", hotIds), pids, note: `${hotIds.length} ids placed beforehand (${hotLabel} placements in the namespace)` };
-  const fresh10: LoadSpec = { name: "pinboard-new", url: pb.url, path: fresh("/new", "n"), pids, note: `a new id per request, ${BASE_WORKERS} live workers; client-IP affinity sends all to one worker` };
-  const compared: LoadSpec[] = [
-    { name: "baseline", url: top.baseline.url, path: cycle("/hot", directIds), headers: attested, pids: { proxy: top.baseline.child.pid, redis: redisPid, worker: fleet.child.pid }, note: "plain @hono/node-server + fetch proxy to the same worker" },
-    hot,
-    fresh10,
-  ];
-  if (workerd) {
-    const wpids = { proxy: workerd.pid, redis: redisPid, worker: fleet.child.pid };
-    const bridge = "the REST bridge's CPU is not counted";
-    compared.push(
-      { name: "workerd-hot", url: workerd.url, path: cycle("/hot", hotIds), pids: wpids, note: `the Workers entry in workerd, same hot ids; ${bridge}` },
-      { name: "workerd-new", url: workerd.url, path: fresh("/new", "w"), pids: wpids, note: `the Workers entry in workerd, a new id per request; ${bridge}` },
-    );
-  }
+  const specs = frontSpecs({ top, workerd, hotCount: args.hot, attested, baseWorkers: BASE_WORKERS });
+  const hot = specs.find((s) => s.name === rowName("pinboard-hot", "length"))!;
+  const fresh10 = specs.find((s) => s.name === rowName("pinboard-new", "length"))!;
   // The first load on a fresh process runs well below its steady state (JIT, heap sizing).
   log("warming Pinboard up: 2 s of pinboard-hot, not measured");
   await loadWindow(hot, { connections: args.connections, durationS: 2, warmupS: 0 });
-  const idleAt10 = await idleRate({ proxy: pb.pid, redis: redisPid }, 1000);
-  log(`${compared.map((s) => s.name).join(", ")}: ${args.rounds} interleaved round(s)`);
-  rows.push(...(await runner.rounds(compared, args.rounds)));
-  // Latency added by Pinboard, apart from queueing at saturation: baseline and pinboard-hot at one
-  // offered rate that both sustain (half the slower one's saturated throughput).
-  const saturated = (name: string) => rows.find((r) => r.name === name)?.rps ?? 0;
-  const rate = Math.max(10, Math.round(0.25 * Math.min(saturated("baseline"), saturated("pinboard-hot"))));
-  const atRate = (spec: LoadSpec): LoadSpec => ({ ...spec, name: `${spec.name}@${rate}/s`, rate, note: `${spec.note}; paced: ${rate} req/s spread evenly over ${args.connections} connections` });
-  rows.push(...(await runner.rounds([atRate(compared[0]!), atRate(hot)], args.rounds)));
-  await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
+  const idleAt10: IdleRate = await idleRate({ proxy: pb.pid, redis: redisPid }, 1000);
+
+  let rate: number | null = null;
+  const isWorkerd = (s: LoadSpec) => s.front?.startsWith("workerd") ?? false;
+  const compared = specs.filter((s) => (isWorkerd(s) ? on("workerd") : on("fronts")));
+  if (compared.length) {
+    log(`${compared.map((s) => s.name).join(", ")}: ${args.rounds} interleaved round(s)`);
+    rows.push(...(await runner.rounds(compared, args.rounds)));
+  }
+  if (on("paced") && on("fronts")) {
+    // The latency a front adds apart from queueing at saturation: every proxy at one offered
+    // rate all of them sustain, a quarter of the slower side's saturated throughput.
+    rate = Math.max(10, Math.round(0.25 * Math.min(byName(hot.name)?.rps ?? 0, byName(rowName("plain", "length"))?.rps ?? 0)));
+    rows.push(...(await runner.rounds(pacedSpecs(specs, rate, args.connections), args.rounds)));
+  } else if (on("paced")) log("paced rows skipped: their rate comes from the fronts section's saturated rows");
+  if (on("floors")) await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
   if (args.profile) {
     const dir = join(ROOT, "bench", "profiles");
     profiles["pinboard-hot"] = await runner.profile(hot, dir, "pinboard-hot");
     profiles["pinboard-new"] = await runner.profile(fresh10, dir, "pinboard-new");
-    profiles[`pinboard-hot@${rate}/s`] = await runner.profile(atRate(hot), dir, "pinboard-hot-paced");
+    if (rate !== null) profiles[`pinboard-hot@${rate}/s`] = await runner.profile({ ...hot, rate }, dir, "pinboard-hot-paced");
   }
   await workerd?.stop();
   workerd = undefined;
 
-  let hotAtBigName = "pinboard-hot@big";
-  if (args.placements > args.hot) {
-    const filled = args.placements - args.hot;
-    log(`filling /hot with ${filled} more placement rows (pipelined HSETs)`);
-    const t0 = Date.now();
-    await fillRows(top.admin, top.keys, "/hot", filled, fleet.workers.map((w) => w.sessionId));
-    extras.fill = { rows: filled, seconds: (Date.now() - t0) / 1000 };
-    const p = args.placements;
-    hotAtBigName = `pinboard-hot@${p >= 1_000_000 ? `${p / 1_000_000}M` : p >= 1000 ? `${Math.round(p / 1000)}k` : p}`;
-    rows.push(...(await runner.rounds([{ ...hot, name: hotAtBigName, note: `the same ${hotIds.length} hot ids among ${p} placements in the namespace` }], 1)));
+  if (on("processes")) {
+    log("starting the Node entry (dist/src/node.js) with PINBOARD_PROCESSES=2 on the same Redis and fleet");
+    const compared = await compareProcesses(top, runner, hot, { connections: args.connections, rounds: args.rounds, log });
+    extras.processes = { asked: 2, processesInTree: compared.processCount };
+    rows.push(...compared.rows);
   }
 
-  log(`Redis memory per placement row over ${args.memoryRows} rows`);
-  const memory = await memoryPerRow(top.admin, top.keys, args.memoryRows, fleet.workers.map((w) => w.sessionId));
-  log(`  ${memory.bytesPerRow.toFixed(1)} B/row (sample row ${memory.sampleRow})`);
+  const scaling = { top, runner, args, log, extras };
+  let hotAtBigName = `${hot.name}@big`;
+  if (on("scaling") && args.placements > args.hot) {
+    const [row] = await hotAtManyPlacements(scaling, hot);
+    rows.push(row!);
+    hotAtBigName = row!.name;
+  }
+
+  let memory: Awaited<ReturnType<typeof memoryPerRow>> | null = null;
+  if (on("memory")) {
+    log(`Redis memory per placement row over ${args.memoryRows} rows`);
+    memory = await memoryPerRow(top.admin, top.keys, args.memoryRows, top.base.workers.map((w) => w.sessionId));
+    log(`  ${memory.bytesPerRow.toFixed(1)} B/row (sample row ${memory.sampleRow})`);
+  }
 
   let newAtManyName: string | null = null;
   let idleAtMany: IdleRate | undefined;
-  if (args.workers > BASE_WORKERS) {
-    const more = args.workers - BASE_WORKERS;
-    log(`registering ${more} more workers on /new (one process, one HTTP server, path prefixes; budget ${args.registerBudget} s)`);
-    await resetRedisStats(top.admin);
-    const regCpu = new CpuWindow({ pinboard: pb.pid, redis: redisPid });
-    const large = await top.startFleet("large", more, ["/new"], { onProgress: (n, s) => log(`  ${n} registered after ${s.toFixed(0)} s`), budgetMs: args.registerBudget * 1000 });
-    const regUsed = regCpu.delta();
-    const live = BASE_WORKERS + large.workers.length;
-    extras.largeFleetRegistration = {
-      requested: more,
-      registered: large.workers.length,
-      seconds: large.registerSeconds,
-      pinboardCpuSeconds: regUsed.pinboard ?? null,
-      redisCpuSeconds: regUsed.redis ?? null,
-      commands: describeCommands(await commandStats(top.admin), large.workers.length),
-      slowlog: await slowLog(top.admin),
-    };
-    log(`  ${large.workers.length}/${more} registered in ${large.registerSeconds.toFixed(1)} s; Redis CPU ${(regUsed.redis ?? 0).toFixed(1)} s, Pinboard CPU ${(regUsed.pinboard ?? 0).toFixed(1)} s`);
-    // The background of a large fleet (heartbeats).
-    const idleBefore = await idleRate({ proxy: pb.pid, redis: redisPid }, 2000);
-    await floor(`redis-floor-new@${live}`, "/new", { freshPrefix: "fm" });
-    newAtManyName = `pinboard-new@${live}`;
-    const short = live < args.workers ? ` (asked for ${args.workers}: registration ran out of its ${args.registerBudget} s budget)` : "";
-    const note = `a new id per request, ${live} live workers in /new${short}; worker CPU not counted (two fleet processes)`;
-    rows.push(...(await runner.rounds([{ name: newAtManyName, url: pb.url, path: fresh("/new", "m"), pids: { proxy: pb.pid, redis: redisPid }, note }], 1)));
-    // The background is read after the load (4 s): before it, the tail of the registrations may
-    // still run; the window before is kept in the results for comparison.
-    const idleAfter = await idleRate({ proxy: pb.pid, redis: redisPid }, 4000);
-    idleAtMany = idleAfter;
-    extras.idleAtManyWindows = { before: idleBefore, after: idleAfter };
-    log(`  idle with ${live} workers: Pinboard ${idleAtMany.proxy.toFixed(3)} CPU s/s, Redis ${idleAtMany.redis.toFixed(3)} CPU s/s (heartbeats)`);
+  if (on("scaling") && args.workers > BASE_WORKERS) {
+    const many = await newAtManyWorkers(scaling, BASE_WORKERS, (name) => floor(name, "/new", { freshPrefix: "fm" }));
+    rows.push(...many.rows);
+    newAtManyName = many.rows[0]!.name;
+    idleAtMany = many.idle;
   }
 
-  const byName = (name: string) => rows.find((r) => r.name === name);
-  const derived = judge(byName, { bytesPerRow: memory.bytesPerRow, hotAtBigName, newAtManyName, idleAt10, idleAtMany, rate });
-  console.log(`\n${scenarioTable(rows)}\n\n${targetTable(derived.targets)}`);
+  const derived = judge(byName, { bytesPerRow: memory?.bytesPerRow ?? null, hotAtBigName, newAtManyName, idleAt10, ...(idleAtMany ? { idleAtMany } : {}), rate });
+  const fronts = frontLabels(top.nginx);
+  const sections = [
+    `fronts × answer shape (${args.connections} connections, wrk -t1; each figure the median of ${args.rounds} round(s); × plain: req/s over the plain node:http proxy's)`,
+    frontTable(byName, fronts),
+    ...(top.nginx ? [] : ["nginx: not installed, no rows (apt-get install nginx-light)"]),
+    headroomLines(byName, fronts).join("\n"),
+    processTable(byName),
+    rate === null ? null : pacedTable(byName, fronts, rate),
+    "every scenario:",
+    scenarioTable(rows),
+    "targets (ratios and differences from this run):",
+    targetTable(derived.targets),
+  ];
+  console.log(`\n${sections.filter((s): s is string => s !== null).join("\n\n")}`);
   for (const [name, s] of Object.entries(profiles)) {
     console.log(`\n${formatSummary(name, s)}`);
     if (s.longTasks) console.log(formatBusy(name, s.longTasks));
@@ -218,9 +193,11 @@ async function bench(args: BenchArgs): Promise<void> {
       cpus: cpus().length,
       loadavgBefore: load0,
       loadavgAfter: loadavg(),
-      flags: args,
+      flags: { ...args, sections: [...args.sections] },
+      loadGenerator: `${wrkVersion}: wrk -t1 -c${args.connections} --latency with a Lua script per window; paced rows: bench/paced.ts`,
+      nginx: top.nginx ? { version: top.nginx.version, workerProcesses: top.nginx.workerProcesses } : null,
       leaseTtlMs: LEASE_MS,
-      coldStart: `every bucket touched first, then the default ${LEASE_MS / 1000} s lease waited out (the Workers entry started and direct ran meanwhile)`,
+      coldStart: `every bucket touched first, then the default ${LEASE_MS / 1000} s lease waited out (the Workers entry started meanwhile)`,
       caveat: "one run on a shared machine: other processes compete for the same cores; compare ratios within a run, not across runs",
     },
     scenarios: rows,
@@ -247,8 +224,9 @@ if (parsed === "help") {
   console.log(USAGE);
   process.exit(0);
 }
+const wrkVersion = requireWrk();
 installReaper(cleanup);
-bench(parsed).then(
+bench(parsed, wrkVersion).then(
   async () => {
     await cleanup();
     process.exit(0);

@@ -1,8 +1,10 @@
 /**
  * How a load scenario is measured: in windows, interleaved in rounds with the scenarios it is
- * compared to (baseline, pinboard-hot, pinboard-new, … one window each per round), so a machine
+ * compared to (direct, plain, nginx, pinboard-hot, … one window each per round), so a machine
  * whose load drifts during the run skews all of them alike instead of whichever ran during the
- * drift. Around each window: Redis commandstats (reset after the warm-up) and, when the load goes
+ * drift; after the first round the order is shuffled (the same way every run), and a row is the
+ * median of its rounds. Only the first round has a warm-up (1 s): later rounds find every front
+ * warm. Around each window: Redis commandstats (reset after the warm-up) and, when the load goes
  * through Pinboard, its event-loop delay. Optionally a CPU profile of Pinboard over one extra
  * window, so the measured windows carry no profiler overhead.
  */
@@ -20,7 +22,7 @@ export interface RunnerContext {
   admin: Redis;
   pinboard: { child: Child; pid: number };
   connections: number;
-  /** Measured seconds per scenario, split over the rounds. */
+  /** Measured seconds per scenario, split over the rounds in whole seconds (wrk's unit). */
   durationS: number;
   log: (msg: string) => void;
 }
@@ -32,6 +34,26 @@ interface Tally {
   loop: { p50: number; p99: number; max: number } | null;
 }
 
+/** Seconds per window: the scenario's seconds over its rounds, whole, at least 1. */
+export const windowSeconds = (durationS: number, rounds: number): number => Math.max(1, Math.round(durationS / rounds));
+
+/**
+ * The order of one round: as given in the first, then a fixed shuffle per round, so that no row
+ * always runs right after the same other one (a window leaves work behind: the worker's garbage,
+ * Redis' buffers) and the same rows do not always start a round.
+ */
+export function orderOf<T>(specs: T[], round: number): T[] {
+  const out = specs.slice();
+  if (round === 0) return out;
+  let seed = Math.imul(round, 2654435761) >>> 0;
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 export class ScenarioRunner {
   /** Per scenario: what Redis did per request (commandstats), for the report. */
   readonly redisDetail: Record<string, { commands: string; slowlog: Array<{ usec: number; command: string }> }> = {};
@@ -41,11 +63,12 @@ export class ScenarioRunner {
   /** Runs `specs` in `rounds` interleaved rounds; one combined row per spec, in order. */
   async rounds(specs: LoadSpec[], rounds: number): Promise<ScenarioResult[]> {
     const tallies = new Map<string, Tally>(specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]));
-    const perWindow = this.ctx.durationS / rounds;
+    const perWindow = windowSeconds(this.ctx.durationS, rounds);
     for (let round = 0; round < rounds; round++) {
-      for (const spec of specs) {
-        this.ctx.log(`${spec.name}${rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""}: ${perWindow.toFixed(1)} s at ${this.ctx.connections} connections`);
-        await this.window(spec, tallies.get(spec.name)!, round === 0 ? 1 : 0.3, perWindow);
+      for (const spec of orderOf(specs, round)) {
+        const how = spec.rate ? `paced at ${spec.rate} req/s` : "wrk";
+        this.ctx.log(`${spec.name}${rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""}: ${perWindow} s, ${how}, ${this.ctx.connections} connections`);
+        await this.window(spec, tallies.get(spec.name)!, round === 0 ? 1 : 0, perWindow);
       }
     }
     return specs.map((spec) => this.row(spec, tallies.get(spec.name)!));
@@ -105,10 +128,11 @@ export class ScenarioRunner {
     const { pinboard } = this.ctx;
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}.cpuprofile`);
-    this.ctx.log(`${spec.name}: profiling Pinboard over one more ${this.ctx.durationS} s window`);
+    const seconds = windowSeconds(this.ctx.durationS, 1);
+    this.ctx.log(`${spec.name}: profiling Pinboard over one more ${seconds} s window`);
     pinboard.child.send("profile-start");
     await pinboard.child.next((m) => m.bench === "profiling");
-    await loadWindow(spec, { connections: this.ctx.connections, durationS: this.ctx.durationS, warmupS: 0 });
+    await loadWindow(spec, { connections: this.ctx.connections, durationS: seconds, warmupS: 0 });
     pinboard.child.send(`profile-stop ${file}`);
     await pinboard.child.next((m) => m.bench === "profiled", 60_000);
     const summary = summariseProfile(file);

@@ -4,8 +4,9 @@
  *   - one Pinboard Node entry (bench/pinboard-main.ts → startNode), compiled like `npm start` runs it;
  *   - worker fleets (bench/fleet-main.ts): the base fleet serving /hot and /new, and later the
  *     large fleet that brings /new to --workers live workers;
- *   - the baseline proxy (bench/baseline-main.ts) in front of the base fleet's first worker.
- * Ports are chosen up front so Pinboard, the base fleet and the baseline start side by side.
+ *   - the baselines in front of the base fleet's first worker: the plain node:http proxy
+ *     (bench/plain-proxy-main.ts) and, when installed, nginx (bench/nginx.ts).
+ * Ports are chosen up front so Pinboard, the base fleet and the plain proxy start side by side.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -17,6 +18,7 @@ import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { Keys } from "../src/redis/keys.ts";
 import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
+import { nginxVersion, startNginx, type RunningNginx } from "./nginx.ts";
 
 export const PREFIX = "pinboard:";
 export const SHARDS = 16;
@@ -60,7 +62,10 @@ export interface Topology {
   credential: string;
   pinboard: { child: Child; url: string; pid: number };
   base: Fleet;
-  baseline: { child: Child; url: string };
+  /** The plain node:http proxy in front of the base fleet's worker 0. */
+  plain: { child: Child; url: string };
+  /** nginx in front of the same worker; null when nginx is not installed. */
+  nginx: RunningNginx | null;
   /** Starts another fleet and waits until its workers registered (or its budget ran out). */
   startFleet(name: string, count: number, namespaces: string[], options?: FleetOptions): Promise<Fleet>;
   stop(): Promise<void>;
@@ -79,12 +84,14 @@ export function pinboardSettings(secret: string): Record<string, string> {
 }
 
 export async function startTopology(base: { workers: number; namespaces: string[] }): Promise<Topology> {
+  const nginxInstalled = nginxVersion();
   const redis = await startEmbeddedRedis();
   killWhenBenchDies(redis.process.pid!);
   const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   admin.on("error", () => {});
   const secret = randomBytes(24).toString("hex");
   const children: Child[] = [];
+  let nginx: RunningNginx | null = null;
   const credential = await mintCredential({
     secret,
     sub: "bench",
@@ -122,6 +129,7 @@ export async function startTopology(base: { workers: number; namespaces: string[
   }
 
   const stop = async () => {
+    await nginx?.stop();
     await Promise.all(children.map((c) => c.stop()));
     admin.disconnect();
     await redis.stop();
@@ -138,13 +146,15 @@ export async function startTopology(base: { workers: number; namespaces: string[
       nodeArgs,
     );
     children.push(pinboardChild);
-    const baselineChild = spawnNode("baseline", "bench/baseline-main.ts", { BENCH_UPSTREAM: `http://127.0.0.1:${basePort}/w0` });
-    children.push(baselineChild);
-    const [, baseFleet, baselineReady] = await Promise.all([
+    const upstream = `http://127.0.0.1:${basePort}/w0`;
+    const plainChild = spawnNode("plain-proxy", "bench/plain-proxy-main.ts", { BENCH_UPSTREAM: upstream });
+    children.push(plainChild);
+    const [, baseFleet, plainReady] = await Promise.all([
       pinboardChild.next((m) => m.bench === "ready", 60_000),
       startFleet("base", base.workers, base.namespaces, { port: basePort }),
-      baselineChild.next<{ url: string }>((m) => m.bench === "ready", 60_000),
+      plainChild.next<{ url: string }>((m) => m.bench === "ready", 60_000),
     ]);
+    if (nginxInstalled !== null) nginx = await startNginx(upstream, nginxInstalled);
     return {
       redis,
       admin,
@@ -153,7 +163,8 @@ export async function startTopology(base: { workers: number; namespaces: string[
       credential,
       pinboard: { child: pinboardChild, url: pinboardUrl, pid: pinboardChild.pid },
       base: baseFleet,
-      baseline: { child: baselineChild, url: baselineReady.url },
+      plain: { child: plainChild, url: plainReady.url },
+      nginx,
       startFleet,
       stop,
     };

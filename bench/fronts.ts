@@ -1,0 +1,82 @@
+/**
+ * The loads of the comparison, one per front and answer shape, all ending at the same worker
+ * server (the base fleet) with the same path shape (`/{ns}/{id}/{length|chunked}`) and the
+ * same 11-byte answer:
+ *
+ *   direct        the worker itself, with the attestation and epoch headers a forward carries
+ *   plain         the plain node:http proxy (bench/plain-proxy-main.ts) in front of worker 0
+ *   nginx         nginx in front of worker 0, when installed
+ *   pinboard-hot  Pinboard, ids placed beforehand (one resolve, one forward)
+ *   pinboard-new  Pinboard, a new id per request (a placement each)
+ *   workerd-*     the Workers entry in workerd, the same two loads
+ *
+ * direct, plain and nginx send their own ids (`d-…`) to worker 0 with the attestation headers,
+ * so the worker does the same work behind every front.
+ */
+import type { LoadSpec } from "./load.ts";
+import { cycle, fresh, type Framing } from "./paths.ts";
+import { rowName } from "./report.ts";
+import type { Topology } from "./topology.ts";
+import type { RunningWorkersEntry } from "./workers-entry.ts";
+
+export interface FrontsContext {
+  top: Topology;
+  workerd: RunningWorkersEntry | undefined;
+  /** Ids cycled by the hot loads: `h-0…` placed through Pinboard, `d-0…` on worker 0. */
+  hotCount: number;
+  /** The headers a forward to worker 0 carries, fresh for each window. */
+  attested: () => Promise<Record<string, string>>;
+  baseWorkers: number;
+}
+
+const FRAMINGS: Framing[] = ["length", "chunked"];
+
+/** Every saturated load of the comparison, in the order they run within a round. */
+export function frontSpecs(c: FrontsContext): LoadSpec[] {
+  const { top, workerd, hotCount } = c;
+  const redis = top.redis.process.pid!;
+  const worker = top.base.child.pid;
+  const workerPath = new URL(top.base.workers[0]!.advertiseUrl).pathname;
+  const specs: LoadSpec[] = [];
+  const add = (front: string, framing: Framing, spec: Omit<LoadSpec, "name" | "front" | "framing">) => specs.push({ name: rowName(front, framing), front, framing, ...spec });
+
+  for (const framing of FRAMINGS) {
+    add("direct", framing, { url: top.base.url, plan: cycle(`${workerPath}/hot/d-`, hotCount, framing), headers: c.attested, pids: { redis, worker }, note: "the worker itself, attested like a forward" });
+    add("plain", framing, {
+      url: top.plain.url,
+      plan: cycle("/hot/d-", hotCount, framing),
+      headers: c.attested,
+      pids: { proxy: top.plain.child.pid, redis, worker },
+      note: "node:http server + http.request with a keep-alive agent, piped both ways, to worker 0 (runs under tsx)",
+    });
+    if (top.nginx) {
+      add("nginx", framing, {
+        url: top.nginx.url,
+        plan: cycle("/hot/d-", hotCount, framing),
+        headers: c.attested,
+        pids: { proxy: { tree: top.nginx.pid }, redis, worker },
+        note: `${top.nginx.version}, ${top.nginx.workerProcesses} worker process, upstream keepalive 64, to worker 0; CPU of master + workers`,
+      });
+    }
+  }
+  const pb = { proxy: top.pinboard.pid, redis, worker };
+  for (const framing of FRAMINGS) {
+    add("pinboard-hot", framing, { url: top.pinboard.url, plan: cycle("/hot/h-", hotCount, framing), pids: pb, note: `${hotCount} ids placed beforehand through Pinboard, cycled` });
+  }
+  add("pinboard-new", "length", { url: top.pinboard.url, plan: fresh("/new/n-", "length"), pids: pb, note: `a new id per request, ${c.baseWorkers} live workers; client-IP affinity sends all to one worker` });
+  if (workerd) {
+    const w = { proxy: workerd.pid, redis, worker };
+    const bridge = "the REST bridge's CPU is not counted";
+    add("workerd-hot", "length", { url: workerd.url, plan: cycle("/hot/h-", hotCount, "length"), pids: w, note: `the Workers entry in workerd, the same hot ids; ${bridge}` });
+    add("workerd-new", "length", { url: workerd.url, plan: fresh("/new/w-", "length"), pids: w, note: `the Workers entry in workerd, a new id per request; ${bridge}` });
+  }
+  return specs;
+}
+
+/** The same loads again at one offered rate (Content-Length answers), through the proxies that were compared. */
+export function pacedSpecs(specs: LoadSpec[], rate: number, connections: number): LoadSpec[] {
+  const paced = ["plain", "nginx", "pinboard-hot"];
+  return specs
+    .filter((s) => s.framing === "length" && paced.includes(s.front ?? ""))
+    .map((s) => ({ ...s, name: `${s.name}@${rate}/s`, rate, note: `${s.note ?? ""}; paced: ${rate} req/s spread evenly over ${connections} connections` }));
+}

@@ -1,0 +1,108 @@
+/**
+ * Saturated load from wrk (C, one thread, epoll): a client that costs far less per request than
+ * any of the fronts it drives, so the front is what saturates. Each window runs
+ * `wrk -t1 -c<connections> -d<seconds>s --latency -s <script> <url>` with a Lua script, written
+ * to the bench's temp directory, that sets the fixed headers, produces each request's path from
+ * a PathPlan, and at the end prints one JSON line with the exact figures: requests, duration,
+ * the 50th and 99th percentile from wrk's own latency histogram (µs), non-2xx/3xx answers and
+ * socket errors. wrk takes whole seconds only. wrk runs under `sh`, whose `times` then reports
+ * the CPU seconds wrk used: a client busy for much less than the window was waiting on the front,
+ * never the other way round.
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { luaPathFunction, luaString, type PathPlan } from "./paths.ts";
+
+export interface WrkRun {
+  url: string;
+  plan: PathPlan;
+  headers: Record<string, string>;
+  connections: number;
+  /** Whole seconds. */
+  durationS: number;
+}
+
+export interface WrkResult {
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Answers with a status ≥ 400 (wrk's "Non-2xx or 3xx responses"). */
+  non2xx: number;
+  /** Socket errors: connect, read, write and timeouts together. */
+  errors: number;
+  /** CPU seconds wrk used (user + system), null when `times` said nothing readable. */
+  clientCpuS: number | null;
+}
+
+const REPORT = `
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\n{"bench":"wrk","requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d,"status":%d,"connect":%d,"read":%d,"write":%d,"timeout":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
+    e.status, e.connect, e.read, e.write, e.timeout))
+end`;
+
+let scriptDir: string | undefined;
+let scripts = 0;
+
+/** wrk's version line; exits the bench with the install command when wrk is not on PATH. */
+export function requireWrk(): string {
+  const r = spawnSync("wrk", ["--version"], { encoding: "utf8" });
+  if (r.error) {
+    console.error("npm run bench needs wrk on PATH as its load generator: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)");
+    process.exit(1);
+  }
+  return `${r.stdout}${r.stderr}`.split("\n")[0]!.trim();
+}
+
+/** Removes the scripts written so far (the bench calls it when it ends). */
+export function removeWrkScripts(): void {
+  if (scriptDir) rmSync(scriptDir, { recursive: true, force: true });
+  scriptDir = undefined;
+}
+
+function writeScript(plan: PathPlan, headers: Record<string, string>): string {
+  scriptDir ??= mkdtempSync(join(tmpdir(), "pinboard-bench-wrk-"));
+  const setHeaders = Object.entries(headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  const lua = [luaPathFunction(plan), ...setHeaders, "request = function() return wrk.format(nil, next_path()) end", REPORT].join("\n");
+  const file = join(scriptDir, `load-${scripts++}.lua`);
+  writeFileSync(file, lua);
+  return file;
+}
+
+/** One wrk run; rejects when wrk fails or prints no report. */
+export function runWrk(o: WrkRun): Promise<WrkResult> {
+  if (!Number.isInteger(o.durationS) || o.durationS < 1) throw new Error(`wrk takes whole seconds, got ${o.durationS}`);
+  const script = writeScript(o.plan, o.headers);
+  const args = ["-t1", `-c${o.connections}`, `-d${o.durationS}s`, "--timeout", "10s", "--latency", "-s", script, `${o.url}/`];
+  return new Promise((resolve, reject) => {
+    const shell = ["-c", 'wrk "$@"; s=$?; times; exit $s', "sh", ...args];
+    execFile("sh", shell, { encoding: "utf8", timeout: (o.durationS + 30) * 1000 }, (err, stdout, stderr) => {
+      const line = stdout.split("\n").find((l) => l.startsWith('{"bench":"wrk"'));
+      if (err || !line) return reject(new Error(`wrk ${args.join(" ")} failed: ${err?.message ?? "no report"}\n${stdout}${stderr}`));
+      const r = JSON.parse(line) as Record<string, number>;
+      const ms = (us: number | undefined) => (us ?? 0) / 1000;
+      resolve({
+        requests: r.requests ?? 0,
+        seconds: (r.durationUs ?? 0) / 1e6,
+        p50Ms: ms(r.p50Us),
+        p99Ms: ms(r.p99Us),
+        maxMs: ms(r.maxUs),
+        non2xx: r.status ?? 0,
+        errors: (r.connect ?? 0) + (r.read ?? 0) + (r.write ?? 0) + (r.timeout ?? 0),
+        clientCpuS: childCpuSeconds(stdout),
+      });
+    });
+  });
+}
+
+/** The children's user + system seconds from the last line `times` printed ("0m1.23s 0m0.45s"). */
+function childCpuSeconds(stdout: string): number | null {
+  const last = stdout.trimEnd().split("\n").pop() ?? "";
+  const m = /^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$/.exec(last.trim());
+  return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : null;
+}
