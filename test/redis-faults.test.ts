@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleet, type Fleet } from "./support/fleet.ts";
+import { rejectedUpgrade } from "./support/ws-client.ts";
 
 let fleet: Fleet;
 beforeAll(async () => {
@@ -26,6 +27,15 @@ describe("Redis stopped", () => {
       expect(Date.now() - t0).toBeLessThan(6000);
     }
     expect(Date.now() - started).toBeLessThan(60_000);
+
+    // A WebSocket upgrade takes the same path and gets the same answer (never a 500).
+    const upgrade = await rejectedUpgrade(`${fleet.pb.url}/echo/id-ws`);
+    expect({ status: upgrade.status, retryAfter: upgrade.headers["retry-after"], type: upgrade.headers["content-type"], body: upgrade.body }).toEqual({
+      status: 503,
+      retryAfter: "1",
+      type: "application/json",
+      body: JSON.stringify({ error: "redis unavailable, retry" }),
+    });
 
     const reg = await fetch(`${fleet.pb.url}/registry/workers`, { headers: { authorization: `Bearer ${token}` } });
     expect(reg.status).toBe(503);
