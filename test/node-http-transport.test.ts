@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, get as httpGet, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -193,6 +193,11 @@ beforeAll(async () => {
       } else if (path === "/chunked") {
         res.write("part-1,");
         setTimeout(() => res.end("part-2"), 20);
+      } else if (path === "/trailers") {
+        res.writeHead(200, { trailer: "x-checksum" });
+        res.write("with-");
+        res.addTrailers({ "x-checksum": "abc" });
+        res.end("trailers");
       } else if (path === "/gzip") {
         res.writeHead(200, { "content-encoding": "gzip", "content-length": String(GZIPPED.length), "content-type": "text/plain" });
         res.end(GZIPPED);
@@ -347,6 +352,21 @@ describe("NodeHttpTransport: answers", () => {
     expect(got.body.length).toBe(0);
     expect(seen.filter((s) => s.url === "/small")).toEqual([]);
     expect(exchange("/redirect?1").delivery).toEqual({ kind: "answered", status: 302, result: undefined });
+  });
+
+  it("relays a chunked body without its trailers or its Trailer header (hop-by-hop, as on Workers)", async () => {
+    const answer = await new Promise<{ body: string; trailers: Record<string, unknown>; names: string[] }>((resolve, reject) => {
+      httpGet(`${front.base}/trailers`, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve({ body, trailers: { ...res.trailers }, names: Object.keys(res.headers) }));
+      }).on("error", reject);
+    });
+    expect(answer.body).toBe("with-trailers");
+    expect(answer.trailers).toEqual({});
+    expect(answer.names).not.toContain("trailer");
+    expect(answer.names).toContain("transfer-encoding");
   });
 
   it("relays 204 and a HEAD answer without a body", async () => {
