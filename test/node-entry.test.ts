@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startChallengeServer, type ChallengeServer } from "./support/challenge-server.ts";
 import { startPinboardProcess, type PinboardProcess } from "./support/pinboard-process.ts";
@@ -44,6 +45,22 @@ describe("the Node entry as a process", () => {
     const hb = await post(`${pb.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId));
     expect(hb.status).toBe(200);
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: false });
+  });
+
+  it("answers a refused upload at once and closes its connection instead of waiting for the rest", async () => {
+    // 1 MB announced, 1 KB sent: the refusal must not wait for the body, and the connection,
+    // whose remaining bytes Pinboard will never read, is closed after it.
+    const { head, closed } = await new Promise<{ head: string; closed: boolean }>((resolve, reject) => {
+      const socket = connect(pb.port, "127.0.0.1");
+      let received = "";
+      socket.on("error", reject);
+      socket.on("data", (d: Buffer) => (received += d.toString("latin1")));
+      socket.on("close", () => resolve({ head: received.slice(0, received.indexOf("\r\n\r\n")), closed: true }));
+      socket.write(`POST /pb/nowhere/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n${"x".repeat(1024)}`);
+    });
+    expect(closed).toBe(true);
+    expect(head).toMatch(/^HTTP\/1\.1 404 /);
+    expect(head.toLowerCase()).toContain("connection: close");
   });
 
   it("stops on SIGTERM and stops answering", async () => {

@@ -43,7 +43,7 @@ export class NodeHttpTransport {
   for(req: IncomingMessage, res: ServerResponse, client: ClientLink): Transport<void> {
     return {
       defer: (work) => void work.catch(this.onBackgroundError),
-      reply: (answer) => writeAnswer(res, answer),
+      reply: (answer) => writeAnswer(req, res, answer),
       send: (forward, release) => this.send(req, res, client, forward, release),
     };
   }
@@ -189,13 +189,19 @@ function pipeAnswer(res: ServerResponse, answer: IncomingMessage, bodiless: bool
   }
 }
 
-/** Writes one of Pinboard's own answers; once the worker's head is out, only a cut is left. */
-export function writeAnswer(res: ServerResponse, answer: Answer): void {
+/**
+ * Writes one of Pinboard's own answers; once the worker's head is out, only a cut is left. An
+ * upload not read to its end (refused before the forward, or the worker gone mid-upload) closes
+ * the connection after the answer: its remaining bytes would otherwise hold the keep-alive
+ * connection's parser until the idle timeout.
+ */
+export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   if (res.destroyed) return;
+  if (!req.complete) res.shouldKeepAlive = false;
   const body = answer.body === null ? null : Buffer.from(answer.body, "utf8");
   res.writeHead(answer.status, { ...answer.headers, "content-length": String(body?.byteLength ?? 0) });
   res.end(body ?? undefined);
