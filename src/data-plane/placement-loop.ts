@@ -15,15 +15,6 @@ import type { Delivery, Forward, Transport } from "./transport.ts";
 export const STALE_RESOLUTION_MS = 5000;
 const MAX_STALE_RETRIES = 2;
 
-/**
- * The forwarding loop shared by HTTP and WebSocket forwards, on every transport: resolve (again
- * when stale), build the attested forward, send
- * under the per-worker inflight cap, and handle what comes back — an in-band refusal of a new
- * activation (release the row, count nack, re-place once when the request can be replayed), an
- * unreachable worker (502, releasing a fresh placement that never connected), a timeout (504),
- * and the outlier and overwritten-marker bookkeeping. Each request counts one resolution
- * outcome; each refusal by a worker counts one nack.
- */
 /** One request going through the loop. */
 interface Job<T> {
   plan: ForwardPlan;
@@ -31,6 +22,14 @@ interface Job<T> {
   transport: Transport<T>;
 }
 
+/**
+ * The forwarding loop shared by HTTP and WebSocket forwards, on every transport: resolve (again
+ * when stale), build the attested forward, send it under the per-worker inflight cap, and handle
+ * what comes back: an in-band refusal of a new activation (release the row, count nack, re-place
+ * once when the request can be replayed), an unreachable worker (502, releasing a fresh placement
+ * that never connected), a timeout (504), and the outlier and overwritten-marker bookkeeping.
+ * Each request counts one resolution outcome; each refusal by a worker counts one nack.
+ */
 export class PlacementLoop {
   constructor(
     private readonly deps: AppDeps,

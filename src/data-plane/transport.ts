@@ -40,7 +40,11 @@ export type Delivery<T> =
   | { kind: "refused"; relayed: false }
   | { kind: "unreachable"; connected: boolean; reason: string }
   | { kind: "timeout" }
-  /** The client went away; `connected` says whether the worker had been reached. */
+  /**
+   * The client went away. `connected` false releases a fresh placement: the HTTP transports
+   * always say false (a request whose client left is not worth a placement, reached or not); the
+   * upgrade transport says whether the worker's TCP connection was made.
+   */
   | { kind: "aborted"; connected: boolean };
 
 export interface Transport<T> {
