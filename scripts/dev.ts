@@ -29,7 +29,7 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
 /** Variables that configure this script (listening, Redis), not the Worker. */
-const LOCAL_ONLY = new Set(["PORT", "HOST", "REDIS_URL", "REDIS_CLUSTER_NODES", "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"]);
+const LOCAL_ONLY = new Set(["PORT", "HOST", "REDIS_URL", "REDIS_CLUSTER_NODES", "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN", "PINBOARD_PROCESSES"]);
 
 /** The Worker's vars: every configuration variable set in `env` but the local-only ones. */
 export function workerVars(env: Record<string, string | undefined>): Record<string, string> {

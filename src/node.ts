@@ -7,7 +7,7 @@ import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { describeDevPassport, describeMinting, mintDevPassport } from "./node/dev-credentials.ts";
+import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport } from "./node/dev-credentials.ts";
 import { probeRedis, redisFromConfig } from "./node/redis-from-config.ts";
 import { startSweeperTimer } from "./node/sweeper-timer.ts";
 import { PrometheusMetrics } from "./node/metrics.ts";
@@ -134,13 +134,6 @@ export async function startNode(env: Record<string, string | undefined> = proces
   };
 }
 
-/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
-function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
-  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
-  if (url === undefined) return undefined;
-  if (new URL(url).password === "") return url;
-  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
-}
 
 async function main(): Promise<void> {
   if (cluster.isWorker) {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mintCredential } from "../auth/mint.ts";
+import type { Config } from "../config.ts";
 
 export interface DevPassport {
   secret: string;
@@ -134,4 +135,12 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
 
 function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@=+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
+export function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
+  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
+  if (url === undefined) return undefined;
+  if (new URL(url).password === "") return url;
+  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
 }

@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import type { Config } from "../config.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { answerMetricsScrapes } from "./cluster-metrics.ts";
-import { describeDevPassport, describeMinting, mintDevPassport, type DevPassport } from "./dev-credentials.ts";
+import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport, type DevPassport } from "./dev-credentials.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
 import { SHUTDOWN_GRACE_MS } from "./process-worker.ts";
 
@@ -137,10 +137,3 @@ function printBanner(log: Logger, config: Config, processes: number, url: string
   if (minting !== undefined) console.log(minting);
 }
 
-/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
-function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
-  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
-  if (url === undefined) return undefined;
-  if (new URL(url).password === "") return url;
-  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
-}
