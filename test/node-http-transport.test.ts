@@ -88,7 +88,15 @@ async function startFront(transport: NodeHttpTransport, workerBase: () => string
     try {
       const delivery = await link.send(forward, release);
       exchange.delivery = delivery;
-      if (delivery.kind === "answered" || (delivery.kind === "refused" && delivery.relayed)) return;
+      if (delivery.kind === "answered") return;
+      if (delivery.kind === "refused" && delivery.relay !== null) {
+        // The core sends a relay once the refused row is released, or drops it when that failed.
+        if (header(req, "x-drop-relay") === "true") {
+          delivery.relay.drop();
+          link.reply(textAnswer(502, "relay dropped"));
+        } else delivery.relay.send();
+        return;
+      }
       link.reply(textAnswer(502, JSON.stringify(delivery)));
     } catch (err) {
       exchange.error = err;
@@ -534,7 +542,7 @@ describe("NodeHttpTransport: failures and cuts", () => {
   it("drops an activation refusal without writing anything, unless told to relay it", async () => {
     const dropped = await call(front.base, "/refuse?drop");
     // The front's own 502: the transport wrote nothing (a head of its own would have cut it).
-    expect(deliveryOf(dropped)).toEqual({ kind: "refused", relayed: false });
+    expect(deliveryOf(dropped)).toEqual({ kind: "refused", relay: null });
     expect(await releasesOf("/refuse?drop")).toEqual([]);
 
     const relayed = await call(front.base, "/refuse?relay", { headers: { "x-relay-refusal": "true" } });
@@ -544,8 +552,15 @@ describe("NodeHttpTransport: failures and cuts", () => {
     expect(relayed.headers["retry-after"]).toBe("1");
     expect(relayed.headers["content-type"]).toBe("text/plain");
     expect(relayed.headers["x-accel-buffering"]).toBe("no");
-    expect(exchange("/refuse?relay").delivery).toEqual({ kind: "refused", relayed: true, result: undefined });
+    expect(exchange("/refuse?relay").delivery).toEqual({ kind: "refused", relay: { send: expect.any(Function), drop: expect.any(Function) } });
     expect(await releasesOf("/refuse?relay")).toEqual([{ finished: true, destroyed: false }]);
+
+    // A relay the core drops (its release of the row failed): the slot comes back at once and the
+    // client gets the core's own answer, nothing of the worker's.
+    const droppedRelay = await call(front.base, "/refuse?relay-dropped", { headers: { "x-relay-refusal": "true", "x-drop-relay": "true" } });
+    expect(droppedRelay.status).toBe(502);
+    expect(droppedRelay.body.toString()).toBe("relay dropped");
+    expect(await releasesOf("/refuse?relay-dropped")).toEqual([{ finished: false, destroyed: false }]);
   });
 
   it("reports a 101 to a plain request as unreachable, connected", async () => {

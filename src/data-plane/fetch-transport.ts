@@ -49,10 +49,18 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
       if (isActivationRefusal(response.status, response.headers)) {
         if (!forward.relayRefusal) {
           await response.body?.cancel().catch(() => {});
-          return { kind: "refused", relayed: false };
+          return { kind: "refused", relay: null };
         }
-        const relay = new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers) });
-        return { kind: "refused", relayed: true, result: relay };
+        return {
+          kind: "refused",
+          relay: {
+            send: () => new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers) }),
+            drop: () => {
+              void response.body?.cancel().catch(() => {});
+              release();
+            },
+          },
+        };
       }
       if (webSocket) {
         release();

@@ -9,7 +9,7 @@ import { countsAsFailure, type OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
 import { placeInstance } from "./place.ts";
 import type { Resolution } from "./resolver.ts";
-import type { Delivery, Forward, Transport } from "./transport.ts";
+import type { Delivery, Forward, Relay, Transport } from "./transport.ts";
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
 export const STALE_RESOLUTION_MS = 5000;
@@ -75,7 +75,7 @@ export class PlacementLoop {
       release();
       throw err;
     }
-    if (delivery.kind !== "answered" && !(delivery.kind === "refused" && delivery.relayed)) release();
+    if (delivery.kind !== "answered" && !(delivery.kind === "refused" && delivery.relay !== null)) release();
     const seconds = (deps.now() - started) / 1000;
 
     switch (delivery.kind) {
@@ -89,7 +89,7 @@ export class PlacementLoop {
         return { result: delivery.result, relayed: false };
       }
       case "refused":
-        return this.refused(job, resolution, delivery.relayed ? { result: delivery.result } : null, exclude);
+        return this.refused(job, resolution, delivery.relay, exclude);
       case "aborted":
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
         return { result: transport.reply(textAnswer(502, null)), relayed: false };
@@ -106,10 +106,15 @@ export class PlacementLoop {
     }
   }
 
-  private async refused<T>(job: Job<T>, resolution: Resolution, relay: { result: T } | null, exclude: string | undefined) {
-    await this.releasePlacement(job.plan, resolution);
+  private async refused<T>(job: Job<T>, resolution: Resolution, relay: Relay<T> | null, exclude: string | undefined) {
+    try {
+      await this.releasePlacement(job.plan, resolution);
+    } catch (err) {
+      relay?.drop();
+      throw err;
+    }
     this.deps.metrics.resolution("nack");
-    if (relay !== null) return { result: relay.result, relayed: true };
+    if (relay !== null) return { result: relay.send(), relayed: true };
     if (exclude !== undefined) throw new Refusal("nack");
     try {
       return await this.attempt(job, resolution.sessionId, 0);

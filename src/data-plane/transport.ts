@@ -35,9 +35,12 @@ export interface Forward {
 export type Delivery<T> =
   /** The worker answered (anything but an activation refusal); `result` is the client's answer. */
   | { kind: "answered"; status: number; result: T }
-  /** 503 + Pinned-Refusal: lease-unhealthy, either relayed to the client (`result`) or dropped. */
-  | { kind: "refused"; relayed: true; result: T }
-  | { kind: "refused"; relayed: false }
+  /**
+   * 503 + Pinned-Refusal: lease-unhealthy, dropped (`relay` null) or to be relayed to the client.
+   * The core releases the refused row first, so that a client retrying at once is not placed on
+   * the same worker again, and only then sends the relay (or drops it when the release failed).
+   */
+  | { kind: "refused"; relay: Relay<T> | null }
   | { kind: "unreachable"; connected: boolean; reason: string }
   | { kind: "timeout" }
   /**
@@ -47,9 +50,17 @@ export type Delivery<T> =
    */
   | { kind: "aborted"; connected: boolean };
 
+/** A worker's refusal held back until the core has released the row; the transport owns `release` until then. */
+export interface Relay<T> {
+  /** Answers the client with the worker's 503 (the inflight slot is given back once it is sent). */
+  send(): T;
+  /** Discards it and gives the inflight slot back. */
+  drop(): void;
+}
+
 export interface Transport<T> {
   /**
-   * Sends to the owner. On "answered" (and a relayed refusal) the transport owns `release` (the
+   * Sends to the owner. On "answered" (and a refusal to relay) the transport owns `release` (the
    * inflight slot) and calls it once the exchange is over: the body sent, the socket closed; on
    * every other outcome the core releases it.
    */

@@ -148,24 +148,53 @@ function relay(res: ServerResponse, answer: IncomingMessage, forward: Forward, r
     answer.destroy();
     return { kind: "unreachable", connected: true, reason: `worker answered ${status}` };
   }
-  const refusal = status === 503 && String(answer.headers["pinned-refusal"] ?? "").toLowerCase() === "lease-unhealthy";
-  if (refusal && !forward.relayRefusal) {
-    answer.resume();
-    return { kind: "refused", relayed: false };
+  const bodiless = forward.method === "HEAD" || NULL_BODY_STATUS.has(status);
+  if (status === 503 && String(answer.headers["pinned-refusal"] ?? "").toLowerCase() === "lease-unhealthy") {
+    if (!forward.relayRefusal) {
+      answer.resume();
+      return { kind: "refused", relay: null };
+    }
+    // Held (paused) until the core has released the refused row.
+    const drop = () => {
+      answer.destroy();
+      release();
+    };
+    const send = () => {
+      if (writeHead(res, status, answer)) pipeAnswer(res, answer, bodiless, release);
+      else {
+        drop();
+        res.destroy();
+      }
+    };
+    return { kind: "refused", relay: { send, drop } };
   }
-  try {
-    res.writeHead(status, forwardResponseRecord(answer.rawHeaders));
-  } catch (err) {
+  if (!writeHead(res, status, answer)) {
     // A header node:http will not write back (it parsed it leniently): no answer to give.
     answer.destroy();
-    return { kind: "unreachable", connected: true, reason: err instanceof Error ? err.message : String(err) };
+    return { kind: "unreachable", connected: true, reason: "the worker's answer has a header node:http cannot write" };
   }
-  pipeAnswer(res, answer, forward.method === "HEAD" || NULL_BODY_STATUS.has(status), release);
-  return refusal ? { kind: "refused", relayed: true, result: undefined } : { kind: "answered", status, result: undefined };
+  pipeAnswer(res, answer, bodiless, release);
+  return { kind: "answered", status, result: undefined };
+}
+
+/** The worker's status and filtered headers on the client's response; false when node:http refuses them. */
+function writeHead(res: ServerResponse, status: number, answer: IncomingMessage): boolean {
+  try {
+    res.writeHead(status, forwardResponseRecord(answer.rawHeaders));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Pipes the body; a worker that stops mid-body leaves the client's response unfinished. */
 function pipeAnswer(res: ServerResponse, answer: IncomingMessage, bodiless: boolean, release: () => void): void {
+  if (res.destroyed) {
+    // The client left while a refusal was held for its relay: nothing will finish or close now.
+    answer.destroy();
+    release();
+    return;
+  }
   let done = false;
   const finish = () => {
     if (done) return;

@@ -85,7 +85,7 @@ export class NodeUpgradeTransport {
         if (status === 503 && String(response.headers["pinned-refusal"] ?? "").toLowerCase() === "lease-unhealthy") {
           response.resume();
           ws.terminate();
-          return { kind: "refused", relayed: false };
+          return { kind: "refused", relay: null };
         }
         void relayRawAnswer(socket, status, forwardResponseRecord(response.rawHeaders), response).then(() => {
           ws.terminate();
