@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../src/redis/keys.ts";
 import { startFleet, type Fleet } from "./support/fleet.ts";
-import { startRedisCluster, type ClusterNode, type RedisCluster } from "./support/redis-cluster.ts";
+import { parseInfo, startRedisCluster, type ClusterNode, type RedisCluster } from "./support/redis-cluster.ts";
 import { until } from "./support/worker-harness.ts";
 
 /**
@@ -51,14 +51,6 @@ interface Sample {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function parseInfo(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const colon = line.indexOf(":");
-    if (colon > 0 && !line.startsWith("#")) out[line.slice(0, colon)] = line.slice(colon + 1);
-  }
-  return out;
-}
 
 /**
  * Waits until the replica of `primary` has applied every write the primary had taken when this

@@ -98,7 +98,8 @@ async function command(port: number, ...args: string[]): Promise<unknown> {
   }
 }
 
-function parseInfo(text: string): Record<string, string> {
+/** An INFO or CLUSTER INFO reply as field → value. */
+export function parseInfo(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split(/\r?\n/)) {
     const colon = line.indexOf(":");
