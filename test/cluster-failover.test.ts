@@ -51,7 +51,6 @@ interface Sample {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 /**
  * Waits until the replica of `primary` has applied every write the primary had taken when this
  * was called (replication offsets), so that what was written before is known to survive a kill.
