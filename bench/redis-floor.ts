@@ -11,7 +11,8 @@ import { CpuWindow } from "./proc-stats.ts";
 import { percentile, type ScenarioResult } from "./report.ts";
 import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
-import { resolve as resolveScript } from "../src/redis/scripts/index.ts";
+import { resolveCall } from "../src/redis/scripts/index.ts";
+import type { ScriptCall } from "../src/redis/port.ts";
 import { TcpRedis } from "../src/redis/tcp.ts";
 import { randomSeed } from "../src/data-plane/resolver.ts";
 import { affinityHash } from "../src/data-plane/affinity.ts";
@@ -38,28 +39,20 @@ export interface FloorOptions {
   beforeMeasure?: () => Promise<void>;
 }
 
-interface Call {
-  keys: string[];
-  args: (string | number)[];
-}
-
-function callFor(keys: Keys, ns: string, id: string, leaseMs: number, balanceFactor: number, affinity: number | undefined): Call {
-  const b = bucketOf(id, keys.shards);
-  return {
-    keys: [
-      keys.placements(b, SINGLE_ENV, ns),
-      keys.nsWorkers(b, SINGLE_HOSTNAME, ns),
-      keys.workers(b),
-      keys.bootTime(b),
-      keys.epoch(b),
-      keys.overwritten(b),
-      keys.spaces(b),
-      keys.ejected(b),
-      keys.nsExpiries(b, SINGLE_HOSTNAME, ns),
-      keys.nsSummary(b, SINGLE_HOSTNAME, ns),
-    ],
-    args: [id, leaseMs, "", "", "", "", affinity ?? "", balanceFactor, "", `${SINGLE_ENV}\n${ns}`, 1],
-  };
+/** One resolve of `id`, as the data plane sends it in single mode (its seed drawn per call). */
+function callFor(keys: Keys, ns: string, id: string, leaseMs: number, balanceFactor: number, affinity: number | undefined): ScriptCall {
+  return resolveCall(keys, {
+    bucket: bucketOf(id, keys.shards),
+    env: SINGLE_ENV,
+    ns,
+    id,
+    hostname: SINGLE_HOSTNAME,
+    takeover: "",
+    ...(affinity !== undefined ? { affinityHash: affinity } : {}),
+    leaseTtlMs: leaseMs,
+    balanceFactor,
+    seed: 1,
+  });
 }
 
 export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
@@ -78,11 +71,11 @@ export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
       while (performance.now() < until) {
         const call = hot ? hot[next++ % hot.length]! : make(`${freshPrefix}-${next++}`);
         const args = call.args.slice();
-        args[10] = randomSeed();
+        args[args.length - 1] = randomSeed();
         const started = performance.now();
         let outcome: string;
         try {
-          const reply = (await redis.run(resolveScript, call.keys, args)) as string[];
+          const reply = (await redis.run(call.script, call.keys, args)) as string[];
           outcome = reply[0] === "forward" ? "forward" : `${reply[0]}:${reply[1]}`;
         } catch (err) {
           outcome = `error:${err instanceof Error ? err.message : String(err)}`;

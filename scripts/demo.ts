@@ -20,7 +20,7 @@ if (args.includes("--help") || args.includes("-h")) {
 }
 const scripted = args.includes("--script");
 const LEASE_MS = Number(process.env.PINBOARD_LEASE_TTL_MS ?? 3000);
-/** The scripted run (start-up included) gives up after this long; test/demo.test.ts allows more. */
+/** The scripted run (start-up included) gives up after this long; test/scripts/demo.test.ts allows more. */
 const SCRIPT_TIMEOUT_MS = 100_000;
 
 const say = (line: string) => console.log(`[demo] ${line}`);

@@ -1,13 +1,13 @@
 /**
  * npm run lint:source — checks of the source text that no behavioural test can make without
  * timing or a Redis that enforces more than Redis 7.0 does. The tests prove the behaviour
- * (test/security.test.ts: the comparisons answer equality, hash both inputs, fold every digest
- * byte; test/cluster.test.ts: every script runs strictly on a real cluster); this keeps the shape
+ * (test/auth/security.test.ts: the comparisons answer equality, hash both inputs, fold every digest
+ * byte; test/redis/cluster.test.ts: every script runs strictly on a real cluster); this keeps the shape
  * that makes it hold for inputs and paths the tests do not reach:
  *
- *   1. secret comparisons: the session secret goes through constantTimeEqual, the proxy secret
- *      through secretsEqual, attestations and Passport HS256 through crypto.subtle.verify;
- *   2. both comparison helpers hash first and fold every byte of the digests, with no early exit
+ *   1. secret comparisons: the session secret and the proxy secret go through constantTimeEqual,
+ *      attestations and Passport HS256 through crypto.subtle.verify;
+ *   2. the comparison helper hashes first and folds every byte of the digests, with no early exit
  *      (an early exit answers the same, only sooner: no test but a timing one could see it);
  *   3. nowhere in src is a secret compared with === or !==;
  *   4. every Lua script reaches Redis keys only through KEYS (or a helper's *_key parameter fed
@@ -18,8 +18,9 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { registeredScripts } from "../src/redis/script.ts";
+import { registeredScripts } from "../src/contract/lua-script.ts";
 import "../src/redis/scripts/index.ts";
+import "../src/pinned/durability-scripts.ts";
 
 const ROOT = fileURLToPath(new URL("../src/", import.meta.url));
 const problems: string[] = [];
@@ -47,13 +48,13 @@ function expectMatch(file: string, pattern: RegExp, what: string): void {
 
 // 1. Which comparison each secret goes through.
 expectMatch("data-plane/caller.ts", /constantTimeEqual\(secret, record\.secret\)/, "the caller's session secret is not compared with constantTimeEqual");
-expectMatch("pinned/attestation-guard.ts", /return secretsEqual\(given, this\.secret\)/, "the proxy secret is not compared with secretsEqual");
-expectMatch("auth/attestation.ts", /crypto\.subtle\.verify\(\s*"HMAC"/, "attestations are not verified with crypto.subtle.verify");
+expectMatch("pinned/attestation-guard.ts", /return constantTimeEqual\(given, this\.secret\)/, "the proxy secret is not compared with constantTimeEqual");
+expectMatch("contract/attestation.ts", /crypto\.subtle\.verify\(\s*"HMAC"/, "attestations are not verified with crypto.subtle.verify");
 // Passport's HS256 goes through jose with a Web Crypto HMAC key (verify, never a string compare).
 expectMatch("auth/passport.ts", /\["verify"\]/, "Passport's HMAC key is not a verify key");
 
-// 2. The helpers' shape: hash both, fold every byte, never leave the loop early.
-for (const [file, name] of [["data-plane/constant-time.ts", "constantTimeEqual"], ["pinned/challenge.ts", "secretsEqual"]] as const) {
+// 2. The helper's shape: hash both, fold every byte, never leave the loop early.
+for (const [file, name] of [["contract/constant-time.ts", "constantTimeEqual"]] as const) {
   const text = source(file);
   const start = text.indexOf(`export async function ${name}`);
   if (start < 0) {

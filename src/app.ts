@@ -48,9 +48,4 @@ export function createPinboard(deps: AppDeps, options: AppOptions = {}): Pinboar
   return { app, dataPlane };
 }
 
-/** The Hono app alone, for callers that need no handle on the data plane. */
-export function createApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> {
-  return createPinboard(deps, options).app;
-}
-
 export { PinboardError };

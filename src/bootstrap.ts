@@ -1,11 +1,11 @@
 import { createPassport } from "./auth/passport.ts";
 import type { Config } from "./config.ts";
 import type { AppDeps, RuntimeInfo } from "./deps.ts";
-import { Fleet } from "./fleet/fleet.ts";
+import { Fleet } from "./serving-fleet.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Keys } from "./redis/keys.ts";
-import { DurableKeys } from "./pinned/durable-keys.ts";
-import { HealthCounters, fanOut, type MetricsSink } from "./metrics/sink.ts";
+import { DurableKeys } from "./contract/durable-index.ts";
+import { HealthCounters, fanOut, type MetricsSink } from "./metrics-sink.ts";
 import { GuardedRedis } from "./redis/guarded.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";

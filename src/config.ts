@@ -2,8 +2,8 @@ import { z } from "zod";
 
 /**
  * Every setting of Pinboard, parsed by one schema from string variables: the process
- * environment on Node, env bindings and wrangler.toml vars on Workers. Names and defaults are
- * those of DESIGN.md.
+ * environment on Node, env bindings and wrangler.toml vars on Workers. The README's
+ * Configuration table lists the same names and defaults.
  */
 
 const between = (min: number, max: number) =>
@@ -53,7 +53,8 @@ const url = (kind: "redis" | "http") =>
 /** More processes than this is a typo, not a machine. */
 const MAX_PROCESSES = 1024;
 
-export const configSchema = z.object({
+/** The variables, as strings in the environment. */
+const variables = z.object({
   PORT: int(0, 65535).default(8787),
   HOST: z.string().trim().min(1, "expected a listen address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
   PINBOARD_PROCESSES: z
@@ -117,54 +118,58 @@ export const configSchema = z.object({
     .default("info"),
 });
 
-export type RawConfig = z.infer<typeof configSchema>;
-
-/** The parsed configuration, named for the code rather than for the environment. */
-export interface Config {
-  port: number;
-  host: string;
+/**
+ * The schema of the whole configuration: the variables in, the Config the code reads out (named
+ * for the code rather than for the environment). `Config` is this schema's output type.
+ */
+export const configSchema = variables.transform((raw) => ({
+  port: raw.PORT,
+  host: raw.HOST,
   /** Node: processes serving the port; "auto" is one per CPU, which only the Node entry can count. */
-  processes: number | "auto";
+  processes: raw.PINBOARD_PROCESSES,
   redis: {
-    url?: string;
-    clusterNodes?: string[];
-    restUrl?: string;
-    restToken?: string;
+    url: raw.REDIS_URL,
+    clusterNodes: raw.REDIS_CLUSTER_NODES,
+    restUrl: raw.UPSTASH_REDIS_REST_URL,
+    restToken: raw.UPSTASH_REDIS_REST_TOKEN,
     /** Node: how long one Redis command may take before the request gets 503 (ms). */
-    timeoutMs: number;
-  };
-  prefix: string;
-  shards: number;
-  hostnameAware: boolean;
-  basePath: string;
-  leaseTtlMs: number;
-  verifyTimeoutMs: number;
-  forwardTimeoutMs: number;
-  maxInflight: number;
+    timeoutMs: raw.PINBOARD_REDIS_TIMEOUT_MS,
+  },
+  prefix: raw.PINBOARD_PREFIX,
+  shards: raw.PINBOARD_SHARDS,
+  hostnameAware: raw.PINBOARD_HOSTNAME_AWARE,
+  basePath: raw.PINBOARD_BASE_PATH,
+  leaseTtlMs: raw.PINBOARD_LEASE_TTL_MS,
+  verifyTimeoutMs: raw.PINBOARD_VERIFY_TIMEOUT_MS,
+  forwardTimeoutMs: raw.PINBOARD_FORWARD_TIMEOUT_MS,
+  maxInflight: raw.PINBOARD_MAX_INFLIGHT,
   passport: {
-    secret?: string;
-    jwks?: string;
-    issuer?: string;
-    audience?: string;
-  };
-  fleetEpoch: number;
-  trustedProxies: string[];
-  balanceFactor: number;
-  wakeTimeoutMs: number;
-  sweepIntervalMs: number;
-  metrics: boolean;
+    secret: raw.PINBOARD_PASSPORT_SECRET,
+    jwks: raw.PINBOARD_PASSPORT_JWKS,
+    issuer: raw.PINBOARD_PASSPORT_ISSUER,
+    audience: raw.PINBOARD_PASSPORT_AUDIENCE,
+  },
+  fleetEpoch: raw.PINBOARD_FLEET_EPOCH,
+  trustedProxies: raw.PINBOARD_TRUSTED_PROXIES,
+  balanceFactor: raw.PINBOARD_BALANCE_FACTOR,
+  wakeTimeoutMs: raw.PINBOARD_WAKE_TIMEOUT_MS,
+  sweepIntervalMs: raw.PINBOARD_SWEEP_INTERVAL_MS,
+  metrics: raw.PINBOARD_METRICS,
   durable: {
     /** Key prefix of the worker library's durability store (its index lists durable instances). */
-    prefix: string;
+    prefix: raw.PINBOARD_DURABLE_PREFIX,
     /** Node: the durability store's Redis when it is not Pinboard's own. */
-    redisUrl?: string;
-  };
+    redisUrl: raw.PINBOARD_DURABLE_REDIS_URL,
+  },
   /** Work items (wakes, resurrections, alarms) one sweep pass handles at most, each. */
-  sweepBatch: number;
+  sweepBatch: raw.PINBOARD_SWEEP_BATCH,
   /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */
-  dataPlaneRules?: Record<string, { scopes: string[] }>;
-  logLevel: "debug" | "info" | "warn" | "error" | "silent";
-}
+  dataPlaneRules:
+    raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0 ? raw.PINBOARD_DATA_PLANE_RULES : undefined,
+  logLevel: raw.PINBOARD_LOG_LEVEL,
+}));
+
+export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -211,62 +216,75 @@ function schemeOf(value: string): string {
   return scheme === undefined ? "" : `, got ${JSON.stringify(`${scheme.toLowerCase()}://…`)}`;
 }
 
-/** Parses string variables into a Config; throws ConfigError naming each bad variable. */
+/** The variable names the schema knows, for entries that forward them (npm run dev). */
+export const configVariableNames: readonly string[] = Object.keys(variables.shape);
+
+/**
+ * PINBOARD_* names that are not settings of the server but of its clients, which a shell that
+ * runs both may hold: the CLI's URL and credential, and the worker credential `npm start` prints.
+ */
+const CLIENT_VARIABLES = new Set(["PINBOARD_URL", "PINBOARD_OPERATOR_TOKEN", "PINBOARD_WORKER_TOKEN"]);
+
+/**
+ * Parses string variables into a Config; throws ConfigError naming each bad variable, and each
+ * PINBOARD_* variable it does not know (a misspelt setting would otherwise be ignored silently).
+ */
 export function parseConfig(env: Record<string, unknown>): Config {
+  const unknown = unknownVariables(env);
+  if (unknown.length) throw new ConfigError(unknown);
   const strings: Record<string, string> = {};
-  for (const key of Object.keys(configSchema.shape)) {
+  for (const key of configVariableNames) {
     const value = env[key];
     if (value === undefined || value === null || value === "") continue;
     strings[key] = typeof value === "string" ? value : String(value);
   }
   const parsed = configSchema.safeParse(strings);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, strings));
-  const raw = parsed.data;
-  if (raw.PINBOARD_PASSPORT_SECRET && raw.PINBOARD_PASSPORT_JWKS) {
+  const config = parsed.data;
+  if (config.passport.secret && config.passport.jwks) {
     throw new ConfigError([
       "PINBOARD_PASSPORT_JWKS: set either PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS, not both",
     ]);
   }
-  if (raw.UPSTASH_REDIS_REST_URL && !raw.UPSTASH_REDIS_REST_TOKEN) {
+  if (config.redis.restUrl && !config.redis.restToken) {
     throw new ConfigError(["UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL"]);
   }
-  return {
-    port: raw.PORT,
-    host: raw.HOST,
-    processes: raw.PINBOARD_PROCESSES,
-    redis: {
-      url: raw.REDIS_URL,
-      clusterNodes: raw.REDIS_CLUSTER_NODES,
-      restUrl: raw.UPSTASH_REDIS_REST_URL,
-      restToken: raw.UPSTASH_REDIS_REST_TOKEN,
-      timeoutMs: raw.PINBOARD_REDIS_TIMEOUT_MS,
-    },
-    prefix: raw.PINBOARD_PREFIX,
-    shards: raw.PINBOARD_SHARDS,
-    hostnameAware: raw.PINBOARD_HOSTNAME_AWARE,
-    basePath: raw.PINBOARD_BASE_PATH,
-    leaseTtlMs: raw.PINBOARD_LEASE_TTL_MS,
-    verifyTimeoutMs: raw.PINBOARD_VERIFY_TIMEOUT_MS,
-    forwardTimeoutMs: raw.PINBOARD_FORWARD_TIMEOUT_MS,
-    maxInflight: raw.PINBOARD_MAX_INFLIGHT,
-    passport: {
-      secret: raw.PINBOARD_PASSPORT_SECRET,
-      jwks: raw.PINBOARD_PASSPORT_JWKS,
-      issuer: raw.PINBOARD_PASSPORT_ISSUER,
-      audience: raw.PINBOARD_PASSPORT_AUDIENCE,
-    },
-    fleetEpoch: raw.PINBOARD_FLEET_EPOCH,
-    trustedProxies: raw.PINBOARD_TRUSTED_PROXIES,
-    balanceFactor: raw.PINBOARD_BALANCE_FACTOR,
-    wakeTimeoutMs: raw.PINBOARD_WAKE_TIMEOUT_MS,
-    sweepIntervalMs: raw.PINBOARD_SWEEP_INTERVAL_MS,
-    metrics: raw.PINBOARD_METRICS,
-    durable: { prefix: raw.PINBOARD_DURABLE_PREFIX, redisUrl: raw.PINBOARD_DURABLE_REDIS_URL },
-    sweepBatch: raw.PINBOARD_SWEEP_BATCH,
-    dataPlaneRules: raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0 ? raw.PINBOARD_DATA_PLANE_RULES : undefined,
-    logLevel: raw.PINBOARD_LOG_LEVEL,
-  };
+  return config;
 }
 
-/** The variable names the schema knows, for entries that forward them (npm run dev). */
-export const configVariableNames = Object.keys(configSchema.shape);
+/** One line per unknown PINBOARD_* name, with the closest known name when one is close. */
+function unknownVariables(env: Record<string, unknown>): string[] {
+  const known = new Set(configVariableNames);
+  return Object.keys(env)
+    .filter((name) => name.startsWith("PINBOARD_") && !known.has(name) && !CLIENT_VARIABLES.has(name))
+    .sort()
+    .map((name) => {
+      const guess = closestName(name, configVariableNames.filter((k) => k.startsWith("PINBOARD_")));
+      return `${name}: not a Pinboard setting${guess ? `; did you mean ${guess}?` : " (the README's Configuration section lists them)"}`;
+    });
+}
+
+/** The known name nearest to `name` by edit distance, when it is near enough to be a typo. */
+function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(name.slice("PINBOARD_".length), candidate.slice("PINBOARD_".length));
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  const suffix = name.length - "PINBOARD_".length;
+  return bestDistance <= Math.max(2, Math.floor(suffix / 3)) ? best : undefined;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

@@ -1,9 +1,9 @@
 import type { Passport, Principal } from "./auth/passport.ts";
 import type { Config } from "./config.ts";
-import type { Fleet } from "./fleet/fleet.ts";
+import type { Fleet } from "./serving-fleet.ts";
 import type { Logger } from "./log.ts";
-import type { HealthCounters, MetricsSink } from "./metrics/sink.ts";
-import type { DurableKeys } from "./pinned/durable-keys.ts";
+import type { HealthCounters, MetricsSink } from "./metrics-sink.ts";
+import type { DurableKeys } from "./contract/durable-index.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 

@@ -4,7 +4,7 @@ import { RedisUnavailableError } from "./redis/guarded.ts";
 
 /**
  * The one error type of Pinboard. Routes throw it; `renderError` turns it into the response.
- * `body` is the JSON object the spec prescribes (`{"error": …}` plus flags such as
+ * `body` is the JSON object the protocol prescribes (`{"error": …}` plus flags such as
  * `reregister`), or a plain string for the few text/plain answers of the data plane.
  */
 export class PinboardError extends Error {

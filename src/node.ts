@@ -14,7 +14,7 @@ import { PrometheusMetrics } from "./node/metrics.ts";
 import { mountMetricsRoute, type MetricsSource } from "./node/metrics-route.ts";
 import { clusterMetricsSource } from "./node/cluster-metrics.ts";
 import { processCount, runProcessCluster } from "./node/process-cluster.ts";
-import { describeStartFailure, runProcessWorker, SHUTDOWN_GRACE_MS } from "./node/process-worker.ts";
+import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./node/serving-process.ts";
 import { NodeDataPlane } from "./node/data-plane/server.ts";
 
 /** How long an idle client connection is kept (announced as Keep-Alive: timeout=65). */
@@ -89,7 +89,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
   // The data plane is served on node:http's own objects; the Hono app (health, registry,
   // /metrics) gets every other request. No `websocket` option: the Hono adapter leaves upgrades
   // alone and the data plane takes them all. requireHostHeader off: a request without Host gets
-  // the spec's 400 missing Host header from the app, not Node's bare 400.
+  // the protocol's 400 missing Host header from the app, not Node's bare 400.
   const honoListener = getRequestListener(app.fetch, { hostname: config.host });
   const nodeDataPlane = new NodeDataPlane({ deps, dataPlane, fallback: honoListener, defaultHost: config.host });
   const server = createServer({ requireHostHeader: false }, nodeDataPlane.listener);
@@ -138,7 +138,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
 async function main(): Promise<void> {
   if (cluster.isWorker) {
     // One of PINBOARD_PROCESSES, forked by the primary below with the shared Redis and key.
-    return runProcessWorker(() => startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }));
+    return runServingProcess(() => startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }));
   }
   let processes: number;
   try {

@@ -1,11 +1,11 @@
 import type { ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
 import type { Hono } from "hono";
-import { createApp } from "./app.ts";
+import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { UpstashRedis } from "./redis/upstash.ts";
-import { runSweep } from "./sweeper-cron.ts";
+import { runSweep } from "./sweeper/sweep.ts";
 
 /**
  * The Cloudflare Workers entry: env bindings (wrangler.toml vars and secrets) become a parsed
@@ -39,7 +39,7 @@ function isolateFor(env: Env): Isolate {
   }
   const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
   const deps = buildDeps({ config, redis, runtime: { name: "workers", startedAt: Date.now() } });
-  isolate = { app: createApp(deps), deps };
+  isolate = { app: createPinboard(deps).app, deps };
   isolateEnv = env;
   return isolate;
 }

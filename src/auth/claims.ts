@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /**
  * The `pinboard` claim of a Passport credential and the pure checks that judge a request
- * against it. Each check returns null when the request is allowed, or the spec's exact 403
+ * against it. Each check returns null when the request is allowed, or the exact 403
  * error string when it is not.
  */
 

@@ -53,7 +53,7 @@ export interface PassportDeps {
 
 /**
  * Accepted skew on exp and nbf, in seconds. Issuers' clocks are not ours; 30 s matches the skew
- * the spec grants attestations, and stays small next to credential lifetimes of minutes or hours.
+ * granted to attestations, and stays small next to credential lifetimes of minutes or hours.
  */
 export const PASSPORT_CLOCK_TOLERANCE_S = 30;
 
@@ -64,7 +64,10 @@ const JWKS_ALGORITHMS = [
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
-export function createPassport(options: Config["passport"], deps: PassportDeps = {}): Passport {
+/** The passport settings of the configuration; any of them may be absent. */
+export type PassportOptions = Partial<Config["passport"]>;
+
+export function createPassport(options: PassportOptions, deps: PassportDeps = {}): Passport {
   const key = keySource(options, deps);
   const verifyOptions: JWTVerifyOptions = {
     algorithms: key.algorithms,
@@ -181,7 +184,7 @@ interface KeySource {
   get: JWTVerifyGetKey;
 }
 
-function keySource(options: Config["passport"], deps: PassportDeps): KeySource {
+function keySource(options: PassportOptions, deps: PassportDeps): KeySource {
   const { secret, jwks } = options;
   if (secret !== undefined && jwks !== undefined) {
     throw new Error("createPassport: configure either a secret or a JWKS, not both");

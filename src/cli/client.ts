@@ -23,7 +23,7 @@ export class UnreachableError extends Error {
   }
 }
 
-/** A 2xx whose body is not what the spec says (not JSON, or the wrong shape). */
+/** A 2xx whose body is not what the protocol says (not JSON, or the wrong shape). */
 export class UnexpectedAnswerError extends Error {
   constructor(path: string, detail: string) {
     super(`unexpected answer from ${path}: ${detail}`);

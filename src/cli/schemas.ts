@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The shapes of the operator routes' answers, as the CLI renders them (the spec's "Operator
+ * The shapes of the operator routes' answers, as the CLI renders them (docs/protocol.md, "Operator
  * endpoints"). The CLI is a boundary: an answer that does not match is reported, never guessed
  * at. Unknown fields are dropped, so a newer server still renders.
  */
@@ -91,7 +91,7 @@ export const windDownAnswer = z.object({ queued: z.union([z.boolean(), z.number(
 export const drainAnswer = z.object({ drained: z.literal(true) });
 export const undrainAnswer = z.object({ revoked: z.boolean() });
 
-/** An error answer: the spec's {"error": "…"}. */
+/** An error answer: {"error": "…"}. */
 export const errorAnswer = z.object({ error: z.string() });
 
 /** One line per issue, for "unexpected answer" messages. */

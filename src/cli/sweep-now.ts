@@ -3,7 +3,7 @@ import { buildDeps } from "../bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { redisFromConfig } from "../node/redis-from-config.ts";
-import { runSweep, type SweepReport } from "../sweeper-cron.ts";
+import { runSweep, type SweepReport } from "../sweeper/sweep.ts";
 import { UsageError } from "./args.ts";
 import { renderPairs, renderTable } from "./table.ts";
 

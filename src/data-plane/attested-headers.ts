@@ -1,4 +1,4 @@
-import { signAttestation } from "../auth/attestation.ts";
+import { signAttestation } from "../contract/attestation.ts";
 import { forwardRequestHeaders } from "./headers.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";

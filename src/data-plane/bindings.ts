@@ -10,24 +10,21 @@ export interface Binding {
   quarantineUntil?: number;
 }
 
-const SINGLE: Binding = { hostname: SINGLE_HOSTNAME, env: SINGLE_ENV, takeover: "" };
+/** Single mode's one implicit binding. */
+export const SINGLE_BINDING: Binding = { hostname: SINGLE_HOSTNAME, env: SINGLE_ENV, takeover: "" };
 
-/**
- * Where a request's (hostname, ns) lands. Single mode has one implicit env. In hostname-aware
- * mode the binding lookup runs before the script: no binding is no-hostname-workers, a binding
- * whose env has no takeover agreed is env-conflict. Single mode answers without an await.
- */
-export function bindingFor(deps: AppDeps, hostname: string, ns: string): Binding | Promise<Binding> {
-  return deps.config.hostnameAware ? lookup(deps, hostname, ns) : SINGLE;
+/** Where (hostname, ns) lands: single mode's one binding, or the hostname-aware lookup. */
+export function bindingFor(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
+  return deps.config.hostnameAware ? hostnameBinding(deps, hostname, ns) : Promise.resolve(SINGLE_BINDING);
 }
 
-async function lookup(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
-  const { keys } = deps;
-  const [env, takeover, until] = (await deps.redis.run(
-    lookupBinding,
-    [keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine],
-    [`${hostname}${ns}`],
-  )) as [string, string, string];
+/**
+ * Where a request's (hostname, ns) lands in hostname-aware mode: the binding lookup runs before
+ * the script. No binding is no-hostname-workers; a binding whose env has no takeover agreed is
+ * env-conflict.
+ */
+export async function hostnameBinding(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
+  const { env, takeover, quarantineUntil: until } = await lookupBinding(deps.redis, deps.keys, { hostname, ns });
   if (env === "") throw new Refusal("no-hostname-workers");
   if (takeover !== "wind_down" && takeover !== "deny") throw new Refusal("env-conflict");
   return { hostname, env, takeover, ...(until !== "" ? { quarantineUntil: Number(until) } : {}) };

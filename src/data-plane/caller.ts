@@ -1,10 +1,11 @@
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, forbidden } from "../errors.ts";
-import { isId, isNamespace } from "../registry/names.ts";
+import { isId, isNamespace } from "../contract/names.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
-import { constantTimeEqual } from "./constant-time.ts";
+import { constantTimeEqual } from "../contract/constant-time.ts";
 import type { HeaderSource } from "./inbound.ts";
+import { FROM_HEADER, SESSION_HEADER, SESSION_SECRET_HEADER, SUBREQUEST_DEPTH_HEADER } from "../contract/headers.ts";
 
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {
@@ -16,6 +17,12 @@ export interface Caller {
 
 export const MAX_SUBREQUEST_DEPTH = 50;
 
+// HeaderSource names are lowercase.
+const FROM = FROM_HEADER.toLowerCase();
+const SESSION = SESSION_HEADER.toLowerCase();
+const SESSION_SECRET = SESSION_SECRET_HEADER.toLowerCase();
+const SUBREQUEST_DEPTH = SUBREQUEST_DEPTH_HEADER.toLowerCase();
+
 /**
  * Caller attestation: Pinboard-From: {ns}/{id}, Pinboard-Session, Pinboard-Session-Secret and
  * an optional Pinboard-Subrequest-Depth (≤ 9 digits; absent means a first hop, depth 1). The
@@ -23,10 +30,10 @@ export const MAX_SUBREQUEST_DEPTH = 50;
  * Null, without an await, when the request carries no caller headers at all (most carry none).
  */
 export function verifyCaller(deps: AppDeps, headers: HeaderSource): Promise<Caller> | null {
-  const from = headers.get("pinboard-from");
-  const session = headers.get("pinboard-session");
-  const secret = headers.get("pinboard-session-secret");
-  const rawDepth = headers.get("pinboard-subrequest-depth");
+  const from = headers.get(FROM);
+  const session = headers.get(SESSION);
+  const secret = headers.get(SESSION_SECRET);
+  const rawDepth = headers.get(SUBREQUEST_DEPTH);
   if (from === null && session === null && secret === null && rawDepth === null) return null;
   return verifiedCaller(deps, from, session, secret, rawDepth);
 }

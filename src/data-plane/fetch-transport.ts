@@ -3,6 +3,7 @@ import { forwardResponseHeaders, isActivationRefusal } from "./headers.ts";
 import type { ClientLink } from "./inbound.ts";
 import { onBodyDone } from "./inflight.ts";
 import type { Delivery, Forward, Transport } from "./transport.ts";
+import { unreachableFetch } from "../outbound/failures.ts";
 
 export interface FetchTransportOptions {
   fetch: typeof fetch;
@@ -13,15 +14,6 @@ export interface FetchTransportOptions {
   defer(work: Promise<unknown>): void;
   /** Undici (Node's fetch) decodes content-encoding: the headers that describe the encoded body go. */
   decodesBodies: boolean;
-}
-
-const CONNECT_ERRORS = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET_CONNECT/;
-
-/** True when a fetch failure happened before a TCP connection existed (nothing reached the worker). */
-function neverConnected(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  const text = `${cause?.code ?? ""} ${cause?.message ?? ""} ${err instanceof Error ? err.message : ""}`;
-  return CONNECT_ERRORS.test(text) || /connection refused|could not connect|dns/i.test(text);
 }
 
 /**
@@ -96,7 +88,7 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
     // The client went away first: a fresh placement is released, whether or not it connected.
     if (cut === "aborted") return { kind: "aborted", connected: false };
     if (cut === "timeout") return { kind: "timeout" };
-    return { kind: "unreachable", connected: !neverConnected(error), reason: error instanceof Error ? String(error.cause ?? error.message) : String(error) };
+    return unreachableFetch(error);
   } finally {
     clearTimeout(timer);
     stopListening();

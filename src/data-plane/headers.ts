@@ -1,4 +1,5 @@
 import type { HeaderSource } from "./inbound.ts";
+import { ATTESTATION_HEADER, EPOCH_HEADER, REFUSAL_HEADER, isLeaseRefusal } from "../contract/headers.ts";
 
 /**
  * Header hygiene of the forward. Inbound Pinboard-* headers never reach a worker (only Pinboard
@@ -10,6 +11,10 @@ import type { HeaderSource } from "./inbound.ts";
  * from one of these only by underscores is treated as that header: `Pinboard_Epoch` is dropped
  * like `Pinboard-Epoch`.
  */
+
+const ATTESTATION = ATTESTATION_HEADER.toLowerCase();
+const EPOCH = EPOCH_HEADER.toLowerCase();
+const REFUSAL = REFUSAL_HEADER.toLowerCase();
 
 const HOP_BY_HOP = new Set([
   "connection",
@@ -102,8 +107,8 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
   out["x-forwarded-for"] = input.peer;
   if (input.host && out["x-forwarded-host"] === undefined) out["x-forwarded-host"] = input.host;
   if (input.proto && out["x-forwarded-proto"] === undefined) out["x-forwarded-proto"] = input.proto;
-  out["pinboard-attestation"] = input.attestation;
-  out["pinboard-epoch"] = input.epoch;
+  out[ATTESTATION] = input.attestation;
+  out[EPOCH] = input.epoch;
   if (input.upgrade) {
     out.upgrade = input.upgrade;
     out.connection = "upgrade";
@@ -116,7 +121,7 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
  * Content-Length when the HTTP client already decompressed the body (Node's fetch does).
  */
 export function forwardResponseHeaders(upstream: Headers, options: { decoded?: boolean } = {}): Headers {
-  const out = copyFiltered(upstream, (name) => name === "pinned-refusal" || (options.decoded === true && (name === "content-encoding" || name === "content-length")));
+  const out = copyFiltered(upstream, (name) => name === REFUSAL || (options.decoded === true && (name === "content-encoding" || name === "content-length")));
   out.set("x-accel-buffering", "no");
   return out;
 }
@@ -133,7 +138,7 @@ export function forwardResponseRecord(raw: string[]): Record<string, string | st
   const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (dropped(name, named) || name === "pinned-refusal") continue;
+    if (dropped(name, named) || name === REFUSAL) continue;
     const value = trimHttpWhitespace(raw[i + 1]!);
     const held = out[name];
     if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;
@@ -153,5 +158,4 @@ export function forwardResponseRecord(raw: string[]): Record<string, string | st
 const trimHttpWhitespace = (value: string): string => value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
 
 /** True when a header set names a refusal of a new activation. */
-export const isActivationRefusal = (status: number, headers: Headers): boolean =>
-  status === 503 && (headers.get("pinned-refusal") ?? "").toLowerCase() === "lease-unhealthy";
+export const isActivationRefusal = (status: number, headers: Headers): boolean => isLeaseRefusal(status, headers.get(REFUSAL_HEADER));

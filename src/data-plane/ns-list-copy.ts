@@ -1,6 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import type { ScriptCall } from "../redis/port.ts";
-import { copyNsList, nsListSnapshot } from "../redis/scripts/index.ts";
+import { copyNsList, nsListSnapshot, nsListSnapshotCall, parseNsListSnapshot } from "../redis/scripts/index.ts";
 
 /**
  * How many buckets back a resolve looks for a namespace list to copy into a bucket that has none.
@@ -23,28 +22,20 @@ export async function copyPreviousNamespaceList(deps: AppDeps, bucket: number, h
   const reach = Math.min(shards - 1, NS_LIST_COPY_REACH);
   if (reach < 1) return undefined;
   const back = (d: number) => (((bucket - d) % shards) + shards) % shards;
-  const snapshot = (b: number): ScriptCall => ({ script: nsListSnapshot, keys: [keys.nsWorkers(b, hostname, ns), keys.workers(b)], args: [] });
 
   // The previous bucket first: when one bucket lost its keys, that is the only read.
   let from = back(1);
-  const first = snapshot(from);
-  let source = (await redis.run(first.script, first.keys, first.args)) as string[];
+  let source = await nsListSnapshot(redis, keys, { bucket: from, hostname, ns });
   if (source.length === 0 && reach > 1) {
     const further = Array.from({ length: reach - 1 }, (_, i) => back(i + 2));
-    const replies = (await redis.runMany(further.map(snapshot))) as string[][];
+    const replies = (await redis.runMany(further.map((b) => nsListSnapshotCall(keys, { bucket: b, hostname, ns })))).map(parseNsListSnapshot);
     const found = replies.findIndex((r) => r.length > 0);
     if (found < 0) return undefined;
     from = further[found]!;
     source = replies[found]!;
   }
   if (source.length === 0) return undefined;
-  const listed = Number(
-    await redis.run(
-      copyNsList,
-      [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), keys.spent(bucket), ...keys.nsListKeys(bucket, hostname, ns)],
-      source,
-    ),
-  );
+  const listed = await copyNsList(redis, keys, { bucket, hostname, ns, snapshot: source });
   if (listed > 0) deps.log.info("namespace list copied into a bucket that had none", { ns, hostname, bucket, from, listed });
   return from;
 }

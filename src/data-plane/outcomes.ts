@@ -1,6 +1,6 @@
 import { PinboardError } from "../errors.ts";
 
-/** The resolve outcomes that refuse, with the spec's error strings (all 503 but unknown-ns). */
+/** The resolve outcomes that refuse, with the protocol's error strings (all 503 but unknown-ns). */
 export type RefusalOutcome =
   | "unknown-ns"
   | "no-backends"

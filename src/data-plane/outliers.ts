@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { markEjected, recordFailure, recordSuccess } from "../redis/scripts/index.ts";
+import { markEjectedCall, recordFailure, recordSuccess } from "../redis/scripts/index.ts";
 
 export const EJECT_AFTER_FAILURES = 5;
 export const BASE_EJECTION_MS = 30_000;
@@ -20,17 +20,20 @@ export class OutlierTracker {
   async failure(sessionId: string): Promise<void> {
     const { keys, redis } = this.deps;
     this.failing.add(sessionId);
-    const until = Number(
-      await redis.run(recordFailure, [keys.outliers, keys.sessions], [sessionId, EJECT_AFTER_FAILURES, BASE_EJECTION_MS, MAX_EJECTION_MS]),
-    );
+    const until = await recordFailure(redis, keys, {
+      sessionId,
+      ejectAfter: EJECT_AFTER_FAILURES,
+      baseEjectionMs: BASE_EJECTION_MS,
+      maxEjectionMs: MAX_EJECTION_MS,
+    });
     if (until === 0) return;
     this.deps.log.warn("worker ejected from new placements", { sessionId, untilMs: until });
-    await redis.runMany(keys.allBuckets().map((b) => ({ script: markEjected, keys: [keys.ejected(b)], args: [sessionId, until] })));
+    await redis.runMany(keys.allBuckets().map((bucket) => markEjectedCall(keys, { bucket, sessionId, until })));
   }
 
   async success(sessionId: string): Promise<void> {
     if (!this.failing.delete(sessionId)) return;
-    await this.deps.redis.run(recordSuccess, [this.deps.keys.outliers], [sessionId]);
+    await recordSuccess(this.deps.redis, this.deps.keys, { sessionId });
   }
 }
 

@@ -161,11 +161,24 @@ export class PlacementLoop {
   /** Compare-and-delete of the row this resolution placed (its session and epoch). */
   private async releasePlacement(plan: ForwardPlan, resolution: Resolution): Promise<void> {
     const { keys } = this.deps;
-    await this.deps.redis.run(releaseRow, [keys.placements(resolution.bucket, plan.resolve.env, plan.path.ns)], [resolution.sessionId, plan.path.id, resolution.epoch]);
+    await releaseRow(this.deps.redis, keys, {
+      bucket: resolution.bucket,
+      env: plan.resolve.env,
+      ns: plan.path.ns,
+      sessionId: resolution.sessionId,
+      id: plan.path.id,
+      epoch: resolution.epoch,
+    });
   }
 
   private async clearMarker(plan: ForwardPlan, resolution: Resolution): Promise<void> {
     const { keys } = this.deps;
-    await this.deps.redis.run(clearOverwritten, [keys.overwritten(resolution.bucket)], [`${plan.resolve.env}\n${plan.path.ns}\n${plan.path.id}`, resolution.epoch]);
+    await clearOverwritten(this.deps.redis, keys, {
+      bucket: resolution.bucket,
+      env: plan.resolve.env,
+      ns: plan.path.ns,
+      id: plan.path.id,
+      epoch: resolution.epoch,
+    });
   }
 }

@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, badRequest } from "../errors.ts";
 import { affinityHash, clientAddress, type AffinityKey } from "./affinity.ts";
-import { bindingFor, requestHostname } from "./bindings.ts";
+import { hostnameBinding, SINGLE_BINDING, requestHostname } from "./bindings.ts";
 import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
 import { dataPlanePassport, type AccountClaim } from "./data-passport.ts";
 import { Refusal } from "./outcomes.ts";
@@ -21,7 +21,7 @@ export interface ForwardPlan {
 }
 
 /**
- * The checks before placement, in the spec's order: the serving check, caller attestation (or
+ * The checks before placement, in the protocol's order: the serving check, caller attestation (or
  * else data-plane passport), the Host header and binding lookup in hostname-aware mode, the
  * caller's scope, and the affinity preference.
  */
@@ -50,14 +50,13 @@ async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affi
   const passport = caller ? undefined : dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
   const acct = passport === undefined ? undefined : await passport;
 
-  let hostname = "";
+  let binding = SINGLE_BINDING;
   if (deps.config.hostnameAware) {
-    const host = requestHostname(request.headers.get("host") ?? undefined);
-    if (host === null) throw badRequest("missing Host header");
-    hostname = host;
+    const hostname = requestHostname(request.headers.get("host") ?? undefined);
+    if (hostname === null) throw badRequest("missing Host header");
+    binding = await hostnameBinding(deps, hostname, path.ns);
   }
-  const found = bindingFor(deps, hostname, path.ns);
-  const binding = found instanceof Promise ? await found : found;
+  const { hostname } = binding;
   if (caller) assertInCallerScope(caller, { ns: path.ns, hostname, env: binding.env }, deps.config.hostnameAware);
 
   let affinity: number | undefined;

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { resolve as resolveScript } from "../redis/scripts/index.ts";
+import { resolve, type ResolvedOwner, type ResolveResult } from "../redis/scripts/index.ts";
 import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
 import { Refusal, type RefusalOutcome } from "./outcomes.ts";
 
@@ -19,18 +19,7 @@ export interface ResolveRequest {
 }
 
 /** Where one request goes: the placement's owner, its epoch and how to reach it. */
-export interface Resolution {
-  sessionId: string;
-  epoch: string;
-  advertiseUrl: string;
-  secret: string;
-  /** True when this resolve minted the placement (release it if the forward never connects). */
-  fresh: boolean;
-  /** The overwritten marker's epoch, "" when the id is not overwritten-listed. */
-  overwritten: string;
-  /** A wind-down expiry that survived the previous owner (ms), "" when none. */
-  survivingWindDown: string;
-  ownerHostname: string;
+export interface Resolution extends ResolvedOwner {
   bucket: number;
   resolvedAt: number;
 }
@@ -61,66 +50,49 @@ export async function resolvePlacement(
   const bucket = typeof known === "number" ? known : await known;
   let started = deps.now();
   let reply = await runResolve(deps, req, bucket, started);
-  if (reply[0] === "refuse" && reply[1] === "unknown-ns" && (await copyPreviousNamespaceList(deps, bucket, req.hostname, req.ns)) !== undefined) {
+  if (reply.kind === "refuse" && reply.outcome === "unknown-ns" && (await copyPreviousNamespaceList(deps, bucket, req.hostname, req.ns)) !== undefined) {
     started = deps.now();
     reply = await runResolve(deps, req, bucket, started);
   }
 
-  if (reply[0] === "refuse") {
-    let outcome = reply[1] as RefusalOutcome;
-    if (outcome === "takeover-pending" && reply[4] === "1" && onFence) {
-      await onFence({ ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) });
-    }
+  if (reply.kind === "refuse") {
+    let outcome = reply.outcome as RefusalOutcome;
+    if (outcome === "takeover-pending" && reply.fence && onFence) await onFence(reply.fence);
     if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
-    throw new Refusal(outcome, Number(reply[2] ?? 0));
+    throw new Refusal(outcome, reply.remainingMs);
   }
-  const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply;
   return {
-    sessionId: sessionId!,
-    epoch: epoch!,
-    advertiseUrl: advertiseUrl!,
-    secret: secret!,
-    fresh: fresh === "1",
-    overwritten: overwritten ?? "",
-    survivingWindDown: survivingWindDown ?? "",
-    ownerHostname: ownerHostname ?? "",
+    sessionId: reply.sessionId,
+    epoch: reply.epoch,
+    advertiseUrl: reply.advertiseUrl,
+    secret: reply.secret,
+    fresh: reply.fresh,
+    overwritten: reply.overwritten,
+    survivingWindDown: reply.survivingWindDown,
+    ownerHostname: reply.ownerHostname,
     bucket,
     // The decision is as old as the moment the script was sent: a slow Redis ages it.
     resolvedAt: started,
   };
 }
 
-async function runResolve(deps: AppDeps, req: ResolveRequest, bucket: number, started: number): Promise<string[]> {
+async function runResolve(deps: AppDeps, req: ResolveRequest, bucket: number, started: number): Promise<ResolveResult> {
   const { keys, config } = deps;
-  const reply = (await deps.redis.run(
-    resolveScript,
-    [
-      keys.placements(bucket, req.env, req.ns),
-      keys.nsWorkers(bucket, req.hostname, req.ns),
-      keys.workers(bucket),
-      keys.bootTime(bucket),
-      keys.epoch(bucket),
-      keys.overwritten(bucket),
-      keys.spaces(bucket),
-      keys.ejected(bucket),
-      keys.nsExpiries(bucket, req.hostname, req.ns),
-      keys.nsSummary(bucket, req.hostname, req.ns),
-      keys.spent(bucket),
-    ],
-    [
-      req.id,
-      config.leaseTtlMs,
-      req.hostname,
-      req.takeover,
-      req.exclude ?? "",
-      req.callerSessionId ?? "",
-      req.affinityHash === undefined ? "" : req.affinityHash,
-      config.balanceFactor,
-      req.bindingQuarantineUntil ?? "",
-      `${req.env}\n${req.ns}`,
-      randomSeed(),
-    ],
-  )) as string[];
+  const reply = await resolve(deps.redis, keys, {
+    bucket,
+    env: req.env,
+    ns: req.ns,
+    id: req.id,
+    hostname: req.hostname,
+    takeover: req.takeover,
+    exclude: req.exclude,
+    callerSessionId: req.callerSessionId,
+    affinityHash: req.affinityHash,
+    bindingQuarantineUntil: req.bindingQuarantineUntil,
+    leaseTtlMs: config.leaseTtlMs,
+    balanceFactor: config.balanceFactor,
+    seed: randomSeed(),
+  });
   deps.metrics.script("resolve", (deps.now() - started) / 1000);
   return reply;
 }

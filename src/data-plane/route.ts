@@ -1,5 +1,5 @@
 import { PinboardError } from "../errors.ts";
-import { isId, isNamespace, isReservedNamespace } from "../registry/names.ts";
+import { isId, isWorkerNamespace } from "../contract/names.ts";
 
 export interface DataPath {
   ns: string;
@@ -20,7 +20,7 @@ export function parseDataPath(pathname: string, basePath: string): DataPath | nu
   if (second < 0) return null;
   const ns = path.slice(0, second);
   // A reserved namespace can never be registered: unknown, without asking Redis.
-  if (!isNamespace(ns) || isReservedNamespace(ns)) return null;
+  if (!isWorkerNamespace(ns)) return null;
   const third = path.indexOf("/", second + 1);
   const id = third < 0 ? path.slice(second + 1) : path.slice(second + 1, third);
   if (!isId(id)) throw new PinboardError(400, id === "" ? "empty id" : "invalid id");

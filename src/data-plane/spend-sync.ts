@@ -1,6 +1,12 @@
 import type { AppDeps } from "../deps.ts";
 import type { RedisPort, RedisReply, ScriptCall } from "../redis/port.ts";
-import { spendSyncApply, spendSyncRead } from "../redis/scripts/index.ts";
+import {
+  parseSpendSyncApply,
+  parseSpendSyncRead,
+  spendSyncApplyCall,
+  spendSyncReadCall,
+  type SpendSyncReadRow,
+} from "../redis/scripts/index.ts";
 
 /**
  * Spend sync: lets a placement decision in one bucket see the new placements made in the others.
@@ -110,31 +116,29 @@ class SpendSync {
     const buckets = keys.allBuckets();
     this.stats.flushes++;
 
-    const reads = await this.runMany(
-      redis,
-      buckets.map((b) => ({
-        script: spendSyncRead,
-        keys: [keys.spent(b), keys.workers(b)],
-        args: sids.flatMap((sid) => [sid, batch.get(sid) === b ? "1" : ""]),
-      })),
-    );
+    const readCall = (b: number) =>
+      spendSyncReadCall(keys, { bucket: b, sessions: sids.map((sessionId) => ({ sessionId, withLists: batch.get(sessionId) === b })) });
+    const reads = (await this.runMany(redis, buckets.map(readCall))).map(parseSpendSyncRead);
+    const row = (b: number, s: number): SpendSyncReadRow | undefined => reads[b]?.[s];
 
     // Per session: the latest headroom revision any bucket counted under, each bucket's count
-    // under it, and its namespace lists ("hostname \n ns", indexes into `lists`).
-    const lists: string[] = [];
+    // under it, and its namespace lists (indexes into `lists`).
+    const lists: Array<{ hostname: string; ns: string }> = [];
     const listIndex = new Map<string, number>();
     const plans: Array<{ sid: string; rev: number; counts: number[]; total: number; lists: number[] }> = [];
     sids.forEach((sid, s) => {
-      const spent = buckets.map((b) => parseSpent(row(reads[b], s)[0]));
+      const spent = buckets.map((b) => parseSpent(row(b, s)?.spent));
       const rev = Math.max(...spent.map((x) => x?.rev ?? Number.NEGATIVE_INFINITY));
       if (!Number.isFinite(rev)) return;
       const counts = spent.map((x) => (x && x.rev === rev ? x.count : 0));
-      const [, hostname, ...namespaces] = row(reads[batch.get(sid)!], s);
+      const own = row(batch.get(sid)!, s);
+      const hostname = own?.hostname;
+      const namespaces = own?.namespaces ?? [];
       if (hostname === undefined || namespaces.length === 0) return;
       const mine = namespaces.map((ns) => {
         const list = `${hostname}\n${ns}`;
         let at = listIndex.get(list);
-        if (at === undefined) listIndex.set(list, (at = lists.push(list) - 1));
+        if (at === undefined) listIndex.set(list, (at = lists.push({ hostname, ns }) - 1));
         return at;
       });
       plans.push({ sid, rev, counts, total: counts.reduce((a, c) => a + c, 0), lists: mine });
@@ -143,26 +147,20 @@ class SpendSync {
 
     const applies = await this.runMany(
       redis,
-      buckets.map((b) => ({
-        script: spendSyncApply,
-        keys: [
-          keys.workers(b),
-          keys.spent(b),
-          ...lists.flatMap((list) => {
-            const nl = list.indexOf("\n");
-            return keys.nsListKeys(b, list.slice(0, nl), list.slice(nl + 1));
-          }),
-        ],
-        // KEYS index of list i's first key: 3 + 3i (Lua is 1-based).
-        args: plans.flatMap((p) => [p.sid, p.rev, p.total - p.counts[b]!, p.lists.length, ...p.lists.map((i) => 3 + 3 * i)]),
-      })),
+      buckets.map((b) =>
+        spendSyncApplyCall(keys, {
+          bucket: b,
+          lists,
+          sessions: plans.map((p) => ({ sessionId: p.sid, rev: p.rev, elsewhere: p.total - p.counts[b]!, lists: p.lists })),
+        }),
+      ),
     );
 
     const behind = new Map<string, number>();
     for (const reply of applies) {
-      const [lowered, late] = Array.isArray(reply) ? reply : [];
-      this.stats.lowered += Number(lowered ?? 0);
-      for (const sid of Array.isArray(late) ? late : []) behind.set(String(sid), batch.get(String(sid))!);
+      const { lowered, behind: late } = parseSpendSyncApply(reply);
+      this.stats.lowered += lowered;
+      for (const sid of late) behind.set(sid, batch.get(sid)!);
     }
     // A heartbeat's fan-out that has not reached every bucket yet: sync those sessions again.
     if (behind.size > 0 && attempt < BEHIND_RETRIES) {
@@ -178,12 +176,6 @@ class SpendSync {
     this.deps.metrics.script(calls[0]!.script.name, (this.deps.now() - started) / 1000);
     return replies;
   }
-}
-
-/** The strings of one session's reply in a spend-sync-read answer. */
-function row(reply: RedisReply | undefined, s: number): string[] {
-  const entry = Array.isArray(reply) ? reply[s] : undefined;
-  return Array.isArray(entry) ? entry.map((x) => (x === null ? "" : String(x))) : [];
 }
 
 /** A stored `headroomRev \n count`; undefined when absent or malformed. */

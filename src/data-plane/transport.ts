@@ -1,4 +1,5 @@
 import type { Answer } from "../errors.ts";
+import type { ClientGone, TimedOut, Unreachable } from "../outbound/failures.ts";
 
 /**
  * How the data plane reaches workers, implemented once per runtime: over fetch
@@ -41,14 +42,14 @@ export type Delivery<T> =
    * the same worker again, and only then sends the relay (or drops it when the release failed).
    */
   | { kind: "refused"; relay: Relay<T> | null }
-  | { kind: "unreachable"; connected: boolean; reason: string }
-  | { kind: "timeout" }
+  | Unreachable
+  | TimedOut
   /**
    * The client went away. `connected` false releases a fresh placement: the HTTP transports
    * always say false (a request whose client left is not worth a placement, reached or not); the
    * upgrade transport says whether the worker's TCP connection was made.
    */
-  | { kind: "aborted"; connected: boolean };
+  | ClientGone;
 
 /** A worker's refusal held back until the core has released the row; the transport owns `release` until then. */
 export interface Relay<T> {

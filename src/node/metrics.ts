@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppDeps } from "../deps.ts";
-import type { MetricsSink } from "../metrics/sink.ts";
+import type { MetricsSink } from "../metrics-sink.ts";
 import { fleetSnapshot, type FleetSnapshot } from "./fleet-snapshot.ts";
 
 /** The fleet overview behind the gauges is read at most every 5 s, whatever the scrape rate. */

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { answerMetricsScrapes } from "./cluster-metrics.ts";
 import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport, type DevPassport } from "./dev-credentials.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
-import { SHUTDOWN_GRACE_MS } from "./process-worker.ts";
+import { SHUTDOWN_GRACE_MS } from "./serving-process.ts";
 
 /** A process that dies is forked again after this, doubling with each that dies young in a row. */
 const RESTART_MIN_MS = 200;
@@ -22,7 +22,7 @@ export function processCount(setting: number | "auto"): number {
  * The primary of PINBOARD_PROCESSES > 1: serves nothing itself. It starts what the processes
  * must share (the embedded redis-server when no Redis is configured, the development key when no
  * passport key is), forks `processes` node:cluster workers that each run startNode on the shared
- * port (src/node/process-worker.ts), prints the start banner once, restarts a process that dies
+ * port (src/node/serving-process.ts), prints the start banner once, restarts a process that dies
  * (with a back-off), answers /metrics scrapes with the aggregate of all of them, and on SIGTERM or
  * SIGINT stops them all gracefully, then the embedded Redis, and exits 0.
  *

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { runSweep } from "../sweeper-cron.ts";
+import { runSweep } from "../sweeper/sweep.ts";
 
 /**
  * The Node entry's sweeper: one pass every PINBOARD_SWEEP_INTERVAL_MS (the sweeper lease keeps

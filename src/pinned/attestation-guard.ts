@@ -1,5 +1,5 @@
-import { verifyAttestation, type AttestationClaims } from "../auth/attestation.ts";
-import { secretsEqual } from "./challenge.ts";
+import { verifyAttestation, type AttestationClaims } from "../contract/attestation.ts";
+import { constantTimeEqual } from "../contract/constant-time.ts";
 import { ATTESTATION_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
 
 export type { AttestationClaims };
@@ -31,6 +31,6 @@ export class AttestationGuard {
   async hasProxySecret(request: Request): Promise<boolean> {
     const given = request.headers.get(PROXY_SECRET_HEADER);
     if (given === null) return false;
-    return secretsEqual(given, this.secret);
+    return constantTimeEqual(given, this.secret);
   }
 }

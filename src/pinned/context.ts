@@ -1,4 +1,4 @@
-import type { AttestationClaims } from "../auth/attestation.ts";
+import type { AttestationClaims } from "../contract/attestation.ts";
 import type { LiveInstance } from "./live-instance.ts";
 import type {
   AcceptedWebSocket,

@@ -4,7 +4,7 @@
  * (namespace, id) in memory, guards every forward by attestation and placement epoch, and
  * keeps durable state fenced by epoch.
  */
-export { createWorker, type PinnedWorker, type WorkerOptions } from "./worker.ts";
+export { createWorker, type PinnedWorker, type WorkerOptions } from "./create-worker.ts";
 export type {
   AcceptedWebSocket,
   AcceptWebSocketOptions,
@@ -26,7 +26,7 @@ export {
 } from "./durability.ts";
 export { MemoryDurabilityStore } from "./memory-durability.ts";
 export { RedisDurabilityStore, type RedisDurabilityStoreOptions } from "./redis-durability.ts";
-export { DurableKeys, DEFAULT_DURABLE_PREFIX, instanceMember, parseInstanceMember } from "./durable-keys.ts";
+export { DurableKeys, DEFAULT_DURABLE_PREFIX, instanceMember, parseInstanceMember } from "../contract/durable-index.ts";
 export { PinnedWebSocket } from "./websocket.ts";
 export { listenPinned, createPinnedServer, type Listening, type ListenOptions } from "./node-server.ts";
 export { handleShutdownSignals, type ShutdownOptions } from "./node-signals.ts";

@@ -8,7 +8,7 @@ import {
   type InstanceRef,
   type ListOptions,
 } from "./durability.ts";
-import { instanceMember } from "./durable-keys.ts";
+import { instanceMember } from "../contract/durable-index.ts";
 
 interface StoredInstance {
   epoch: string | null;

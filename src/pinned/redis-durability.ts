@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import {
   compareKeys,
@@ -10,124 +9,18 @@ import {
   type InstanceRef,
   type ListOptions,
 } from "./durability.ts";
-import { DEFAULT_DURABLE_PREFIX, DurableKeys, instanceMember } from "./durable-keys.ts";
-
-// The fence every writing script starts with: KEYS[1] is the meta hash, ARGV[1] the quoted epoch.
-// Epochs are compared as decimal strings (length, then bytes) because they may exceed 2^53.
-const FENCE = `
-local function norm(s)
-  local t = string.gsub(s, '^0+', '')
-  if t == '' then return '0' end
-  return t
-end
-local function cmp(a, b)
-  a = norm(a) b = norm(b)
-  if #a ~= #b then if #a < #b then return -1 else return 1 end end
-  if a == b then return 0 end
-  if a < b then return -1 else return 1 end
-end
-local stored = redis.call('HGET', KEYS[1], 'epoch')
-if stored then
-  local c = cmp(ARGV[1], stored)
-  if c < 0 then return {0, stored} end
-  if c > 0 then redis.call('HSET', KEYS[1], 'epoch', ARGV[1]) end
-else
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[1])
-end
-`;
-
-interface Script {
-  source: string;
-  sha: string;
-}
-
-function script(body: string): Script {
-  const source = FENCE + body;
-  return { source, sha: createHash("sha1").update(source).digest("hex") };
-}
-
-// KEYS: meta. ARGV: epoch, hostname.
-const ACTIVATE = script(`
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'hostname', ARGV[2]) end
-return {1, redis.call('HGET', KEYS[1], 'alarm') or ''}
-`);
-
-// KEYS: meta, data, keys. ARGV: epoch, key1, value1, key2, value2, …
-const PUT = script(`
-for i = 2, #ARGV, 2 do
-  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[3], 0, ARGV[i])
-end
-return {1}
-`);
-
-// KEYS: meta, data, keys. ARGV: epoch, key1, key2, …
-const DELETE = script(`
-local n = 0
-for i = 2, #ARGV do
-  n = n + redis.call('HDEL', KEYS[2], ARGV[i])
-  redis.call('ZREM', KEYS[3], ARGV[i])
-end
-return {1, n}
-`);
-
-// KEYS: meta, data, keys. ARGV: epoch.
-const DELETE_ALL = script(`
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HDEL', KEYS[1], 'alarm')
-return {1}
-`);
-
-// KEYS: meta. ARGV: epoch, due time in ms or '' to clear.
-const SET_ALARM = script(`
-if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'alarm') else redis.call('HSET', KEYS[1], 'alarm', ARGV[2]) end
-return {1}
-`);
-
-// KEYS: meta. ARGV: epoch, expected due time.
-const CLEAR_ALARM = script(`
-if redis.call('HGET', KEYS[1], 'alarm') == ARGV[2] then
-  redis.call('HDEL', KEYS[1], 'alarm')
-  return {1, 1}
-end
-return {1, 0}
-`);
-
-// Read-only, no fence. KEYS: data, keys. ARGV: min, max, count (-1 = all), reverse ('1').
-const LIST: Script = (() => {
-  const source = `
-local members
-if ARGV[4] == '1' then
-  members = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[2], ARGV[1], 'LIMIT', 0, ARGV[3])
-else
-  members = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[1], ARGV[2], 'LIMIT', 0, ARGV[3])
-end
-local out = {}
-for i = 1, #members, 500 do
-  local chunk = {}
-  for j = i, math.min(i + 499, #members) do chunk[#chunk + 1] = members[j] end
-  local values = redis.call('HMGET', KEYS[1], unpack(chunk))
-  for j = 1, #chunk do
-    if values[j] then
-      out[#out + 1] = chunk[j]
-      out[#out + 1] = values[j]
-    end
-  end
-end
-return out
-`;
-  return { source, sha: createHash("sha1").update(source).digest("hex") };
-})();
-
-// Single-key script on the alarm index. KEYS: alarms. ARGV: member, expected score.
-const UNINDEX_ALARM: Script = (() => {
-  const source = `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-return 0
-`;
-  return { source, sha: createHash("sha1").update(source).digest("hex") };
-})();
+import { DEFAULT_DURABLE_PREFIX, DurableKeys, instanceMember } from "../contract/durable-index.ts";
+import { evalScript, type LuaScript } from "../contract/lua-script.ts";
+import {
+  durableActivate,
+  durableClearAlarm,
+  durableDelete,
+  durableDeleteAll,
+  durableList,
+  durablePut,
+  durableSetAlarm,
+  durableUnindexAlarm,
+} from "./durability-scripts.ts";
 
 export interface RedisDurabilityStoreOptions {
   /** A connected ioredis client (single node or Cluster), or a redis:// URL to connect to. */
@@ -140,9 +33,9 @@ type Arg = string | number | Buffer;
 
 /**
  * The DurabilityStore on Redis. Each fenced write is one Lua script over the instance's keys
- * (one hash slot). The sweeper's index (durable-keys.ts) is written by separate commands after
- * a write succeeds, so it is advisory: the meta hash is the truth, and every activation
- * rewrites the instance's index entries from it.
+ * (one hash slot). The sweeper's index (src/contract/durable-index.ts) is written by separate
+ * commands after a write succeeds, so it is advisory: the meta hash is the truth, and every
+ * activation rewrites the instance's index entries from it.
  */
 export class RedisDurabilityStore implements DurabilityStore {
   readonly keys: DurableKeys;
@@ -189,20 +82,17 @@ export class RedisDurabilityStore implements DurabilityStore {
     }
   }
 
-  private async run(s: Script, keys: string[], args: Arg[]): Promise<unknown> {
-    return this.guard(this.runScript(s, keys, args));
+  private async run(script: LuaScript, keys: string[], args: Arg[]): Promise<unknown> {
+    return this.guard(
+      evalScript<unknown>(
+        script,
+        (sha) => this.client.evalsha(sha, keys.length, ...keys, ...args),
+        (source) => this.client.eval(source, keys.length, ...keys, ...args),
+      ),
+    );
   }
 
-  private async runScript(s: Script, keys: string[], args: Arg[]): Promise<unknown> {
-    try {
-      return await this.client.evalsha(s.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !/NOSCRIPT/i.test(err.message)) throw err;
-      return await this.client.eval(s.source, keys.length, ...keys, ...args);
-    }
-  }
-
-  private async fenced(s: Script, ref: InstanceRef, epoch: string, keys: string[], args: Arg[]): Promise<unknown[]> {
+  private async fenced(s: LuaScript, ref: InstanceRef, epoch: string, keys: string[], args: Arg[]): Promise<unknown[]> {
     const reply = (await this.run(s, keys, [epoch, ...args])) as unknown[];
     if (reply[0] === 0) throw new StaleEpochError(epoch, String(reply[1]));
     return reply;
@@ -213,7 +103,7 @@ export class RedisDurabilityStore implements DurabilityStore {
   }
 
   async activate(ref: InstanceRef, epoch: string, info: ActivateInfo = {}): Promise<ActivateResult> {
-    const reply = await this.fenced(ACTIVATE, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [info.hostname ?? ""]);
+    const reply = await this.fenced(durableActivate, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [info.hostname ?? ""]);
     const alarm = reply[1] ? Number(reply[1]) : null;
     const member = instanceMember(ref.ns, ref.id);
     await this.guard(Promise.all([
@@ -236,7 +126,7 @@ export class RedisDurabilityStore implements DurabilityStore {
     const count = options.limit === undefined ? -1 : Math.max(0, Math.floor(options.limit));
     if (count === 0) return [];
     const [data, keys] = [this.keys.data(ref.ns, ref.id), this.keys.keys(ref.ns, ref.id)];
-    const flat = (await this.run(LIST, [data, keys], [min, max, count, options.reverse ? "1" : "0"])) as string[];
+    const flat = (await this.run(durableList, [data, keys], [min, max, count, options.reverse ? "1" : "0"])) as string[];
     const out: [string, string][] = [];
     for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
     return out;
@@ -244,22 +134,22 @@ export class RedisDurabilityStore implements DurabilityStore {
 
   async put(ref: InstanceRef, epoch: string, entries: [string, string][]): Promise<void> {
     if (entries.length === 0) return;
-    await this.fenced(PUT, ref, epoch, this.instanceKeys(ref), entries.flat());
+    await this.fenced(durablePut, ref, epoch, this.instanceKeys(ref), entries.flat());
   }
 
   async delete(ref: InstanceRef, epoch: string, keys: string[]): Promise<number> {
-    const reply = await this.fenced(DELETE, ref, epoch, this.instanceKeys(ref), [...new Set(keys)]);
+    const reply = await this.fenced(durableDelete, ref, epoch, this.instanceKeys(ref), [...new Set(keys)]);
     return Number(reply[1]);
   }
 
   async deleteAll(ref: InstanceRef, epoch: string): Promise<void> {
-    await this.fenced(DELETE_ALL, ref, epoch, this.instanceKeys(ref), []);
+    await this.fenced(durableDeleteAll, ref, epoch, this.instanceKeys(ref), []);
     await this.guard(this.client.zrem(this.keys.alarms, instanceMember(ref.ns, ref.id)));
   }
 
   async setAlarm(ref: InstanceRef, epoch: string, atMs: number | null): Promise<void> {
     const at = atMs === null ? null : Math.floor(atMs);
-    await this.fenced(SET_ALARM, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
+    await this.fenced(durableSetAlarm, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
     const member = instanceMember(ref.ns, ref.id);
     await this.guard(at === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, at, member));
   }
@@ -271,9 +161,9 @@ export class RedisDurabilityStore implements DurabilityStore {
 
   async clearAlarm(ref: InstanceRef, epoch: string, expectedAtMs: number): Promise<boolean> {
     const at = String(Math.floor(expectedAtMs));
-    const reply = await this.fenced(CLEAR_ALARM, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at]);
+    const reply = await this.fenced(durableClearAlarm, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at]);
     const cleared = Number(reply[1]) === 1;
-    if (cleared) await this.run(UNINDEX_ALARM, [this.keys.alarms], [instanceMember(ref.ns, ref.id), at]);
+    if (cleared) await this.run(durableUnindexAlarm, [this.keys.alarms], [instanceMember(ref.ns, ref.id), at]);
     return cleared;
   }
 

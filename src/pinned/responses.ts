@@ -1,9 +1,8 @@
 /** Header names of the worker contract and the fixed answers pinned gives. */
 
-export const ATTESTATION_HEADER = "Pinboard-Attestation";
-export const EPOCH_HEADER = "Pinboard-Epoch";
-export const PROXY_SECRET_HEADER = "Pinboard-Proxy-Secret";
-export const REFUSAL_HEADER = "Pinned-Refusal";
+import { LEASE_UNHEALTHY, REFUSAL_HEADER } from "../contract/headers.ts";
+
+export { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER } from "../contract/headers.ts";
 
 export function detail(status: number, message: string, headers: Record<string, string> = {}): Response {
   return json(status, { detail: message }, headers);
@@ -40,7 +39,7 @@ const REFUSAL_DETAIL: Record<RefusalReason, string> = {
  * Every reason carries `Pinned-Refusal: lease-unhealthy`, the one value Pinboard acts on.
  */
 export function refusal(reason: RefusalReason): Response {
-  return detail(503, REFUSAL_DETAIL[reason], { "Retry-After": "1", [REFUSAL_HEADER]: "lease-unhealthy" });
+  return detail(503, REFUSAL_DETAIL[reason], { "Retry-After": "1", [REFUSAL_HEADER]: LEASE_UNHEALTHY });
 }
 
 /** A transient failure to bring an instance in (the durability store unreachable, a throwing constructor). */

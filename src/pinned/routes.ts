@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
-import type { AttestationClaims } from "../auth/attestation.ts";
+import type { AttestationClaims } from "../contract/attestation.ts";
 import type { AttestationGuard } from "./attestation-guard.ts";
 import type { ChallengeState } from "./challenge.ts";
 import { RequestContextImpl } from "./context.ts";
 import { DurabilityUnavailableError, isEpoch, StaleEpochError } from "./durability.ts";
-import { isValidId } from "./durable-keys.ts";
+import { isId } from "../contract/names.ts";
 import { ActivationError, RefusedError, type InstanceTable } from "./instance-table.ts";
 import type { LiveInstance } from "./live-instance.ts";
 import {
@@ -83,7 +83,7 @@ export function buildRoutes(d: RouteDeps): Hono {
     const epoch = request.headers.get(EPOCH_HEADER);
     if (!isEpoch(epoch)) return malformedEpoch();
     if (!d.namespaces.has(ns)) return unknownNamespace();
-    if (!isValidId(id)) return new Response("invalid id", { status: 400, headers: { "content-type": "text/plain" } });
+    if (!isId(id)) return new Response("invalid id", { status: 400, headers: { "content-type": "text/plain" } });
 
     if (isAlarm) return fireAlarm(ns, id, epoch);
     if (d.durable && request.method === "POST" && rest === "/_wake") return wake(ns, id, epoch);

@@ -1,4 +1,4 @@
-import type { AttestationClaims } from "../auth/attestation.ts";
+import type { AttestationClaims } from "../contract/attestation.ts";
 import type { ListOptions } from "./durability.ts";
 import type { PinnedWebSocket } from "./websocket.ts";
 

@@ -1,5 +1,5 @@
 import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
-import type { LuaScript } from "./script.ts";
+import type { LuaScript } from "../contract/lua-script.ts";
 
 /** Redis could not be reached or could not answer in time; the request may be retried. */
 export class RedisUnavailableError extends Error {

@@ -1,6 +1,6 @@
 /**
  * Every Redis key name Pinboard uses. Keys that a placement script needs sit in the bucket's
- * hash slot (`{prefix}{{bucket}}:…`); fleet-wide keys sit in the `{global}` slot. The spec fixes
+ * hash slot (`{prefix}{{bucket}}:…`); fleet-wide keys sit in the `{global}` slot. The protocol fixes
  * the placement key: `{prefix}{{bucket}}:{env}:{ns}:placements`.
  */
 
@@ -146,6 +146,10 @@ export class Keys {
   /** The three keys of one namespace list, in the order the scripts take them. */
   nsListKeys(bucket: number, hostname: string, ns: string): [list: string, expiries: string, summary: string] {
     return [this.nsWorkers(bucket, hostname, ns), this.nsExpiries(bucket, hostname, ns), this.nsSummary(bucket, hostname, ns)];
+  }
+  /** The bucket's namespace lists that a worker belongs to, three keys each (nsListKeys), in namespace order. */
+  nsListKeysFor(bucket: number, hostname: string, namespaces: readonly string[]): string[] {
+    return namespaces.flatMap((ns) => this.nsListKeys(bucket, hostname, ns));
   }
   /** String: first time (ms) this bucket was touched; drives the cold-start quarantine. */
   bootTime(bucket: number): string {

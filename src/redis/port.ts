@@ -1,4 +1,4 @@
-import type { LuaScript } from "./script.ts";
+import type { LuaScript } from "../contract/lua-script.ts";
 
 /** A value that a Lua script or command may return over RESP2 (after adapter normalisation). */
 export type RedisReply = string | number | null | RedisReply[];
@@ -33,11 +33,6 @@ export interface ScriptCall {
   script: LuaScript;
   keys: string[];
   args: (string | number)[];
-}
-
-/** True when a Redis error says the script cache does not hold the SHA. */
-export function isNoScript(err: unknown): boolean {
-  return err instanceof Error && /NOSCRIPT/i.test(err.message);
 }
 
 /** Redis TIME's [seconds, microseconds] as milliseconds. */

@@ -3,7 +3,7 @@
  * names; Web Crypto's digest is asynchronous and costs a thread-pool round trip per call in Node
  * (tens of microseconds), which dominated a register naming tens of thousands of instances. This
  * runs in about a microsecond for an id, on Node and on workerd alike. Checked against Web
- * Crypto in test/register-limits.test.ts.
+ * Crypto in test/registry/register-limits.test.ts.
  */
 
 const K = new Int32Array([

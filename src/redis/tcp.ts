@@ -1,7 +1,7 @@
 import { Cluster, Redis } from "ioredis";
-import { isNoScript, pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
 import type { Logger } from "../log.ts";
-import type { LuaScript } from "./script.ts";
+import { evalScript, type LuaScript } from "../contract/lua-script.ts";
 
 export interface TcpRedisOptions {
   url?: string;
@@ -50,12 +50,12 @@ export class TcpRedis implements RedisPort {
   constructor(options: TcpRedisOptions) {
     this.timeoutMs = options.commandTimeoutMs ?? 5000;
     const common = {
-      // RESP2, as Upstash and DESIGN.md assume: Lua false is nil, numbers are integers.
+      // RESP2, as Upstash speaks it and the scripts assume: Lua false is nil, numbers are integers.
       protocol: 2 as const,
       // Commands are written as they come and answered in order on the one connection, so the
       // bucket fan-out still costs one round trip. Auto-pipelining would also batch the writes,
-      // but its per-command bookkeeping cost the hot path more CPU than the syscalls it saves
-      // (bench: pinboard-hot 3.03 → 2.65 CPU s per 10k requests without it).
+      // but its per-command bookkeeping costs the hot path more CPU than the syscalls it saves
+      // (compare with `npm run bench:ab`).
       enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       commandTimeout: this.timeoutMs,
@@ -121,9 +121,9 @@ export class TcpRedis implements RedisPort {
 
   /**
    * The commands of one turn of the event loop leave in one write: the first corks the socket
-   * and the check phase (setImmediate, after every I/O callback of the turn) uncorks it. At load,
-   * each request's resolve used to be a write(2) of its own, about 7 % of Pinboard's CPU. A
-   * Cluster spreads commands over several sockets and keeps writing each at once.
+   * and the check phase (setImmediate, after every I/O callback of the turn) uncorks it, so that
+   * at load the resolves of many requests share one write(2) instead of one each. A Cluster
+   * spreads commands over several sockets and keeps writing each at once.
    */
   private batchWrites(): void {
     if (this.corked || !(this.client instanceof Redis) || this.client.status !== "ready") return;
@@ -139,10 +139,11 @@ export class TcpRedis implements RedisPort {
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
     // A plain promise chain, not an async closure: this runs once per request.
     return this.within(() =>
-      this.client.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
-        if (!isNoScript(err)) throw err;
-        return this.client.eval(script.script, keys.length, ...keys, ...args);
-      }) as Promise<RedisReply>,
+      evalScript(
+        script,
+        (sha) => this.client.evalsha(sha, keys.length, ...keys, ...args) as Promise<RedisReply>,
+        (source) => this.client.eval(source, keys.length, ...keys, ...args) as Promise<RedisReply>,
+      ),
     );
   }
 

@@ -1,6 +1,6 @@
 import { Redis } from "@upstash/redis/cloudflare";
-import { isNoScript, pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
-import type { LuaScript } from "./script.ts";
+import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import { evalScript, type LuaScript } from "../contract/lua-script.ts";
 
 export interface UpstashRedisOptions {
   url: string;
@@ -24,14 +24,13 @@ export class UpstashRedis implements RedisPort {
     });
   }
 
-  async run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
     const argv = args.map(String);
-    try {
-      return (await this.client.evalsha(script.sha, keys, argv)) as RedisReply;
-    } catch (err) {
-      if (!isNoScript(err)) throw err;
-      return (await this.client.eval(script.script, keys, argv)) as RedisReply;
-    }
+    return evalScript(
+      script,
+      (sha) => this.client.evalsha(sha, keys, argv) as Promise<RedisReply>,
+      (source) => this.client.eval(source, keys, argv) as Promise<RedisReply>,
+    );
   }
 
   runMany(calls: ScriptCall[]): Promise<RedisReply[]> {

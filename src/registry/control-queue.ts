@@ -36,12 +36,11 @@ export async function queueWindDowns(
   sessionId: string,
   orders: ReadonlyArray<{ ns: string; id: string; deadlineAt: number | null }>,
 ): Promise<string[]> {
-  const args: (string | number)[] = [deps.config.leaseTtlMs];
-  for (const { ns, id, deadlineAt } of orders) {
+  const messages = orders.map(({ ns, id, deadlineAt }) => {
     const message: StoredMessage = { type: "wind_down", ns, id, deadlineAt };
-    args.push(JSON.stringify(message), ns, id);
-  }
-  return (await deps.redis.run(enqueueMessage, [deps.keys.queue(sessionId), deps.keys.messageIds], args)) as string[];
+    return { json: JSON.stringify(message), ns, id };
+  });
+  return enqueueMessage(deps.redis, deps.keys, { sessionId, leaseTtlMs: deps.config.leaseTtlMs, messages });
 }
 
 /** Turns the queue's `msgId, JSON, …` pairs into delivered messages, deadlines relative to now. */

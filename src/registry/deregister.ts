@@ -11,16 +11,11 @@ import { ownedSession } from "./sessions.ts";
  * record. Its placements are left to dead-owner eviction on their next resolve.
  */
 export async function deregister(deps: AppDeps, principal: Principal, sessionId: string): Promise<Record<string, never>> {
-  const { keys } = deps;
   await ownedSession(deps, principal, sessionId, { live: true });
-  const reply = (await deps.redis.run(
-    deregisterSession,
-    [keys.sessions, keys.clientOwners, keys.queue(sessionId), keys.generation, keys.sessionExpiries],
-    [sessionId],
-  )) as string[];
-  if (reply[0] !== "ok") throw unknownSession();
-  const record = parseRecord(reply[1]!);
-  await unmirrorEverywhere(deps, record, reply[2]!);
+  const dropped = await deregisterSession(deps.redis, deps.keys, { sessionId });
+  if (dropped.kind !== "ok") throw unknownSession();
+  const record = parseRecord(dropped.json);
+  await unmirrorEverywhere(deps, record, dropped.generation);
   deps.log.info("worker deregistered", { sessionId, clientId: record.clientId });
   return {};
 }

@@ -1,6 +1,6 @@
 import { badRequest } from "../errors.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
-import { isId, isLabel, isNamespace, isReservedNamespace } from "./names.ts";
+import { isId, isLabel, isNamespace, isReservedNamespace } from "../contract/names.ts";
 import type { Takeover } from "./record.ts";
 import type { RegisterBody } from "./schemas.ts";
 
@@ -17,7 +17,7 @@ export const MAX_REGISTER_INSTANCES = 100_000;
  */
 export const MIN_SECRET_LENGTH = 16;
 
-/** A register body after the spec's field rules: normalised, defaults applied. */
+/** A register body after the field rules: normalised, defaults applied. */
 export interface RegistrationFields {
   namespaces: string[];
   advertiseUrl: string;

@@ -1,6 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { pairs } from "../redis/port.ts";
-import { readSpent } from "../redis/scripts/index.ts";
+import { parseReadSpent, readSpentCall } from "../redis/scripts/index.ts";
 import type { WorkerRecord } from "./record.ts";
 
 /**
@@ -25,8 +24,8 @@ function countUnder(raw: string | undefined, rev: number): number {
 /** Every bucket's spent counts (index = bucket), read in one pipeline. */
 async function spentHashes(deps: AppDeps): Promise<Array<Record<string, string>>> {
   const { keys, redis } = deps;
-  const replies = await redis.runMany(keys.allBuckets().map((b) => ({ script: readSpent, keys: [keys.spent(b)], args: [] })));
-  return replies.map((r) => pairs(Array.isArray(r) ? r : []));
+  const replies = await redis.runMany(keys.allBuckets().map((bucket) => readSpentCall(keys, { bucket })));
+  return replies.map(parseReadSpent);
 }
 
 /** One session's new placements per bucket (index = bucket) under its current headroom revision. */

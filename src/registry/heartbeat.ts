@@ -30,41 +30,35 @@ export async function heartbeat(deps: AppDeps, principal: Principal, body: Heart
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
     { advertiseUrl: known.advertiseUrl, secret: known.secret, challenge: body.challenge, challengeValue: body.challengeValue },
   );
-  const reply = (await redis.run(
-    heartbeatSession,
-    [keys.sessions, keys.clientOwners, keys.queue(body.sessionId), keys.drain(known.clientId), keys.hostnameBindings, keys.generation, keys.sessionExpiries],
-    [
-      body.sessionId,
-      known.clientId,
-      body.headroom,
-      body.draining ? "1" : "0",
-      probe,
-      config.leaseTtlMs,
-      config.hostnameAware ? "1" : "0",
-      ...(body.acks ?? []).map(String),
-    ],
-  )) as [string, string?, string?, string?, string[]?, string?];
+  const renewed = await heartbeatSession(redis, keys, {
+    sessionId: body.sessionId,
+    clientId: known.clientId,
+    headroom: body.headroom,
+    draining: body.draining,
+    probe,
+    leaseTtlMs: config.leaseTtlMs,
+    hostnameAware: config.hostnameAware,
+    acks: (body.acks ?? []).map(String),
+  });
 
-  const [status, json = "", third = "", fourth = ""] = reply;
-  if (status === "unknown") throw unknownSession();
-  if (status === "voided" || status === "superseded") {
-    const record = parseRecord(json);
-    await unmirrorEverywhere(deps, record, third);
-    deps.log.warn(`registration ${status}`, { sessionId: record.sessionId, clientId: record.clientId });
-    if (status === "voided") {
+  if (renewed.kind === "unknown") throw unknownSession();
+  if (renewed.kind === "voided" || renewed.kind === "superseded") {
+    const record = parseRecord(renewed.json);
+    await unmirrorEverywhere(deps, record, renewed.generation);
+    deps.log.warn(`registration ${renewed.kind}`, { sessionId: record.sessionId, clientId: record.clientId });
+    if (renewed.kind === "voided") {
       throw PinboardError.of(409, "registration voided: challenge value mismatch on the advertise URL", { reregister: true });
     }
-    const [, , , key, env, epoch] = reply as string[];
-    throw PinboardError.of(409, `registration superseded: ${key} now bound to env ${env} at epoch ${epoch}`, {
+    throw PinboardError.of(409, `registration superseded: ${renewed.key} now bound to env ${renewed.env} at epoch ${renewed.epoch}`, {
       superseded: true,
     });
   }
 
+  const { json, now } = renewed;
   const record = parseRecord(json);
   await mirrorEverywhere(deps, record, json, { headroomReplaced: true });
-  const now = Number(fourth);
-  const messages = deliverMessages(reply[4] ?? [], now);
-  const drainDeadline = drainDeadlineSeconds(third, now);
+  const messages = deliverMessages(renewed.messages, now);
+  const drainDeadline = drainDeadlineSeconds(renewed.drainDeadline, now);
   return {
     expiresInMs: config.leaseTtlMs,
     draining: record.draining,

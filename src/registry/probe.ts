@@ -1,5 +1,6 @@
-import { readCapped } from "../http/read-capped.ts";
 import type { Logger } from "../log.ts";
+import { PROXY_SECRET_HEADER } from "../contract/headers.ts";
+import { callWorker, failureReason } from "../outbound/worker-call.ts";
 
 export type ProbeOutcome = "pass" | "mismatch" | "fail";
 
@@ -21,45 +22,36 @@ export async function probeChallenge(
   deps: ProbeDeps,
   target: { advertiseUrl: string; secret: string; challenge: string; challengeValue: string },
 ): Promise<ProbeOutcome> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), deps.timeoutMs);
+  let url: string;
   try {
-    // Inside the try: a challenge that is not well-formed UTF-16 (a lone surrogate) makes
-    // encodeURIComponent throw, and that is a failed probe like any other, not a 500.
-    const url = `${target.advertiseUrl}/_pinned/challenge?challenge=${encodeURIComponent(target.challenge)}`;
-    const response = await deps.fetch(url, {
-      method: "GET",
-      headers: { "Pinboard-Proxy-Secret": target.secret, Accept: "application/json" },
-      redirect: "manual",
-      signal: controller.signal,
-    });
-    if (response.status < 200 || response.status > 299) {
-      await response.body?.cancel().catch(() => {});
-      deps.log.warn("probe failed", { url: target.advertiseUrl, status: response.status });
-      return "fail";
-    }
-    const bytes = response.body ? await readCapped(response.body, BODY_CAP) : null;
-    if (bytes === null || bytes.byteLength === 0) {
-      deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "body missing or over 1 MiB" });
-      return "fail";
-    }
-    let value: unknown;
-    try {
-      value = (JSON.parse(new TextDecoder().decode(bytes)) as { value?: unknown } | null)?.value;
-    } catch {
-      deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "body is not JSON" });
-      return "fail";
-    }
-    if (value === target.challengeValue) return "pass";
-    deps.log.warn("probe answered another value", { url: target.advertiseUrl });
-    return "mismatch";
-  } catch (err) {
-    deps.log.warn("probe failed", {
-      url: target.advertiseUrl,
-      reason: controller.signal.aborted ? "timeout" : err instanceof Error ? err.message : String(err),
-    });
+    url = `${target.advertiseUrl}/_pinned/challenge?challenge=${encodeURIComponent(target.challenge)}`;
+  } catch {
+    // A challenge that is not well-formed UTF-16 (a lone surrogate) makes encodeURIComponent
+    // throw: a failed probe like any other, not a 500.
+    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "challenge is not well-formed" });
     return "fail";
-  } finally {
-    clearTimeout(timer);
   }
+  const outcome = await callWorker(deps.fetch, {
+    url,
+    method: "GET",
+    headers: { [PROXY_SECRET_HEADER]: target.secret, Accept: "application/json" },
+    timeoutMs: deps.timeoutMs,
+    maxBodyBytes: BODY_CAP,
+  });
+  if (outcome.kind !== "answered") {
+    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: failureReason(outcome) });
+    return "fail";
+  }
+  const { status, body } = outcome;
+  if (body === null) {
+    deps.log.warn("probe failed", { url: target.advertiseUrl, status });
+    return "fail";
+  }
+  if (!body.ok) {
+    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: body.problem === "not json" ? "body is not JSON" : "body missing or over 1 MiB" });
+    return "fail";
+  }
+  if ((body.value as { value?: unknown } | null)?.value === target.challengeValue) return "pass";
+  deps.log.warn("probe answered another value", { url: target.advertiseUrl });
+  return "mismatch";
 }

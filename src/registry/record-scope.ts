@@ -4,7 +4,7 @@ import { envOf, type WorkerRecord } from "./record.ts";
 type ScopedFields = Pick<WorkerRecord, "namespaces" | "hostname" | "env" | "envs"> & { advertiseUrl: string };
 
 /**
- * The first way a registration falls outside a credential's pinboard claim, as the spec's 403
+ * The first way a registration falls outside a credential's pinboard claim, as the protocol's 403
  * string (namespace, backend host, port, hostname, env), or null when the claim covers it all.
  * Register judges the body with it; heartbeat and the other worker routes judge the stored record.
  */

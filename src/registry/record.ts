@@ -61,4 +61,3 @@ export function envOf(record: Pick<WorkerRecord, "env" | "envs">, ns: string): s
   return record.envs[ns] ?? record.env ?? SINGLE_ENV;
 }
 
-export const isLive = (record: WorkerRecord, now: number): boolean => record.expiry > now;

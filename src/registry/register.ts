@@ -1,9 +1,8 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, badRequest, forbidden } from "../errors.ts";
-import { registerBucket, registerSession } from "../redis/scripts/index.ts";
+import { parseRegisterBucket, registerBucketCall, registerSession } from "../redis/scripts/index.ts";
 import { applyFieldRules, type RegistrationFields } from "./field-rules.ts";
-import { namespaceListKeys } from "./mirror.ts";
 import { probeChallenge } from "./probe.ts";
 import { envOf, parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
@@ -60,36 +59,22 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
     headroom: body.headroom,
     selfDraining: body.draining,
   };
-  const reply = (await redis.run(
-    registerSession,
-    [
-      keys.sessions,
-      keys.clientOwners,
-      keys.hostnameBindings,
-      keys.envBindings,
-      keys.bindingQuarantine,
-      keys.drain(body.clientId),
-      keys.generation,
-      keys.sessionExpiries,
-      keys.sessionOwners,
-      keys.sessionOwnerChecks,
-    ],
-    [
-      JSON.stringify(draft),
-      config.leaseTtlMs,
-      config.hostnameAware ? "1" : "0",
-      body.prevSessionId ?? "",
-      SESSION_OWNER_MEMORY_MS,
-      SESSION_OWNER_MEMORY_CAP,
-    ],
-  )) as string[];
-  if (reply[0] === "conflict") throw PinboardError.of(409, reply[1] ?? "conflict");
-  const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [string, string, string, string, number, string];
+  const written = await registerSession(redis, keys, {
+    json: JSON.stringify(draft),
+    clientId: body.clientId,
+    leaseTtlMs: config.leaseTtlMs,
+    hostnameAware: config.hostnameAware,
+    prevSessionId: body.prevSessionId ?? "",
+    ownerMemoryMs: SESSION_OWNER_MEMORY_MS,
+    ownerMemoryCap: SESSION_OWNER_MEMORY_CAP,
+  });
+  if (written.kind === "conflict") throw PinboardError.of(409, written.message);
+  const { json } = written;
   const record = parseRecord(json);
 
-  const prev = prevAllowed === 1 ? (body.prevSessionId ?? "") : "";
+  const prev = written.prevAllowed ? (body.prevSessionId ?? "") : "";
   const duplicates = await mirrorAndReclaim(deps, record, json, fields, prev);
-  const drainDeadline = drainDeadlineSeconds(deadline, Number(now));
+  const drainDeadline = drainDeadlineSeconds(written.drainDeadline, written.now);
   deps.log.info("worker registered", {
     sessionId: record.sessionId,
     clientId: record.clientId,
@@ -126,38 +111,24 @@ async function mirrorAndReclaim(
     list.push(instance);
   }
 
-  const calls = keys.allBuckets().map((b) => {
-    const lists = namespaceListKeys(keys, b, record);
-    const head = [keys.workers(b), keys.clients(b), keys.workerExpiries(b), ...lists];
-    const placementKeys: string[] = [];
-    const nsOfKey: string[] = [];
-    const pairs: (string | number)[] = [];
-    for (const { ns, id } of byBucket.get(b) ?? []) {
-      const key = keys.placements(b, envOf(record, ns), ns);
-      let index = placementKeys.indexOf(key);
-      if (index < 0) index = placementKeys.push(key) - 1, nsOfKey.push(ns);
-      pairs.push(head.length + index + 1, id);
-    }
-    return {
-      call: {
-        script: registerBucket,
-        keys: [...head, ...placementKeys],
-        args: [record.sessionId, json, config.leaseTtlMs, lists.length / 3, prevSessionId, ...pairs],
-      },
-      nsOfIndex: (kidx: number) => nsOfKey[kidx - head.length - 1] ?? "",
-    };
-  });
+  const calls = keys.allBuckets().map((bucket) =>
+    registerBucketCall(keys, {
+      bucket,
+      record,
+      json,
+      leaseTtlMs: config.leaseTtlMs,
+      prevSessionId,
+      instances: (byBucket.get(bucket) ?? []).map(({ ns, id }) => ({ env: envOf(record, ns), ns, id })),
+    }),
+  );
 
-  const replies = (await deps.redis.runMany(calls.map((c) => c.call))) as Array<[string, string[], string[]]>;
+  const replies = await deps.redis.runMany(calls);
   const duplicates: Array<{ ns: string; id: string }> = [];
   const requeue: Promise<unknown>[] = [];
-  replies.forEach(([, dups, rewound], i) => {
-    const nsOf = calls[i]!.nsOfIndex;
-    for (let j = 0; j < dups.length; j += 2) duplicates.push({ ns: nsOf(Number(dups[j])), id: dups[j + 1]! });
-    for (let j = 0; j < rewound.length; j += 3) {
-      const ns = nsOf(Number(rewound[j]));
-      requeue.push(queueWindDown(deps, record.sessionId, ns, rewound[j + 1]!, Number(rewound[j + 2])));
-    }
+  replies.forEach((reply, i) => {
+    const reclaimed = parseRegisterBucket(reply, calls[i]!);
+    for (const duplicate of reclaimed.duplicates) duplicates.push(duplicate);
+    for (const { ns, id, deadlineAt } of reclaimed.windDowns) requeue.push(queueWindDown(deps, record.sessionId, ns, id, deadlineAt));
   });
   await Promise.all(requeue);
   return duplicates;

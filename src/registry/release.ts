@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { unknownSession } from "../errors.ts";
-import { releaseRow, tagRow } from "../redis/scripts/index.ts";
+import { parseReleaseRow, releaseRowCall, tagRow } from "../redis/scripts/index.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
 import type { ReleaseBody, TagBody } from "./schemas.ts";
 import { checkRowNamespace, ownedSession, readSession } from "./sessions.ts";
@@ -27,8 +27,9 @@ async function rowOwners(
   return records;
 }
 
-async function rowKey(deps: AppDeps, record: WorkerRecord, ns: string, id: string): Promise<string> {
-  return deps.keys.placements(await deps.keys.bucketOf(id), envOf(record, ns), ns);
+/** Where a session's row of (ns, id) lives: its bucket and its placements hash's env. */
+function rowAt(deps: AppDeps, record: WorkerRecord, ns: string, id: string): { bucket: number; env: string; ns: string } {
+  return { bucket: deps.keys.bucketOf(id), env: envOf(record, ns), ns };
 }
 
 /**
@@ -38,15 +39,16 @@ async function rowKey(deps: AppDeps, record: WorkerRecord, ns: string, id: strin
  */
 export async function release(deps: AppDeps, principal: Principal, items: ReleaseBody): Promise<{ released: number }> {
   const owners = await rowOwners(deps, principal, items);
-  const calls = await Promise.all(
-    items.map(async (item) => ({
-      script: releaseRow,
-      keys: [await rowKey(deps, owners.get(item.sessionId)!, item.namespace, item.id)],
-      args: item.epoch == null ? [item.sessionId, item.id, "", "1"] : [item.sessionId, item.id, item.epoch],
-    })),
+  const calls = items.map((item) =>
+    releaseRowCall(deps.keys, {
+      ...rowAt(deps, owners.get(item.sessionId)!, item.namespace, item.id),
+      sessionId: item.sessionId,
+      id: item.id,
+      epoch: item.epoch,
+    }),
   );
   const replies = await deps.redis.runMany(calls);
-  const released = replies.reduce<number>((sum, r) => sum + Number(r), 0);
+  const released = replies.filter(parseReleaseRow).length;
   if (released === 0) await assertStillRecorded(deps, owners.keys());
   return { released };
 }
@@ -54,9 +56,13 @@ export async function release(deps: AppDeps, principal: Principal, items: Releas
 /** POST /registry/tag: compare-and-set of the placement's owner tag. */
 export async function tag(deps: AppDeps, principal: Principal, body: TagBody): Promise<{ tagged: boolean }> {
   const owners = await rowOwners(deps, principal, [body]);
-  const key = await rowKey(deps, owners.get(body.sessionId)!, body.namespace, body.id);
-  const reply = await deps.redis.run(tagRow, [key], [body.sessionId, body.id, body.epoch, body.tag]);
-  const tagged = Number(reply) === 1;
+  const tagged = await tagRow(deps.redis, deps.keys, {
+    ...rowAt(deps, owners.get(body.sessionId)!, body.namespace, body.id),
+    sessionId: body.sessionId,
+    id: body.id,
+    epoch: body.epoch,
+    tag: body.tag,
+  });
   if (!tagged) await assertStillRecorded(deps, [body.sessionId]);
   return { tagged };
 }

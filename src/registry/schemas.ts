@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MiB, bodySchema } from "../http/json-body.ts";
 
-/** Body schemas of the worker routes (shape only; the spec's field rules run after them). */
+/** Body schemas of the worker routes (shape only; the field rules of field-rules.ts run after them). */
 
 const sessionId = z.string().min(1).max(256);
 const epochDigits = z.string().regex(/^\d+$/).max(32);

@@ -2,7 +2,7 @@ import type { Principal } from "../auth/passport.ts";
 import { checkNamespace } from "../auth/claims.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest, forbidden, unknownSession } from "../errors.ts";
-import { isNamespace } from "./names.ts";
+import { isNamespace } from "../contract/names.ts";
 import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 

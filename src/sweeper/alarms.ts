@@ -1,9 +1,9 @@
 import type { AppDeps } from "../deps.ts";
-import { parseInstanceMember } from "../pinned/durable-keys.ts";
+import { parseInstanceMember } from "../contract/durable-index.ts";
 import { zremIfScore } from "../redis/scripts/index.ts";
 import { Refusal } from "../data-plane/outcomes.ts";
 import { placeForSweep } from "./place.ts";
-import { callInstance } from "./worker-calls.ts";
+import { callInstance } from "./instance-calls.ts";
 
 export interface AlarmReport {
   fired: number;
@@ -40,7 +40,7 @@ export async function sweepAlarms(deps: AppDeps, budget: number, keepLease: () =
     if (answer.status === 200 && fired === true) {
       report.fired++;
     } else if (answer.status === 200) {
-      await durable.redis.run(zremIfScore, [durable.keys.alarms], [member, score]);
+      await zremIfScore(durable.redis, { key: durable.keys.alarms, member, score });
       report.stale++;
     } else if (answer.status === 202) {
       report.running++;

@@ -22,18 +22,13 @@ export async function sweepOrphans(deps: AppDeps): Promise<number> {
       continue;
     }
     if (current !== space) [space, cursor] = [current, "0"];
-    const [env = "", ns = ""] = space.split("\n");
-    const [next, count] = (await redis.run(
-      scanOrphans,
-      [keys.placements(bucket, env, ns), keys.workers(bucket), keys.overwritten(bucket)],
-      [cursor, config.sweepBatch, space],
-    )) as [string, number];
-    listed += Number(count);
-    if (String(next) === "0") {
+    const scanned = await scanOrphans(redis, keys, { bucket, space, cursor, count: config.sweepBatch });
+    listed += scanned.listed;
+    if (scanned.next === "0") {
       const later = spaces.find((s) => s > space);
       [bucket, space, cursor] = later === undefined ? [(bucket + 1) % config.shards, "", "0"] : [bucket, later, "0"];
     } else {
-      cursor = String(next);
+      cursor = scanned.next;
     }
   }
   await redis.set(keys.orphanCursor, `${bucket}\n${space}\n${cursor}`);

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { parseInstanceMember } from "../pinned/durable-keys.ts";
+import { parseInstanceMember } from "../contract/durable-index.ts";
 import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
 import { bindingFor } from "../data-plane/bindings.ts";
 import { Refusal } from "../data-plane/outcomes.ts";
@@ -14,7 +14,7 @@ import { newSessionId } from "../registry/session-ids.ts";
  */
 export async function sweepResurrection(deps: AppDeps, budget: number): Promise<number> {
   const { keys, redis, durable, config } = deps;
-  const cursor = String(await redis.run(resurrection, [keys.incarnation, keys.resurrectCursor], ["begin", "", newSessionId()]));
+  const cursor = await resurrection(redis, keys, { step: "begin", incarnationId: newSessionId() });
   if (cursor === "") return 0;
   const [next, page] = await durable.redis.hscan(durable.keys.instances, cursor, budget);
   let paged = 0;
@@ -29,15 +29,10 @@ export async function sweepResurrection(deps: AppDeps, budget: number): Promise<
       throw err;
     }
     const b = await keys.bucketOf(target.id);
-    paged += Number(
-      await redis.run(
-        pageInPlaceholder,
-        [keys.placements(b, env, target.ns), keys.overwritten(b), keys.spaces(b)],
-        [target.id, config.hostnameAware ? hostname : "", `${env}\n${target.ns}\n${target.id}`, `${env}\n${target.ns}`],
-      ),
-    );
+    const placeholder = { bucket: b, env, ns: target.ns, id: target.id, hostname: config.hostnameAware ? hostname : "" };
+    if (await pageInPlaceholder(redis, keys, placeholder)) paged++;
   }
-  await redis.run(resurrection, [keys.incarnation, keys.resurrectCursor], ["advance", next, ""]);
+  await resurrection(redis, keys, { step: "advance", cursor: next });
   if (paged > 0) deps.log.info("resurrection paged in durable instances", { paged, done: next === "0" });
   return paged;
 }

@@ -1,9 +1,9 @@
 import type { AppDeps } from "../deps.ts";
-import { instanceMember } from "../pinned/durable-keys.ts";
-import { wakeProgress } from "../redis/scripts/index.ts";
+import { instanceMember } from "../contract/durable-index.ts";
+import { wakeProgress, type WakeOutcome } from "../redis/scripts/index.ts";
 import { Refusal } from "../data-plane/outcomes.ts";
 import { placeForSweep } from "./place.ts";
-import { callInstance } from "./worker-calls.ts";
+import { callInstance } from "./instance-calls.ts";
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */
 export const WAKE_BACKOFF_MS = 5000;
@@ -40,8 +40,8 @@ export async function sweepWakes(deps: AppDeps, budget: number, startBucket: num
   const { keys, redis, durable, config } = deps;
   const report: WakeReport = { woken: 0, pending: 0, failed: 0, parked: 0, dropped: 0 };
   const now = await redis.timeMs();
-  const progress = (b: number, field: string, outcome: string, a: string | number = "", c: string | number = "") =>
-    redis.run(wakeProgress, [keys.wakes(b), keys.overwritten(b)], [field, outcome, a, WAKE_PARK_AFTER, c]);
+  const progress = (bucket: number, field: string, outcome: WakeOutcome) =>
+    wakeProgress(redis, keys, { bucket, field, parkAfter: WAKE_PARK_AFTER, ...outcome });
 
   for (let i = 0; i < config.shards && budget > 0; i++) {
     const b = (startBucket + i) % config.shards;
@@ -55,7 +55,7 @@ export async function sweepWakes(deps: AppDeps, budget: number, startBucket: num
       const [env = "", ns = "", id = ""] = field.split("\n");
       const hostname = await durable.redis.hget(durable.keys.instances, instanceMember(ns, id));
       if (hostname === null) {
-        await progress(b, field, "drop");
+        await progress(b, field, { outcome: "drop" });
         report.dropped++;
         continue;
       }
@@ -66,20 +66,20 @@ export async function sweepWakes(deps: AppDeps, budget: number, startBucket: num
         placement = await placeForSweep(deps, target);
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
-        await progress(b, field, "pending", now + config.wakeTimeoutMs);
+        await progress(b, field, { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs });
         report.pending++;
         continue;
       }
       const answer = await callInstance(deps, placement, { ns, id, action: "_wake" });
       if (answer.status === 200) {
-        await progress(b, field, "done", "", placement.epoch);
+        await progress(b, field, { outcome: "done", servedEpoch: placement.epoch });
         report.woken++;
       } else if (answer.status === 202) {
-        await progress(b, field, "pending", now + config.wakeTimeoutMs);
+        await progress(b, field, { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs });
         report.pending++;
       } else {
         const error = answer.error ?? `status ${answer.status}`;
-        const parked = Number(await progress(b, field, "failed", WAKE_BACKOFF_MS, error)) === 1;
+        const parked = await progress(b, field, { outcome: "failed", backoffMs: WAKE_BACKOFF_MS, error });
         report.failed++;
         if (parked) {
           report.parked++;

@@ -1,5 +1,5 @@
 /**
- * The model side of the single-activation property test (test/single-activation.property.test.ts).
+ * The model side of the single-activation property test (test/data-plane/single-activation.property.test.ts).
  *
  * An action (what fast-check generates) is turned into a plan against the model (concrete session
  * ids, epochs and bodies), the plan is executed against the real world (activation-world.ts), and

@@ -1,5 +1,5 @@
 /**
- * The real side of the single-activation property test (test/single-activation.property.test.ts):
+ * The real side of the single-activation property test (test/data-plane/single-activation.property.test.ts):
  * one private Redis (a cluster under PINBOARD_TEST_REDIS=cluster) that can be flushed or stopped and
  * started again on its port(s), two
  * in-process Pinboard nodes sharing it, three challenge-server workers, and the "clock" that the

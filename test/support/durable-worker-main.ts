@@ -3,12 +3,12 @@
  * PINBOARD_URL using CREDENTIAL, serves /counter with state in DURABLE_REDIS_URL (or the Redis
  * Cluster DURABLE_REDIS_CLUSTER_NODES), and prints `ready {"sessionId":…,"url":…}` once registered. COUNTER=identity serves IdentityCounter
  * (answers name WORKER_NAME, test/support/identity-counter.ts) instead of the plain Counter
- * (test/support/worker-fixtures.ts). Meant to be SIGKILLed; SIGTERM deregisters first.
+ * (test/support/sample-instances.ts). Meant to be SIGKILLed; SIGTERM deregisters first.
  */
 import { RedisDurabilityStore, createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
 import { clusterClient } from "./durability.ts";
 import { IdentityCounter } from "./identity-counter.ts";
-import { Counter } from "./worker-fixtures.ts";
+import { Counter } from "./sample-instances.ts";
 
 const worker = createWorker({
   pinboardUrl: process.env.PINBOARD_URL!,

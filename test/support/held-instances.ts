@@ -1,7 +1,7 @@
 import type { Instance, RequestContext } from "../../src/pinned/index.ts";
 import { Echo } from "./echo-instance.ts";
 import { gate } from "./gates.ts";
-import { Counter } from "./worker-fixtures.ts";
+import { Counter } from "./sample-instances.ts";
 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -44,7 +44,7 @@ export class HeldEcho extends Echo {
 }
 
 /**
- * Counter (test/support/worker-fixtures.ts) plus
+ * Counter (test/support/sample-instances.ts) plus
  *   POST …/held-increment?gate=NAME → reads the count, waits at gate NAME, then stores count + 1
  * (a read-modify-write held open for exactly as long as the test wants).
  */

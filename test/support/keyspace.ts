@@ -45,8 +45,8 @@ return out
 `;
 
 /** A keyless script on every primary, replies concatenated: on a cluster each sees its own slots. */
-async function onEveryPrimary(t: TestRedis, script: string): Promise<string[]> {
-  const replies = await Promise.all((await t.primaries()).map((node) => node.eval(script, 0) as Promise<string[]>));
+async function onEveryPrimary(t: TestRedis, script: string, ...args: string[]): Promise<string[]> {
+  const replies = await Promise.all((await t.primaries()).map((node) => node.eval(script, 0, ...args) as Promise<string[]>));
   return replies.flat();
 }
 
@@ -63,31 +63,69 @@ export function changedKeys(before: Record<string, string>, after: Record<string
   return [...keys].filter((k) => before[k] !== after[k]).sort();
 }
 
-const GLOBAL_FIELDS = `
+/** Every field of every hash whose key matches ARGV[1]: key, field, value (or its sha1 when ARGV[2] is "1"). */
+const HASH_FIELDS = `
 local out = {}
-for _, key in ipairs(redis.call('KEYS', '*{global}:*')) do
+for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
   if redis.call('TYPE', key).ok == 'hash' then
     local flat = redis.call('HGETALL', key)
     for i = 1, #flat, 2 do
       out[#out + 1] = key
       out[#out + 1] = flat[i]
-      out[#out + 1] = redis.sha1hex(flat[i + 1])
+      out[#out + 1] = ARGV[2] == '1' and redis.sha1hex(flat[i + 1]) or flat[i + 1]
     end
   end
 end
 return out
 `;
 
-/** Every field of every fleet-wide ({global}) hash: "key field" → sha1 of the value. */
-export async function globalHashFields(t: TestRedis): Promise<Map<string, string>> {
-  const flat = await onEveryPrimary(t, GLOBAL_FIELDS);
+/** "key field" → value (or its sha1) of every hash field whose key matches `pattern`, on every primary. */
+async function hashFields(t: TestRedis, pattern: string, hashed: boolean): Promise<Map<string, string>> {
+  const flat = await onEveryPrimary(t, HASH_FIELDS, pattern, hashed ? "1" : "0");
   const out = new Map<string, string>();
   for (let i = 0; i < flat.length; i += 3) out.set(`${flat[i]} ${flat[i + 1]}`, flat[i + 2]!);
   return out;
 }
 
+/** Every field of every fleet-wide ({global}) hash: "key field" → sha1 of the value. */
+export function globalHashFields(t: TestRedis): Promise<Map<string, string>> {
+  return hashFields(t, "*{global}:*", true);
+}
+
 /** True when `after` only lost fields of `before` (a prune), none added or rewritten. */
 export function onlyRemovals(before: Map<string, string>, after: Map<string, string>): boolean {
   for (const [field, value] of after) if (before.get(field) !== value) return false;
+  return true;
+}
+
+/** Every entry of every namespace list (`…{bucket}:nsw:{hostname}{ns}`): "key sessionId" → entry. */
+export function namespaceListEntries(t: TestRedis): Promise<Map<string, string>> {
+  return hashFields(t, "*:nsw:*", false);
+}
+
+/** `pinboard:{13}:nse:/threads` → its bucket's key prefix `pinboard:{13}` and the list key `pinboard:{13}:nsw:/threads`. */
+const NS_LIST_KEY = /^([^{]*\{\d+\}):ns[esw]:(.*)$/;
+
+/**
+ * True when `key` is part of a namespace list (entries, expiry index or summary) that only lost
+ * entries of sessions whose mirror in the bucket is gone: the lazy repair a resolve makes of a
+ * list entry left by a session that re-registered with other namespaces, whatever it answers.
+ */
+export async function onlyOrphanedListEntriesDropped(
+  t: TestRedis,
+  key: string,
+  before: Map<string, string>,
+  after: Map<string, string>,
+): Promise<boolean> {
+  const m = NS_LIST_KEY.exec(key);
+  if (!m) return false;
+  const list = `${m[1]}:nsw:${m[2]}`;
+  const entries = (map: Map<string, string>) => new Map([...map].filter(([k]) => k.startsWith(`${list} `)).map(([k, v]) => [k.slice(list.length + 1), v]));
+  const was = entries(before);
+  const now = entries(after);
+  for (const [sid, entry] of now) if (was.get(sid) !== entry) return false;
+  const dropped = [...was.keys()].filter((sid) => !now.has(sid));
+  if (dropped.length === 0) return false;
+  for (const sid of dropped) if ((await t.redis.client.hexists(`${m[1]}:workers`, sid)) === 1) return false;
   return true;
 }

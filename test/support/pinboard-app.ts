@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { createApp } from "../../src/app.ts";
+import { createPinboard } from "../../src/app.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
@@ -40,7 +40,7 @@ export async function startTestPinboard(target: RedisTarget, env: Record<string,
     log: createLogger(config.logLevel),
   });
   await deps.fleet.refresh();
-  const app = createApp(deps);
+  const app = createPinboard(deps).app;
   return {
     app,
     deps,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { verifyAttestation } from "../../src/auth/attestation.ts";
+import { verifyAttestation } from "../../src/contract/attestation.ts";
 
 /**
  * How a scripted worker answers GET /_pinned/stats:

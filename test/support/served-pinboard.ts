@@ -2,12 +2,12 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hono } from "hono";
-import { createApp } from "../../src/app.ts";
+import { createPinboard } from "../../src/app.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
-import type { MetricsSink } from "../../src/metrics/sink.ts";
+import type { MetricsSink } from "../../src/metrics-sink.ts";
 import { TcpRedis } from "../../src/redis/tcp.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
@@ -21,7 +21,7 @@ export interface ServedPinboard {
 }
 
 /**
- * A Pinboard app built as pinboard-app.ts builds it (buildDeps + createApp on a test's private
+ * A Pinboard app built as pinboard-app.ts builds it (buildDeps + createPinboard on a test's private
  * Redis), with the two injection points the entries themselves use: the JS clock `now` and an
  * extra metrics sink (the Node entry's Prometheus registry goes there). It is also served over
  * HTTP on loopback, so workers that register over HTTP (hostile-worker.ts, the worker library)
@@ -47,7 +47,7 @@ export async function startServedPinboard(
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   await deps.fleet.refresh();
-  const app = createApp(deps);
+  const app = createPinboard(deps).app;
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server)) as Server;
   });

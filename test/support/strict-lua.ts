@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { LuaScript } from "../../src/redis/script.ts";
+import type { LuaScript } from "../../src/contract/lua-script.ts";
 import { TcpRedis } from "../../src/redis/tcp.ts";
 
 /**

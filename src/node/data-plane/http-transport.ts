@@ -5,8 +5,11 @@ import type { Answer } from "../../errors.ts";
 import { forwardResponseRecord } from "../../data-plane/headers.ts";
 import type { ClientLink } from "../../data-plane/inbound.ts";
 import type { Delivery, Forward, Transport } from "../../data-plane/transport.ts";
-import { DeadlineSweep, type Expiring } from "./deadline-sweep.ts";
+import { DeadlineTimer, type Expiring } from "./deadline-timer.ts";
 import { OriginCache } from "./origins.ts";
+import { REFUSAL_HEADER, isLeaseRefusal } from "../../contract/headers.ts";
+
+const REFUSAL = REFUSAL_HEADER.toLowerCase();
 
 /**
  * How long a pooled connection may sit idle. With no agent timeout at all Node ignores a server's
@@ -35,7 +38,7 @@ export class NodeHttpTransport {
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_SOCKET_MS });
   private readonly origins = new OriginCache();
   /** Per tick length: a forward times out up to a tenth of its timeout late, at most 250 ms. */
-  private readonly sweeps = new Map<number, DeadlineSweep<ForwardCut>>();
+  private readonly sweeps = new Map<number, DeadlineTimer<ForwardCut>>();
 
   constructor(private readonly onBackgroundError: (err: unknown) => void) {}
 
@@ -129,10 +132,10 @@ export class NodeHttpTransport {
     });
   }
 
-  private sweepFor(timeoutMs: number): DeadlineSweep<ForwardCut> {
+  private sweepFor(timeoutMs: number): DeadlineTimer<ForwardCut> {
     const tick = Math.min(250, Math.max(1, Math.floor(timeoutMs / 10)));
     let sweep = this.sweeps.get(tick);
-    if (!sweep) this.sweeps.set(tick, (sweep = new DeadlineSweep<ForwardCut>(tick)));
+    if (!sweep) this.sweeps.set(tick, (sweep = new DeadlineTimer<ForwardCut>(tick)));
     return sweep;
   }
 }
@@ -149,7 +152,7 @@ function relay(res: ServerResponse, answer: IncomingMessage, forward: Forward, r
     return { kind: "unreachable", connected: true, reason: `worker answered ${status}` };
   }
   const bodiless = forward.method === "HEAD" || NULL_BODY_STATUS.has(status);
-  if (status === 503 && String(answer.headers["pinned-refusal"] ?? "").toLowerCase() === "lease-unhealthy") {
+  if (isLeaseRefusal(status, String(answer.headers[REFUSAL] ?? ""))) {
     if (!forward.relayRefusal) {
       answer.resume();
       return { kind: "refused", relay: null };
@@ -242,7 +245,7 @@ class ForwardCut implements Expiring {
   private stopListening: (() => void) | undefined;
 
   constructor(
-    private readonly deadlines: DeadlineSweep<ForwardCut>,
+    private readonly deadlines: DeadlineTimer<ForwardCut>,
     private readonly timeoutMs: number,
     private readonly client: ClientLink,
     private readonly end: (why: "timeout" | "aborted") => void,

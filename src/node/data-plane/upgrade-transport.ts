@@ -9,6 +9,9 @@ import { requestedProtocols } from "./handshake.ts";
 import { relayRawAnswer, writeRawAnswer } from "./raw-answer.ts";
 import { pipeSockets, type Pipe } from "./ws-pipe.ts";
 import { openUpstream } from "./ws-upstream.ts";
+import { REFUSAL_HEADER, isLeaseRefusal } from "../../contract/headers.ts";
+
+const REFUSAL = REFUSAL_HEADER.toLowerCase();
 
 /** The handshake headers `ws` writes itself (a second copy would confuse the worker). */
 const HANDSHAKE_FIELDS = new Set(["sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "sec-websocket-accept", "connection", "upgrade"]);
@@ -82,7 +85,7 @@ export class NodeUpgradeTransport {
       case "response": {
         const { response, ws } = outcome;
         const status = response.statusCode ?? 502;
-        if (status === 503 && String(response.headers["pinned-refusal"] ?? "").toLowerCase() === "lease-unhealthy") {
+        if (isLeaseRefusal(status, String(response.headers[REFUSAL] ?? ""))) {
           response.resume();
           ws.terminate();
           return { kind: "refused", relay: null };

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import WebSocket from "ws";
 import type { ClientLink } from "../../data-plane/inbound.ts";
+import type { ClientGone, TimedOut, Unreachable } from "../../outbound/failures.ts";
 
 /** How the opening handshake with the worker ended. */
 export type UpstreamOutcome =
@@ -9,10 +10,9 @@ export type UpstreamOutcome =
   | { kind: "open"; ws: WebSocket; headers: IncomingHttpHeaders }
   /** Any other status: the caller relays or handles it, then calls `ws.terminate()`. */
   | { kind: "response"; ws: WebSocket; response: IncomingMessage }
-  | { kind: "unreachable"; connected: boolean; reason: string }
-  | { kind: "timeout" }
-  /** The client went away first (`connected`: whether the worker had been reached). */
-  | { kind: "aborted"; connected: boolean };
+  | Unreachable
+  | TimedOut
+  | ClientGone;
 
 export interface UpstreamRequest {
   /** `{advertiseUrl}{ns}/{id}{rest}{query}` (http(s) URLs are fine: `ws` maps them). */

@@ -1,4 +1,7 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_PAIR } from "./lua-lib.ts";
 
 /**
@@ -41,4 +44,26 @@ redis.call('ZADD', KEYS[4], rec.expiry, sid)
 return {existed, encoded}
 `;
 
-export const applyDrain = defineScript("apply-drain", LUA, "269fe24894bc8150d08cc162276cdfd8856d4c94");
+export const applyDrainScript = defineScript("apply-drain", LUA, "269fe24894bc8150d08cc162276cdfd8856d4c94");
+
+export interface ApplyDrainInput {
+  clientId: string;
+  /** "cordon", a deadline (ms), or "" to revoke. */
+  value: string;
+  /** TTL of the drain key (ms), 0 for none. */
+  ttlMs: number;
+}
+
+export interface ApplyDrainResult {
+  /** Whether the client had a drain before. */
+  existed: boolean;
+  /** The client's record JSON as drained, "" when it has none. */
+  json: string;
+}
+
+export async function applyDrain(redis: RedisPort, keys: Keys, input: ApplyDrainInput): Promise<ApplyDrainResult> {
+  const { clientId, value, ttlMs } = input;
+  const reply = await redis.run(applyDrainScript, sessionScriptKeys(keys, "apply-drain", { clientId }), [clientId, value, ttlMs]);
+  const [existed, json] = reply as [number, string];
+  return { existed: Number(existed) === 1, json };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -58,4 +60,25 @@ end
 return listed
 `;
 
-export const copyNsList = defineScript("copy-ns-list", LUA, "d0b4d62e7327457eb7fda0161d0876e6ad6aaa6b");
+export const copyNsListScript = defineScript("copy-ns-list", LUA, "d0b4d62e7327457eb7fda0161d0876e6ad6aaa6b");
+
+export interface CopyNsListInput {
+  /** The bucket to seed. */
+  bucket: number;
+  hostname: string;
+  ns: string;
+  /** Another bucket's ns-list-snapshot: sessionId, record JSON, … */
+  snapshot: string[];
+}
+
+/** The number of sessions listed; 0 when the list already existed. */
+export async function copyNsList(redis: RedisPort, keys: Keys, input: CopyNsListInput): Promise<number> {
+  const { bucket, hostname, ns } = input;
+  return Number(
+    await redis.run(
+      copyNsListScript,
+      [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), keys.spent(bucket), ...keys.nsListKeys(bucket, hostname, ns)],
+      input.snapshot,
+    ),
+  );
+}

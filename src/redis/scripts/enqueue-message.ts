@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * enqueue-message: queues control messages for one session. Messages re-deliver on every
@@ -30,4 +32,18 @@ redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[1]))
 return ids
 `;
 
-export const enqueueMessage = defineScript("enqueue-message", LUA, "0d5c8e1b5003032a437ee3758859669012714ae3");
+export const enqueueMessageScript = defineScript("enqueue-message", LUA, "0d5c8e1b5003032a437ee3758859669012714ae3");
+
+export interface EnqueueMessageInput {
+  sessionId: string;
+  leaseTtlMs: number;
+  /** Each message's JSON (without msgId) and the (ns, id) whose earlier message it replaces. */
+  messages: ReadonlyArray<{ json: string; ns: string; id: string }>;
+}
+
+/** The msgIds, in order. */
+export async function enqueueMessage(redis: RedisPort, keys: Keys, input: EnqueueMessageInput): Promise<string[]> {
+  const args: (string | number)[] = [input.leaseTtlMs];
+  for (const { json, ns, id } of input.messages) args.push(json, ns, id);
+  return (await redis.run(enqueueMessageScript, [keys.queue(input.sessionId), keys.messageIds], args)) as string[];
+}

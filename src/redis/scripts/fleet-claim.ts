@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_NOW } from "./lua-lib.ts";
 
 /**
@@ -37,4 +39,28 @@ redis.call('HSET', KEYS[2], ARGV[1], cjson.encode({license = ARGV[2], epoch = ep
 return {1}
 `;
 
-export const fleetClaim = defineScript("fleet-claim", LUA, "da1d5bfa595d2a58b8a61abc1169a413109623ca");
+export const fleetClaimScript = defineScript("fleet-claim", LUA, "da1d5bfa595d2a58b8a61abc1169a413109623ca");
+
+export interface FleetClaimInput {
+  nodeId: string;
+  /** This node's license JSON. */
+  license: string;
+  fleetEpoch: number;
+  leaseTtlMs: number;
+}
+
+export type FleetClaimResult =
+  | { kind: "serving" }
+  /** A live member of the same or a higher epoch runs another license. */
+  | { kind: "member"; nodeId: string; license: string }
+  /** The fleet license is another one, of the same or a higher epoch. */
+  | { kind: "license"; license: string };
+
+export async function fleetClaim(redis: RedisPort, keys: Keys, input: FleetClaimInput): Promise<FleetClaimResult> {
+  const args = [input.nodeId, input.license, input.fleetEpoch, input.leaseTtlMs];
+  const reply = (await redis.run(fleetClaimScript, [keys.license, keys.members], args)) as [number, string?, string?, string?];
+  if (reply[0] === 1) return { kind: "serving" };
+  return reply[1] === "member"
+    ? { kind: "member", nodeId: String(reply[2]), license: String(reply[3]) }
+    : { kind: "license", license: String(reply[2]) };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisReply, ScriptCall } from "../port.ts";
 import { LUA_EXPIRY_INDEX, LUA_NOW, LUA_PRUNE_MIRRORS } from "./lua-lib.ts";
 
 /**
@@ -15,4 +17,19 @@ const LUA = `${LUA_NOW}${LUA_EXPIRY_INDEX}${LUA_PRUNE_MIRRORS}
 return prune_mirrors(KEYS[1], KEYS[2], now_ms(), tonumber(ARGV[1]))
 `;
 
-export const gcBucket = defineScript("gc-bucket", LUA, "271f1e9f13489a2e71d9b3cb1c7227841385554f");
+export const gcBucketScript = defineScript("gc-bucket", LUA, "271f1e9f13489a2e71d9b3cb1c7227841385554f");
+
+export interface GcBucketInput {
+  bucket: number;
+  leaseTtlMs: number;
+}
+
+export function gcBucketCall(keys: Keys, input: GcBucketInput): ScriptCall {
+  const { bucket } = input;
+  return { script: gcBucketScript, keys: [keys.workers(bucket), keys.workerExpiries(bucket)], args: [input.leaseTtlMs] };
+}
+
+/** The number of mirrors pruned. */
+export function parseGcBucket(reply: RedisReply): number {
+  return Number(reply);
+}

@@ -1,4 +1,7 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
 
 /**
@@ -26,4 +29,14 @@ end
 return redis.call('HLEN', KEYS[1])
 `;
 
-export const gcFleet = defineScript("gc-fleet", LUA, "2155032c01925def5aaa0701ceaa25ecb4b2c134");
+export const gcFleetScript = defineScript("gc-fleet", LUA, "2155032c01925def5aaa0701ceaa25ecb4b2c134");
+
+export interface GcFleetInput {
+  leaseTtlMs: number;
+  hostnameAware: boolean;
+}
+
+/** The number of sessions left. */
+export async function gcFleet(redis: RedisPort, keys: Keys, input: GcFleetInput): Promise<number> {
+  return Number(await redis.run(gcFleetScript, sessionScriptKeys(keys, "gc-fleet"), [input.leaseTtlMs, input.hostnameAware ? "1" : "0"]));
+}

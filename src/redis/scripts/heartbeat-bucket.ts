@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { ScriptCall } from "../port.ts";
 import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -73,4 +75,29 @@ end
 return 1
 `;
 
-export const heartbeatBucket = defineScript("heartbeat-bucket", LUA, "14cae92dd5f97eab6d4700aff279715beaa672ac");
+export const heartbeatBucketScript = defineScript("heartbeat-bucket", LUA, "14cae92dd5f97eab6d4700aff279715beaa672ac");
+
+export interface HeartbeatBucketInput {
+  bucket: number;
+  /** The record mirrored: its namespace lists are the call's keys. */
+  record: { sessionId: string; hostname: string; namespaces: readonly string[] };
+  /** The record's JSON as mirrored. */
+  json: string;
+  /** Placements spent in other buckets under the record's headroom revision (0 for a heartbeat). */
+  spentElsewhere: number;
+}
+
+export function heartbeatBucketCall(keys: Keys, input: HeartbeatBucketInput): ScriptCall {
+  const { bucket, record } = input;
+  return {
+    script: heartbeatBucketScript,
+    keys: [
+      keys.workers(bucket),
+      keys.clients(bucket),
+      keys.workerExpiries(bucket),
+      keys.spent(bucket),
+      ...keys.nsListKeysFor(bucket, record.hostname, record.namespaces),
+    ],
+    args: [record.sessionId, input.json, input.spentElsewhere],
+  };
+}

@@ -1,4 +1,7 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
@@ -82,4 +85,49 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSession = defineScript("heartbeat-session", LUA, "76c6514a9ce9ad6cd5dfed0cf675ba70a8ea911b");
+export const heartbeatSessionScript = defineScript("heartbeat-session", LUA, "76c6514a9ce9ad6cd5dfed0cf675ba70a8ea911b");
+
+export interface HeartbeatSessionInput {
+  sessionId: string;
+  /** The clientId the caller read (the drain key is the client's). */
+  clientId: string;
+  headroom: number;
+  /** The worker reports itself draining. */
+  draining: boolean;
+  probe: "pass" | "fail" | "mismatch";
+  leaseTtlMs: number;
+  hostnameAware: boolean;
+  acks: readonly string[];
+}
+
+export type HeartbeatSessionResult =
+  /** The renewed record's JSON, the drain deadline (ms, "" when none), Redis' now and the flat {msgId, message JSON, …} queue. */
+  | { kind: "ok"; json: string; drainDeadline: string; now: number; messages: string[] }
+  | { kind: "unknown" }
+  /** The dropped record's JSON and the generation its bucket tombstones carry. */
+  | { kind: "voided"; json: string; generation: string }
+  /** As voided, with the binding that moved: key {hostname}{ns}, its env and epoch. */
+  | { kind: "superseded"; json: string; generation: string; key: string; env: string; epoch: string };
+
+export async function heartbeatSession(redis: RedisPort, keys: Keys, input: HeartbeatSessionInput): Promise<HeartbeatSessionResult> {
+  const { sessionId, clientId } = input;
+  const reply = (await redis.run(heartbeatSessionScript, sessionScriptKeys(keys, "heartbeat-session", { sessionId, clientId }), [
+    sessionId,
+    clientId,
+    input.headroom,
+    input.draining ? "1" : "0",
+    input.probe,
+    input.leaseTtlMs,
+    input.hostnameAware ? "1" : "0",
+    ...input.acks,
+  ])) as [string, string?, string?, string?, string[]?, string?];
+
+  const [status, json = "", third = "", fourth = ""] = reply;
+  if (status === "unknown") return { kind: "unknown" };
+  if (status === "voided") return { kind: "voided", json, generation: third };
+  if (status === "superseded") {
+    const [, , , key, env, epoch] = reply as string[];
+    return { kind: "superseded", json, generation: third, key: String(key), env: String(env), epoch: String(epoch) };
+  }
+  return { kind: "ok", json, drainDeadline: third, now: Number(fourth), messages: reply[4] ?? [] };
+}

@@ -1,32 +1,35 @@
-/** Every Lua script of Pinboard; importing this module defines them all in the registry. */
-export { deregisterSession } from "./deregister-session.ts";
-export { enqueueMessage } from "./enqueue-message.ts";
-export { fleetClaim } from "./fleet-claim.ts";
-export { heartbeatBucket } from "./heartbeat-bucket.ts";
-export { heartbeatSession } from "./heartbeat-session.ts";
-export { registerBucket } from "./register-bucket.ts";
-export { registerSession } from "./register-session.ts";
-export { readSpent } from "./read-spent.ts";
-export { releaseRow } from "./release-row.ts";
-export { tagRow } from "./tag-row.ts";
-export { unmirrorBucket } from "./unmirror-bucket.ts";
-export { gcBucket } from "./gc-bucket.ts";
-export { gcFleet } from "./gc-fleet.ts";
-export { sweeperLease } from "./sweeper-lease.ts";
-export { clearOverwritten } from "./clear-overwritten.ts";
-export { copyNsList } from "./copy-ns-list.ts";
-export { resolve } from "./resolve.ts";
-export { lookupBinding } from "./lookup-binding.ts";
-export { nsListSnapshot } from "./ns-list-snapshot.ts";
-export { markEjected } from "./mark-ejected.ts";
-export { recordFailure } from "./record-failure.ts";
-export { recordSuccess } from "./record-success.ts";
-export { applyDrain } from "./apply-drain.ts";
-export { windDownRows } from "./wind-down-rows.ts";
-export { pageInPlaceholder } from "./page-in-placeholder.ts";
-export { wakeProgress } from "./wake-progress.ts";
-export { resurrection } from "./resurrection.ts";
-export { zremIfScore } from "./zrem-if-score.ts";
-export { scanOrphans } from "./scan-orphans.ts";
-export { spendSyncRead } from "./spend-sync-read.ts";
-export { spendSyncApply } from "./spend-sync-apply.ts";
+/**
+ * Every Lua script of Pinboard with its typed wrapper; importing this module defines them all in
+ * the registry.
+ */
+export * from "./deregister-session.ts";
+export * from "./enqueue-message.ts";
+export * from "./fleet-claim.ts";
+export * from "./heartbeat-bucket.ts";
+export * from "./heartbeat-session.ts";
+export * from "./register-bucket.ts";
+export * from "./register-session.ts";
+export * from "./read-spent.ts";
+export * from "./release-row.ts";
+export * from "./tag-row.ts";
+export * from "./unmirror-bucket.ts";
+export * from "./gc-bucket.ts";
+export * from "./gc-fleet.ts";
+export * from "./sweeper-lease.ts";
+export * from "./clear-overwritten.ts";
+export * from "./copy-ns-list.ts";
+export * from "./resolve.ts";
+export * from "./lookup-binding.ts";
+export * from "./ns-list-snapshot.ts";
+export * from "./mark-ejected.ts";
+export * from "./record-failure.ts";
+export * from "./record-success.ts";
+export * from "./apply-drain.ts";
+export * from "./wind-down-rows.ts";
+export * from "./page-in-placeholder.ts";
+export * from "./wake-progress.ts";
+export * from "./resurrection.ts";
+export * from "./zrem-if-score.ts";
+export * from "./scan-orphans.ts";
+export * from "./spend-sync-read.ts";
+export * from "./spend-sync-apply.ts";

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * lookup-binding: the hostname-aware binding lookup that runs before resolve, in one round trip:
@@ -21,4 +23,26 @@ local takeover = t and string.sub(t, 1, (string.find(t, '\\n', 1, true) or (#t +
 return {env, takeover, redis.call('HGET', KEYS[3], ARGV[1]) or ''}
 `;
 
-export const lookupBinding = defineScript("lookup-binding", LUA, "f07b205b084eb93f0815ad981938702aa0d9ffb1");
+export const lookupBindingScript = defineScript("lookup-binding", LUA, "f07b205b084eb93f0815ad981938702aa0d9ffb1");
+
+export interface LookupBindingInput {
+  hostname: string;
+  ns: string;
+}
+
+/** Each "" when there is none. */
+export interface LookupBindingResult {
+  env: string;
+  takeover: string;
+  /** Binding quarantine until (ms). */
+  quarantineUntil: string;
+}
+
+export async function lookupBinding(redis: RedisPort, keys: Keys, input: LookupBindingInput): Promise<LookupBindingResult> {
+  const [env, takeover, quarantineUntil] = (await redis.run(
+    lookupBindingScript,
+    [keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine],
+    [`${input.hostname}${input.ns}`],
+  )) as [string, string, string];
+  return { env, takeover, quarantineUntil };
+}

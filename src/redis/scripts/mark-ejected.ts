@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { ScriptCall } from "../port.ts";
 import { LUA_NOW } from "./lua-lib.ts";
 
 /**
@@ -21,4 +23,15 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 `;
 
-export const markEjected = defineScript("mark-ejected", LUA, "0f0b77f876b26fc9dc4ebb82d7cef03e12394e47");
+export const markEjectedScript = defineScript("mark-ejected", LUA, "0f0b77f876b26fc9dc4ebb82d7cef03e12394e47");
+
+export interface MarkEjectedInput {
+  bucket: number;
+  sessionId: string;
+  /** Ejected until (ms). */
+  until: number;
+}
+
+export function markEjectedCall(keys: Keys, input: MarkEjectedInput): ScriptCall {
+  return { script: markEjectedScript, keys: [keys.ejected(input.bucket)], args: [input.sessionId, input.until] };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort, RedisReply, ScriptCall } from "../port.ts";
 
 /**
  * ns-list-snapshot: reads one bucket's namespace list with the mirrors of its sessions, for
@@ -22,4 +24,25 @@ end
 return out
 `;
 
-export const nsListSnapshot = defineScript("ns-list-snapshot", LUA, "f5d34073433750c141855f4b2b8cfa955db31242");
+export const nsListSnapshotScript = defineScript("ns-list-snapshot", LUA, "f5d34073433750c141855f4b2b8cfa955db31242");
+
+export interface NsListSnapshotInput {
+  bucket: number;
+  hostname: string;
+  ns: string;
+}
+
+export function nsListSnapshotCall(keys: Keys, input: NsListSnapshotInput): ScriptCall {
+  const { bucket, hostname, ns } = input;
+  return { script: nsListSnapshotScript, keys: [keys.nsWorkers(bucket, hostname, ns), keys.workers(bucket)], args: [] };
+}
+
+/** Flat sessionId, record JSON, …: empty when the bucket has no such list. */
+export function parseNsListSnapshot(reply: RedisReply): string[] {
+  return reply as string[];
+}
+
+export async function nsListSnapshot(redis: RedisPort, keys: Keys, input: NsListSnapshotInput): Promise<string[]> {
+  const call = nsListSnapshotCall(keys, input);
+  return parseNsListSnapshot(await redis.run(call.script, call.keys, call.args));
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * page-in-placeholder: after Redis lost its placements, writes an ownerless placeholder row for
@@ -23,4 +25,24 @@ redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `;
 
-export const pageInPlaceholder = defineScript("page-in-placeholder", LUA, "b9d2c0dfc834b2552e285ce21158b04c4b52a3fe");
+export const pageInPlaceholderScript = defineScript("page-in-placeholder", LUA, "b9d2c0dfc834b2552e285ce21158b04c4b52a3fe");
+
+export interface PageInPlaceholderInput {
+  bucket: number;
+  env: string;
+  ns: string;
+  id: string;
+  /** The resurrection target, "" in single mode. */
+  hostname: string;
+}
+
+/** True when a placeholder was written. */
+export async function pageInPlaceholder(redis: RedisPort, keys: Keys, input: PageInPlaceholderInput): Promise<boolean> {
+  const { bucket, env, ns, id } = input;
+  const reply = await redis.run(
+    pageInPlaceholderScript,
+    [keys.placements(bucket, env, ns), keys.overwritten(bucket), keys.spaces(bucket)],
+    [id, input.hostname, `${env}\n${ns}\n${id}`, `${env}\n${ns}`],
+  );
+  return Number(reply) === 1;
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_NOW } from "./lua-lib.ts";
 
 /**
@@ -49,4 +51,18 @@ redis.call('HSET', KEYS[1], sid, consecutive .. '\\n' .. ejections .. '\\n' .. s
 return result
 `;
 
-export const recordFailure = defineScript("record-failure", LUA, "468179801d0ca15759264d2530f04f2e06734efa");
+export const recordFailureScript = defineScript("record-failure", LUA, "468179801d0ca15759264d2530f04f2e06734efa");
+
+export interface RecordFailureInput {
+  sessionId: string;
+  /** Consecutive failures that eject. */
+  ejectAfter: number;
+  baseEjectionMs: number;
+  maxEjectionMs: number;
+}
+
+/** The ejected-until time (ms) when this failure ejected the worker, else 0. */
+export async function recordFailure(redis: RedisPort, keys: Keys, input: RecordFailureInput): Promise<number> {
+  const args = [input.sessionId, input.ejectAfter, input.baseEjectionMs, input.maxEjectionMs];
+  return Number(await redis.run(recordFailureScript, [keys.outliers, keys.sessions], args));
+}

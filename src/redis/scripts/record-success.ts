@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * record-success: a forward that did not fail breaks the worker's run of consecutive failures
@@ -16,4 +18,13 @@ redis.call('HSET', KEYS[1], ARGV[1], '0' .. string.sub(cur, (string.find(cur, '\
 return 1
 `;
 
-export const recordSuccess = defineScript("record-success", LUA, "850e0c446504884a6203efcf72b9262a20d7e037");
+export const recordSuccessScript = defineScript("record-success", LUA, "850e0c446504884a6203efcf72b9262a20d7e037");
+
+export interface RecordSuccessInput {
+  sessionId: string;
+}
+
+/** True when a run of failures was reset. */
+export async function recordSuccess(redis: RedisPort, keys: Keys, input: RecordSuccessInput): Promise<boolean> {
+  return Number(await redis.run(recordSuccessScript, [keys.outliers], [input.sessionId])) === 1;
+}

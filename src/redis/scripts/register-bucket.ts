@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisReply, ScriptCall } from "../port.ts";
 import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_ROW } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -78,4 +80,69 @@ end
 return {status, dups, requeue}
 `;
 
-export const registerBucket = defineScript("register-bucket", LUA, "6603ccbdb6d8ab9b69f29699356c1c3654072c72");
+export const registerBucketScript = defineScript("register-bucket", LUA, "6603ccbdb6d8ab9b69f29699356c1c3654072c72");
+
+export interface RegisterBucketInput {
+  bucket: number;
+  /** The record mirrored: its namespace lists are among the call's keys. */
+  record: { sessionId: string; hostname: string; namespaces: readonly string[] };
+  /** The record's JSON as mirrored (carries clientId and gen). */
+  json: string;
+  leaseTtlMs: number;
+  /** The session whose rows are reclaimed, "" for none. */
+  prevSessionId: string;
+  /** The instances the worker holds in this bucket, each with the env of its namespace. */
+  instances: ReadonlyArray<{ env: string; ns: string; id: string }>;
+}
+
+/** A register-bucket call, with what its reply's KEYS indexes stand for. */
+export interface RegisterBucketCall extends ScriptCall {
+  /** Keys before the first placements hash. */
+  readonly headLength: number;
+  /** The namespace of each placements hash named, in KEYS order. */
+  readonly placementNs: readonly string[];
+}
+
+export interface RegisterBucketResult {
+  /** Instances the worker holds that it did not get back. */
+  duplicates: Array<{ ns: string; id: string }>;
+  /** Reclaimed rows that carry a wind-down expiry (ms): their wind_down goes to the new session. */
+  windDowns: Array<{ ns: string; id: string; deadlineAt: number }>;
+}
+
+export function registerBucketCall(keys: Keys, input: RegisterBucketInput): RegisterBucketCall {
+  const { bucket, record } = input;
+  const lists = keys.nsListKeysFor(bucket, record.hostname, record.namespaces);
+  const head = [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), ...lists];
+  const placementKeys: string[] = [];
+  const placementNs: string[] = [];
+  const reclaim: (string | number)[] = [];
+  for (const { env, ns, id } of input.instances) {
+    const key = keys.placements(bucket, env, ns);
+    let index = placementKeys.indexOf(key);
+    if (index < 0) {
+      index = placementKeys.push(key) - 1;
+      placementNs.push(ns);
+    }
+    reclaim.push(head.length + index + 1, id);
+  }
+  return {
+    script: registerBucketScript,
+    keys: [...head, ...placementKeys],
+    args: [record.sessionId, input.json, input.leaseTtlMs, record.namespaces.length, input.prevSessionId, ...reclaim],
+    headLength: head.length,
+    placementNs,
+  };
+}
+
+export function parseRegisterBucket(reply: RedisReply, call: RegisterBucketCall): RegisterBucketResult {
+  const [, dups, rewound] = reply as [string, string[], string[]];
+  const nsOf = (kidx: number) => call.placementNs[kidx - call.headLength - 1] ?? "";
+  const duplicates: RegisterBucketResult["duplicates"] = [];
+  for (let j = 0; j < dups.length; j += 2) duplicates.push({ ns: nsOf(Number(dups[j])), id: dups[j + 1]! });
+  const windDowns: RegisterBucketResult["windDowns"] = [];
+  for (let j = 0; j < rewound.length; j += 3) {
+    windDowns.push({ ns: nsOf(Number(rewound[j])), id: rewound[j + 1]!, deadlineAt: Number(rewound[j + 2]) });
+  }
+  return { duplicates, windDowns };
+}

@@ -1,4 +1,7 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE } from "./lua-lib.ts";
 
 /**
@@ -172,4 +175,39 @@ redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `;
 
-export const registerSession = defineScript("register-session", LUA, "b1ce60bc6b359c1fca4d8b928f9ed263cf3fe513");
+export const registerSessionScript = defineScript("register-session", LUA, "b1ce60bc6b359c1fca4d8b928f9ed263cf3fe513");
+
+export interface RegisterSessionInput {
+  /** The draft record's JSON (sessionId, clientId, account, hostname, env, envs, namespaces, …). */
+  json: string;
+  /** The draft's clientId (the drain key is the client's). */
+  clientId: string;
+  leaseTtlMs: number;
+  hostnameAware: boolean;
+  /** "" for none. */
+  prevSessionId: string;
+  ownerMemoryMs: number;
+  ownerMemoryCap: number;
+}
+
+export type RegisterSessionResult =
+  /**
+   * The written record's JSON, the drain deadline (ms, "" when none), whether the prevSessionId's
+   * rows may be reclaimed by this registration, and Redis' now.
+   */
+  | { kind: "ok"; json: string; drainDeadline: string; prevAllowed: boolean; now: number }
+  | { kind: "conflict"; message: string };
+
+export async function registerSession(redis: RedisPort, keys: Keys, input: RegisterSessionInput): Promise<RegisterSessionResult> {
+  const reply = (await redis.run(registerSessionScript, sessionScriptKeys(keys, "register-session", { clientId: input.clientId }), [
+    input.json,
+    input.leaseTtlMs,
+    input.hostnameAware ? "1" : "0",
+    input.prevSessionId,
+    input.ownerMemoryMs,
+    input.ownerMemoryCap,
+  ])) as string[];
+  if (reply[0] === "conflict") return { kind: "conflict", message: reply[1] ?? "conflict" };
+  const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [string, string, string, string, number, string];
+  return { kind: "ok", json, drainDeadline: deadline, prevAllowed: prevAllowed === 1, now: Number(now) };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort, ScriptCall } from "../port.ts";
 import { LUA_PAIR, LUA_ROW, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -272,4 +274,112 @@ redis.call('SADD', KEYS[7], ARGV[10])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `;
 
-export const resolve = defineScript("resolve", LUA, "c5e784e225bb615631211088b0842960fc3e014c");
+export const resolveScript = defineScript("resolve", LUA, "c5e784e225bb615631211088b0842960fc3e014c");
+
+export interface ResolveInput {
+  bucket: number;
+  env: string;
+  ns: string;
+  id: string;
+  /** The request's hostname, "" in single mode. */
+  hostname: string;
+  /** The env's takeover, "" in single mode. */
+  takeover: "" | "wind_down" | "deny";
+  exclude?: string;
+  /** The attested caller's sessionId. */
+  callerSessionId?: string;
+  /** uint32; undefined skips key affinity. */
+  affinityHash?: number;
+  bindingQuarantineUntil?: number;
+  leaseTtlMs: number;
+  balanceFactor: number;
+  /** Seed of the script's load-balancing draws, 1 … 2^31 − 2. */
+  seed: number;
+}
+
+/** The placement's owner as a resolve found or chose it. */
+export interface ResolvedOwner {
+  sessionId: string;
+  epoch: string;
+  advertiseUrl: string;
+  secret: string;
+  /** True when this resolve minted the placement (release it if the forward never connects). */
+  fresh: boolean;
+  /** The overwritten marker's epoch, "" when the id is not overwritten-listed. */
+  overwritten: string;
+  /** A wind-down expiry that survived the previous owner (ms), "" when none. */
+  survivingWindDown: string;
+  ownerHostname: string;
+}
+
+export type ResolveResult =
+  | ({ kind: "forward" } & ResolvedOwner)
+  | {
+      kind: "refuse";
+      outcome: string;
+      remainingMs: number;
+      /** The takeover fence this resolve just set (deadlineAt in Redis-clock ms). */
+      fence?: { ownerSessionId: string; remainingMs: number; deadlineAt: number };
+    };
+
+/** The resolve script's call: its KEYS from `Keys`, its ARGV from the named input. */
+export function resolveCall(keys: Keys, input: ResolveInput): ScriptCall {
+  const { bucket, env, ns, hostname } = input;
+  return {
+    script: resolveScript,
+    keys: [
+      keys.placements(bucket, env, ns),
+      keys.nsWorkers(bucket, hostname, ns),
+      keys.workers(bucket),
+      keys.bootTime(bucket),
+      keys.epoch(bucket),
+      keys.overwritten(bucket),
+      keys.spaces(bucket),
+      keys.ejected(bucket),
+      keys.nsExpiries(bucket, hostname, ns),
+      keys.nsSummary(bucket, hostname, ns),
+      keys.spent(bucket),
+    ],
+    args: [
+      input.id,
+      input.leaseTtlMs,
+      hostname,
+      input.takeover,
+      input.exclude ?? "",
+      input.callerSessionId ?? "",
+      input.affinityHash === undefined ? "" : input.affinityHash,
+      input.balanceFactor,
+      input.bindingQuarantineUntil ?? "",
+      `${env}\n${ns}`,
+      input.seed,
+    ],
+  };
+}
+
+export async function resolve(redis: RedisPort, keys: Keys, input: ResolveInput): Promise<ResolveResult> {
+  const call = resolveCall(keys, input);
+  return parseResolve((await redis.run(call.script, call.keys, call.args)) as string[]);
+}
+
+export function parseResolve(reply: string[]): ResolveResult {
+  if (reply[0] === "refuse") {
+    return {
+      kind: "refuse",
+      outcome: reply[1]!,
+      remainingMs: Number(reply[2] ?? 0),
+      ...(reply[4] === "1" ? { fence: { ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) } } : {}),
+    };
+  }
+  const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply;
+  return {
+    kind: "forward",
+    sessionId: sessionId!,
+    epoch: epoch!,
+    advertiseUrl: advertiseUrl!,
+    secret: secret!,
+    fresh: fresh === "1",
+    overwritten: overwritten ?? "",
+    survivingWindDown: survivingWindDown ?? "",
+    ownerHostname: ownerHostname ?? "",
+  };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * resurrection: detects that Redis lost everything and tracks the paging-in of durable
@@ -27,4 +29,16 @@ redis.call('SET', KEYS[2], ARGV[2])
 return ARGV[2]
 `;
 
-export const resurrection = defineScript("resurrection", LUA, "d392a6c4e9b58f63823481dba0a5638e86593775");
+export const resurrectionScript = defineScript("resurrection", LUA, "d392a6c4e9b58f63823481dba0a5638e86593775");
+
+export type ResurrectionInput =
+  /** Sets the incarnation (starting a resurrection when it was missing). */
+  | { step: "begin"; incarnationId: string }
+  /** Saves the next cursor; "0" ends the resurrection. */
+  | { step: "advance"; cursor: string };
+
+/** The cursor to continue from, or "". */
+export async function resurrection(redis: RedisPort, keys: Keys, input: ResurrectionInput): Promise<string> {
+  const args = input.step === "begin" ? ["begin", "", input.incarnationId] : ["advance", input.cursor, ""];
+  return String(await redis.run(resurrectionScript, [keys.incarnation, keys.resurrectCursor], args));
+}

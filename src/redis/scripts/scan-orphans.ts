@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_NOW, LUA_ROW } from "./lua-lib.ts";
 
 /**
@@ -34,4 +36,30 @@ end
 return {page[1], listed}
 `;
 
-export const scanOrphans = defineScript("scan-orphans", LUA, "8d9d800148d7f8b2953b1c1457e46c280d6bacb3");
+export const scanOrphansScript = defineScript("scan-orphans", LUA, "8d9d800148d7f8b2953b1c1457e46c280d6bacb3");
+
+export interface ScanOrphansInput {
+  bucket: number;
+  /** A member of the bucket's spaces set, `env \n ns`: the placements hash scanned. */
+  space: string;
+  cursor: string;
+  /** The HSCAN COUNT hint. */
+  count: number;
+}
+
+export interface ScanOrphansResult {
+  /** "0" when the hash is done. */
+  next: string;
+  listed: number;
+}
+
+export async function scanOrphans(redis: RedisPort, keys: Keys, input: ScanOrphansInput): Promise<ScanOrphansResult> {
+  const { bucket, space } = input;
+  const [env = "", ns = ""] = space.split("\n");
+  const [next, listed] = (await redis.run(
+    scanOrphansScript,
+    [keys.placements(bucket, env, ns), keys.workers(bucket), keys.overwritten(bucket)],
+    [input.cursor, input.count, space],
+  )) as [string, number];
+  return { next: String(next), listed: Number(listed) };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisReply, ScriptCall } from "../port.ts";
 import { LUA_PAIR, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -60,4 +62,40 @@ end
 return {lowered, behind}
 `;
 
-export const spendSyncApply = defineScript("spend-sync-apply", LUA, "2624fe9b623798b653cdfaf6453f0458f691e420");
+export const spendSyncApplyScript = defineScript("spend-sync-apply", LUA, "2624fe9b623798b653cdfaf6453f0458f691e420");
+
+export interface SpendSyncApplyInput {
+  bucket: number;
+  /** The namespace lists the sessions name (by index into this). */
+  lists: ReadonlyArray<{ hostname: string; ns: string }>;
+  sessions: ReadonlyArray<{
+    sessionId: string;
+    /** The headroom revision read. */
+    rev: number;
+    /** Placements counted under `rev` by every other bucket. */
+    elsewhere: number;
+    /** Indexes into `lists`. */
+    lists: readonly number[];
+  }>;
+}
+
+export interface SpendSyncApplyResult {
+  lowered: number;
+  /** Sessions whose mirror here is behind the revision read. */
+  behind: string[];
+}
+
+export function spendSyncApplyCall(keys: Keys, input: SpendSyncApplyInput): ScriptCall {
+  const { bucket } = input;
+  return {
+    script: spendSyncApplyScript,
+    keys: [keys.workers(bucket), keys.spent(bucket), ...input.lists.flatMap(({ hostname, ns }) => keys.nsListKeys(bucket, hostname, ns))],
+    // KEYS index of list i's first key: 3 + 3i (Lua is 1-based).
+    args: input.sessions.flatMap((s) => [s.sessionId, s.rev, s.elsewhere, s.lists.length, ...s.lists.map((i) => 3 + 3 * i)]),
+  };
+}
+
+export function parseSpendSyncApply(reply: RedisReply): SpendSyncApplyResult {
+  const [lowered, behind] = Array.isArray(reply) ? reply : [];
+  return { lowered: Number(lowered ?? 0), behind: Array.isArray(behind) ? behind.map(String) : [] };
+}

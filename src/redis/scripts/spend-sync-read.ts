@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisReply, ScriptCall } from "../port.ts";
 
 /**
  * spend-sync-read: the first half of a spend sync (src/data-plane/spend-sync.ts), in one bucket.
@@ -33,4 +35,36 @@ end
 return out
 `;
 
-export const spendSyncRead = defineScript("spend-sync-read", LUA, "98a3866e0c399071ef2ee4cfd4abae63a09e6323");
+export const spendSyncReadScript = defineScript("spend-sync-read", LUA, "98a3866e0c399071ef2ee4cfd4abae63a09e6323");
+
+export interface SpendSyncReadInput {
+  bucket: number;
+  /** withLists: ask for the session's namespace lists (from its mirror here). */
+  sessions: ReadonlyArray<{ sessionId: string; withLists: boolean }>;
+}
+
+/** One session's answer; undefined and [] where the reply has nothing. */
+export interface SpendSyncReadRow {
+  /** The raw spent count here, `headroomRev \n count` ("" when none). */
+  spent: string | undefined;
+  hostname: string | undefined;
+  namespaces: string[];
+}
+
+export function spendSyncReadCall(keys: Keys, input: SpendSyncReadInput): ScriptCall {
+  const { bucket } = input;
+  return {
+    script: spendSyncReadScript,
+    keys: [keys.spent(bucket), keys.workers(bucket)],
+    args: input.sessions.flatMap((s) => [s.sessionId, s.withLists ? "1" : ""]),
+  };
+}
+
+/** The rows in session order (a malformed one reads as empty). */
+export function parseSpendSyncRead(reply: RedisReply): SpendSyncReadRow[] {
+  if (!Array.isArray(reply)) return [];
+  return reply.map((entry) => {
+    const [spent, hostname, ...namespaces] = Array.isArray(entry) ? entry.map((x) => (x === null ? "" : String(x))) : [];
+    return { spent, hostname, namespaces };
+  });
+}

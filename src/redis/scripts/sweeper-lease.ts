@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 
 /**
  * sweeper-lease: takes, renews or releases the sweeper lease, so one sweep pass runs at a time
@@ -21,4 +23,15 @@ end
 return 1
 `;
 
-export const sweeperLease = defineScript("sweeper-lease", LUA, "f213c0c30d91ce21801504693d86bbe186808785");
+export const sweeperLeaseScript = defineScript("sweeper-lease", LUA, "f213c0c30d91ce21801504693d86bbe186808785");
+
+export interface SweeperLeaseInput {
+  holder: string;
+  /** TTL (ms), 0 to release. */
+  ttlMs: number;
+}
+
+/** True when the caller holds (or just released) the lease. */
+export async function sweeperLease(redis: RedisPort, keys: Keys, input: SweeperLeaseInput): Promise<boolean> {
+  return Number(await redis.run(sweeperLeaseScript, [keys.sweeperLease], [input.holder, input.ttlMs])) === 1;
+}

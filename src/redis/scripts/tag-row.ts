@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_ROW } from "./lua-lib.ts";
 
 /**
@@ -23,4 +25,21 @@ redis.call('HSET', KEYS[1], ARGV[2], row_encode(row))
 return 1
 `;
 
-export const tagRow = defineScript("tag-row", LUA, "17ef9ed0535858ae01d6720d014b59e16262666c");
+export const tagRowScript = defineScript("tag-row", LUA, "17ef9ed0535858ae01d6720d014b59e16262666c");
+
+export interface TagRowInput {
+  bucket: number;
+  env: string;
+  ns: string;
+  sessionId: string;
+  id: string;
+  /** The quoted epoch (digits). */
+  epoch: string;
+  tag: string;
+}
+
+/** True when the row was tagged. */
+export async function tagRow(redis: RedisPort, keys: Keys, input: TagRowInput): Promise<boolean> {
+  const { bucket, env, ns } = input;
+  return Number(await redis.run(tagRowScript, [keys.placements(bucket, env, ns)], [input.sessionId, input.id, input.epoch, input.tag])) === 1;
+}

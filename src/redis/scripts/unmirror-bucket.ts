@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { ScriptCall } from "../port.ts";
 import { LUA_PAIR } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
@@ -30,4 +32,26 @@ if not cur or pair(cur) == sid then redis.call('HSET', KEYS[2], client, '\\n' ..
 return held
 `;
 
-export const unmirrorBucket = defineScript("unmirror-bucket", LUA, "a3f31cd13c80da404db2aece721d5961cc15e115");
+export const unmirrorBucketScript = defineScript("unmirror-bucket", LUA, "a3f31cd13c80da404db2aece721d5961cc15e115");
+
+export interface UnmirrorBucketInput {
+  bucket: number;
+  /** The dropped record: its namespace lists are the call's keys. */
+  record: { sessionId: string; clientId: string; hostname: string; namespaces: readonly string[] };
+  /** The tombstone generation. */
+  generation: number | string;
+}
+
+export function unmirrorBucketCall(keys: Keys, input: UnmirrorBucketInput): ScriptCall {
+  const { bucket, record } = input;
+  return {
+    script: unmirrorBucketScript,
+    keys: [
+      keys.workers(bucket),
+      keys.clients(bucket),
+      keys.workerExpiries(bucket),
+      ...keys.nsListKeysFor(bucket, record.hostname, record.namespaces),
+    ],
+    args: [record.sessionId, record.clientId, input.generation],
+  };
+}

@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisPort } from "../port.ts";
 import { LUA_NOW } from "./lua-lib.ts";
 
 /**
@@ -44,4 +46,33 @@ redis.call('HSET', KEYS[1], field, attempts .. '\\n' .. string.format('%.0f', ne
 return parked
 `;
 
-export const wakeProgress = defineScript("wake-progress", LUA, "8a6dcb16974b109c17b64211876bbddcce88bc43");
+export const wakeProgressScript = defineScript("wake-progress", LUA, "8a6dcb16974b109c17b64211876bbddcce88bc43");
+
+export type WakeOutcome =
+  | { outcome: "done"; servedEpoch: string }
+  | { outcome: "pending"; nextCheckAt: number }
+  | { outcome: "failed"; backoffMs: number; error: string }
+  | { outcome: "drop" };
+
+export type WakeProgressInput = {
+  bucket: number;
+  /** The overwritten marker's field as read, `env \n ns \n id`. */
+  field: string;
+  /** Failed attempts that park the entry. */
+  parkAfter: number;
+} & WakeOutcome;
+
+/** True when the entry is parked now. */
+export async function wakeProgress(redis: RedisPort, keys: Keys, input: WakeProgressInput): Promise<boolean> {
+  const [third, fifth]: [string | number, string | number] =
+    input.outcome === "done"
+      ? ["", input.servedEpoch]
+      : input.outcome === "pending"
+        ? [input.nextCheckAt, ""]
+        : input.outcome === "failed"
+          ? [input.backoffMs, input.error]
+          : ["", ""];
+  const { bucket } = input;
+  const args = [input.field, input.outcome, third, input.parkAfter, fifth];
+  return Number(await redis.run(wakeProgressScript, [keys.wakes(bucket), keys.overwritten(bucket)], args)) === 1;
+}

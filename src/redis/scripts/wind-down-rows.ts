@@ -1,4 +1,6 @@
-import { defineScript } from "../script.ts";
+import { defineScript } from "../../contract/lua-script.ts";
+import type { Keys } from "../keys.ts";
+import type { RedisReply, ScriptCall } from "../port.ts";
 import { LUA_NOW, LUA_ROW } from "./lua-lib.ts";
 
 /**
@@ -63,4 +65,57 @@ end
 return out
 `;
 
-export const windDownRows = defineScript("wind-down-rows", LUA, "d7f205a6c08b5a9a65567b0e6f4030bb7812e9d6");
+export const windDownRowsScript = defineScript("wind-down-rows", LUA, "d7f205a6c08b5a9a65567b0e6f4030bb7812e9d6");
+
+/** The placements hash of one (env, ns) in one bucket. */
+export interface WindDownRowsInput {
+  bucket: number;
+  env: string;
+  ns: string;
+}
+
+/** A row as judged: its id, its owner's sessionId and the hostname it carries. */
+export interface WindDownRow {
+  id: string;
+  sessionId: string;
+  hostname: string;
+}
+
+export interface WindDownRowsStampInput extends WindDownRowsInput {
+  /** The deadline (ms), or "" to clear the wind-down. */
+  stamp: string;
+  rows: readonly WindDownRow[];
+}
+
+export type WindDownOutcome = "notify" | "stamped" | "changed";
+
+function rowsKeys(keys: Keys, { bucket, env, ns }: WindDownRowsInput): string[] {
+  return [keys.placements(bucket, env, ns), keys.workers(bucket)];
+}
+
+/** The "read" form: every row of the hash, stamping nothing. */
+export function windDownRowsReadCall(keys: Keys, input: WindDownRowsInput): ScriptCall {
+  return { script: windDownRowsScript, keys: rowsKeys(keys, input), args: ["read"] };
+}
+
+export function parseWindDownRowsRead(reply: RedisReply): WindDownRow[] {
+  const flat = (reply ?? []) as string[];
+  const rows: WindDownRow[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) rows.push({ id: flat[i]!, sessionId: flat[i + 1]!, hostname: flat[i + 2]! });
+  return rows;
+}
+
+/** Stamps the rows, each a compare-and-set on the owner and hostname it was judged by. */
+export function windDownRowsStampCall(keys: Keys, input: WindDownRowsStampInput): ScriptCall {
+  const args: string[] = [input.stamp];
+  for (const row of input.rows) args.push(row.id, row.sessionId, row.hostname);
+  return { script: windDownRowsScript, keys: rowsKeys(keys, input), args };
+}
+
+/** The outcome of every id that was not simply gone, in reply order. */
+export function parseWindDownRowsStamp(reply: RedisReply): Array<[id: string, outcome: WindDownOutcome]> {
+  const flat = reply as string[];
+  const out: Array<[string, WindDownOutcome]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]! as WindDownOutcome]);
+  return out;
+}

@@ -29,14 +29,9 @@ async function drainableClient(deps: AppDeps, claim: PinboardClaim, clientId: st
 }
 
 async function writeDrain(deps: AppDeps, clientId: string, value: string, ttlMs: number): Promise<boolean> {
-  const { keys } = deps;
-  const [existed, json] = (await deps.redis.run(
-    applyDrain,
-    [keys.drain(clientId), keys.clientOwners, keys.sessions, keys.sessionExpiries],
-    [clientId, value, ttlMs],
-  )) as [number, string];
+  const { existed, json } = await applyDrain(deps.redis, deps.keys, { clientId, value, ttlMs });
   if (json !== "") await mirrorEverywhere(deps, parseRecord(json), json);
-  return Number(existed) === 1;
+  return existed;
 }
 
 /**

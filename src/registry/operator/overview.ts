@@ -1,7 +1,7 @@
 import type { PinboardClaim } from "../../auth/claims.ts";
 import type { AppDeps } from "../../deps.ts";
 import { badRequest } from "../../errors.ts";
-import { isNamespace } from "../names.ts";
+import { isNamespace } from "../../contract/names.ts";
 import { envOf } from "../record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
 import { placementScopeError, publicWorker } from "./scope.ts";

@@ -16,6 +16,5 @@ export const windDownBody = bodySchema(
 export type WindDownBody = z.infer<typeof windDownBody.schema>;
 
 export const drainBody = bodySchema(z.object({ clientId: z.string().min(1).max(256), deadline: seconds }));
-export type DrainBody = z.infer<typeof drainBody.schema>;
 
 export const undrainBody = bodySchema(z.object({ clientId: z.string().min(1).max(256) }));

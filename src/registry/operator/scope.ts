@@ -13,7 +13,7 @@ export function visibleNamespaces(claim: PinboardClaim, record: WorkerRecord, ho
   );
 }
 
-/** The spec's 403 string for a (namespace, hostname, env) outside the claim, or null. */
+/** The protocol's 403 string for a (namespace, hostname, env) outside the claim, or null. */
 export function placementScopeError(
   claim: PinboardClaim,
   target: { ns: string; hostname: string; env: string },

@@ -1,8 +1,9 @@
-import { signAttestation } from "../../auth/attestation.ts";
+import { signAttestation } from "../../contract/attestation.ts";
 import type { PinboardClaim } from "../../auth/claims.ts";
 import type { AppDeps } from "../../deps.ts";
-import { readCapped } from "../../http/read-capped.ts";
 import { visibleWorkers, type VisibleWorker } from "./fleet-view.ts";
+import { ATTESTATION_HEADER } from "../../contract/headers.ts";
+import { callWorker } from "../../outbound/worker-call.ts";
 
 export const STATS_TIMEOUT_MS = 3000;
 export const STATS_CONCURRENCY = 8;
@@ -35,28 +36,17 @@ export async function fleetStats(deps: AppDeps, claim: PinboardClaim): Promise<{
 
 async function statsOf(deps: AppDeps, { record, namespaces }: VisibleWorker): Promise<StatsEntry> {
   const head = { sessionId: record.sessionId, clientId: record.clientId, hostname: deps.config.hostnameAware ? record.hostname : null };
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), STATS_TIMEOUT_MS);
-  try {
-    const attestation = await signAttestation(record.secret, { aud: record.sessionId }, Math.floor(deps.now() / 1000));
-    const response = await deps.fetch(`${record.advertiseUrl}/_pinned/stats`, {
-      headers: { "Pinboard-Attestation": attestation, Accept: "application/json" },
-      redirect: "manual",
-      signal: controller.signal,
-    });
-    if (response.status < 200 || response.status > 299) {
-      await response.body?.cancel().catch(() => {});
-      return { ...head, error: "unreachable" };
-    }
-    const bytes = await readCapped(response.body, STATS_BODY_CAP);
-    const stats: unknown = bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null;
-    if (stats === null || typeof stats !== "object" || Array.isArray(stats)) return { ...head, error: "unreachable" };
-    return { ...head, stats: filterStats(stats as Record<string, unknown>, new Set(namespaces)) };
-  } catch {
-    return { ...head, error: "unreachable" };
-  } finally {
-    clearTimeout(timer);
-  }
+  const attestation = await signAttestation(record.secret, { aud: record.sessionId }, Math.floor(deps.now() / 1000));
+  const outcome = await callWorker(deps.fetch, {
+    url: `${record.advertiseUrl}/_pinned/stats`,
+    method: "GET",
+    headers: { [ATTESTATION_HEADER]: attestation, Accept: "application/json" },
+    timeoutMs: STATS_TIMEOUT_MS,
+    maxBodyBytes: STATS_BODY_CAP,
+  });
+  const stats = outcome.kind === "answered" && outcome.body?.ok ? outcome.body.value : null;
+  if (stats === null || typeof stats !== "object" || Array.isArray(stats)) return { ...head, error: "unreachable" };
+  return { ...head, stats: filterStats(stats as Record<string, unknown>, new Set(namespaces)) };
 }
 
 function filterStats(stats: Record<string, unknown>, visible: Set<string>): Record<string, unknown> {

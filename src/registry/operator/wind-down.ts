@@ -2,9 +2,15 @@ import type { PinboardClaim } from "../../auth/claims.ts";
 import type { AppDeps } from "../../deps.ts";
 import { badRequest, forbidden } from "../../errors.ts";
 import { SINGLE_ENV } from "../../redis/keys.ts";
-import { windDownRows } from "../../redis/scripts/index.ts";
+import {
+  parseWindDownRowsRead,
+  parseWindDownRowsStamp,
+  windDownRowsReadCall,
+  windDownRowsStampCall,
+  type WindDownRow,
+} from "../../redis/scripts/index.ts";
 import { queueWindDowns } from "../control-queue.ts";
-import { isId, isNamespace } from "../names.ts";
+import { isId, isNamespace } from "../../contract/names.ts";
 import type { WorkerRecord } from "../record.ts";
 import { readSession } from "../sessions.ts";
 import type { WindDownBody } from "./schemas.ts";
@@ -16,11 +22,7 @@ const MAX_ROUNDS = 3;
 const STAMP_BATCH = 500;
 
 /** What a row is judged on: its id, its owner's session and the hostname it carries. */
-interface RowRef {
-  id: string;
-  sessionId: string;
-  hostname: string;
-}
+type RowRef = WindDownRow;
 
 type Order = { ns: string; id: string; deadlineAt: number | null };
 
@@ -67,10 +69,8 @@ export async function windDown(deps: AppDeps, claim: PinboardClaim, body: WindDo
 
   const { keys, redis } = deps;
   const buckets = keys.allBuckets();
-  const reads = (await redis.runMany(
-    buckets.map((b) => ({ script: windDownRows, keys: [keys.placements(b, env, ns), keys.workers(b)], args: ["read"] })),
-  )) as string[][];
-  const perBucket = await Promise.all(buckets.map((b, i) => windDownBucket(ctx, b, refsOf(reads[i] ?? []))));
+  const reads = (await redis.runMany(buckets.map((bucket) => windDownRowsReadCall(keys, { bucket, env, ns })))).map(parseWindDownRowsRead);
+  const perBucket = await Promise.all(buckets.map((b, i) => windDownBucket(ctx, b, reads[i] ?? [])));
   const byOwner = new Map<string, Order[]>();
   let count = 0;
   for (const notified of perBucket) {
@@ -140,16 +140,13 @@ async function windDownBucket(ctx: WindDownContext, bucket: number, rows: RowRef
 /** Stamps the rows (compare-and-set on their owner and hostname): id → "notify" | "stamped" | "changed"; gone ids are absent. */
 async function stampRows(ctx: WindDownContext, bucket: number, rows: RowRef[]): Promise<Map<string, string>> {
   const { keys, redis } = ctx.deps;
-  const scriptKeys = [keys.placements(bucket, ctx.env, ctx.ns), keys.workers(bucket)];
   const calls = [];
   for (let i = 0; i < rows.length; i += STAMP_BATCH) {
-    const args: string[] = [ctx.stamp];
-    for (const row of rows.slice(i, i + STAMP_BATCH)) args.push(row.id, row.sessionId, row.hostname);
-    calls.push({ script: windDownRows, keys: scriptKeys, args });
+    calls.push(windDownRowsStampCall(keys, { bucket, env: ctx.env, ns: ctx.ns, stamp: ctx.stamp, rows: rows.slice(i, i + STAMP_BATCH) }));
   }
-  const replies = (await redis.runMany(calls)) as string[][];
+  const replies = await redis.runMany(calls);
   const outcomes = new Map<string, string>();
-  for (const flat of replies) for (let i = 0; i + 1 < flat.length; i += 2) outcomes.set(flat[i]!, flat[i + 1]!);
+  for (const reply of replies) for (const [id, outcome] of parseWindDownRowsStamp(reply)) outcomes.set(id, outcome);
   return outcomes;
 }
 
@@ -164,11 +161,4 @@ function ownerOf(ctx: WindDownContext, sessionId: string): Promise<WorkerRecord 
 function refOf(id: string, raw: string): RowRef {
   const [sessionId = "", , , hostname = ""] = raw.split("\n");
   return { id, sessionId, hostname };
-}
-
-/** The "read" reply {id, sessionId, hostname, …}. */
-function refsOf(flat: string[]): RowRef[] {
-  const rows: RowRef[] = [];
-  for (let i = 0; i + 2 < flat.length; i += 3) rows.push({ id: flat[i]!, sessionId: flat[i + 1]!, hostname: flat[i + 2]! });
-  return rows;
 }

@@ -1,0 +1,42 @@
+/**
+ * What the app reports as it works. The core keeps its own counters for /registry/health; the
+ * Node entry adds a Prometheus registry behind the same calls (src/node/metrics.ts).
+ */
+export interface MetricsSink {
+  resolution(outcome: string): void;
+  /** A finished forward: the worker's status (or Pinboard's own 502/504) and its duration. */
+  forward(status: number, seconds: number): void;
+  inflight(sessionId: string, value: number): void;
+  connections(delta: number): void;
+  script(name: string, seconds: number): void;
+  sweep(kind: string, count: number): void;
+}
+
+/** The node-local counters /registry/health reports. */
+export class HealthCounters implements MetricsSink {
+  readonly resolutions: Record<string, number> = {};
+  open = 0;
+
+  resolution(outcome: string): void {
+    this.resolutions[outcome] = (this.resolutions[outcome] ?? 0) + 1;
+  }
+  forward(): void {}
+  inflight(): void {}
+  connections(delta: number): void {
+    this.open += delta;
+  }
+  script(): void {}
+  sweep(): void {}
+}
+
+/** Fans every call out to several sinks (health counters plus Prometheus on Node). */
+export function fanOut(sinks: MetricsSink[]): MetricsSink {
+  return {
+    resolution: (o) => sinks.forEach((s) => s.resolution(o)),
+    forward: (st, sec) => sinks.forEach((s) => s.forward(st, sec)),
+    inflight: (id, v) => sinks.forEach((s) => s.inflight(id, v)),
+    connections: (d) => sinks.forEach((s) => s.connections(d)),
+    script: (n, sec) => sinks.forEach((s) => s.script(n, sec)),
+    sweep: (k, c) => sinks.forEach((s) => s.sweep(k, c)),
+  };
+}

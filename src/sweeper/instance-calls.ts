@@ -1,0 +1,43 @@
+import { signAttestation } from "../contract/attestation.ts";
+import type { AppDeps } from "../deps.ts";
+import type { Resolution } from "../data-plane/resolver.ts";
+import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/headers.ts";
+import { callWorker, failureReason } from "../outbound/worker-call.ts";
+
+export interface WorkerAnswer {
+  /** The HTTP status, 0 when no answer came back. */
+  status: number;
+  /** The JSON body of a 2xx answer; null otherwise, or when it was empty, not JSON or over 64 KiB. */
+  body: unknown;
+  /** Set when no HTTP answer came back ("timeout", or the connection error). */
+  error?: string;
+}
+
+const BODY_CAP = 64 * 1024;
+
+/**
+ * The sweeper's calls on an instance's owner: POST {advertiseUrl}{ns}/{id}/_wake (attested,
+ * Pinboard-Epoch) and POST …/_alarm (attested, Pinboard-Proxy-Secret, Pinboard-Epoch), bounded
+ * by the wake timeout.
+ */
+export async function callInstance(
+  deps: AppDeps,
+  placement: Resolution,
+  target: { ns: string; id: string; action: "_wake" | "_alarm" },
+): Promise<WorkerAnswer> {
+  const headers: Record<string, string> = {
+    [ATTESTATION_HEADER]: await signAttestation(placement.secret, { aud: placement.sessionId }, Math.floor(deps.now() / 1000)),
+    [EPOCH_HEADER]: placement.epoch,
+    Accept: "application/json",
+  };
+  if (target.action === "_alarm") headers[PROXY_SECRET_HEADER] = placement.secret;
+  const outcome = await callWorker(deps.fetch, {
+    url: `${placement.advertiseUrl}${target.ns}/${target.id}/${target.action}`,
+    method: "POST",
+    headers,
+    timeoutMs: deps.config.wakeTimeoutMs,
+    maxBodyBytes: BODY_CAP,
+  });
+  if (outcome.kind !== "answered") return { status: 0, body: null, error: failureReason(outcome) };
+  return { status: outcome.status, body: outcome.body?.ok ? outcome.body.value : null };
+}

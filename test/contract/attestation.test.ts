@@ -1,0 +1,137 @@
+import { SignJWT, decodeProtectedHeader, jwtVerify } from "jose";
+import { describe, expect, it } from "vitest";
+import { signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
+
+const secret = "worker-secret-worker-secret-0001";
+const now = 1_800_000_000;
+
+function decodePart(part: string): unknown {
+  return JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+}
+
+describe("signAttestation", () => {
+  it("writes the header exactly as the spec fixes it", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    const [header] = token.split(".");
+    expect(Buffer.from(header!, "base64url").toString("utf8")).toBe('{"alg":"HS256","typ":"pinboard+jwt"}');
+  });
+
+  it("carries aud, iat and exp = iat + 30, plus the optional claims", async () => {
+    const acct = { sub: "user-1", scopes: ["read"], claims: { team: "a" } };
+    const token = await signAttestation(secret, { aud: "sess-1", caller: "/threads/t1", depth: 2, acct }, now + 0.7);
+    expect(decodePart(token.split(".")[1]!)).toEqual({
+      aud: "sess-1",
+      iat: now,
+      exp: now + 30,
+      caller: "/threads/t1",
+      depth: 2,
+      acct,
+    });
+    const minimal = await signAttestation(secret, { aud: "sess-1" }, now);
+    expect(decodePart(minimal.split(".")[1]!)).toEqual({ aud: "sess-1", iat: now, exp: now + 30 });
+  });
+
+  it("is a standard HS256 JWS that jose verifies", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1", acct: { sub: "ünïcode" } }, now);
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), {
+      algorithms: ["HS256"],
+      typ: "pinboard+jwt",
+      audience: "sess-1",
+      currentDate: new Date(now * 1000),
+    });
+    expect(protectedHeader).toEqual({ alg: "HS256", typ: "pinboard+jwt" });
+    expect(payload.acct).toEqual({ sub: "ünïcode" });
+    expect(decodeProtectedHeader(token).typ).toBe("pinboard+jwt");
+  });
+
+  it("signs with each secret's own key", async () => {
+    const a = await signAttestation(secret, { aud: "s" }, now);
+    const b = await signAttestation(`${secret}-other`, { aud: "s" }, now);
+    expect(a.split(".")[2]).not.toBe(b.split(".")[2]);
+  });
+});
+
+describe("signAttestation, reused within a second", () => {
+  it("a plain token of one worker in one second is one token, and each second gets its own", async () => {
+    const a = await signAttestation(secret, { aud: "sess-r" }, now + 0.1);
+    expect(await signAttestation(secret, { aud: "sess-r" }, now + 0.9)).toBe(a);
+    const next = await signAttestation(secret, { aud: "sess-r" }, now + 1.2);
+    expect(decodePart(next.split(".")[1]!)).toEqual({ aud: "sess-r", iat: now + 1, exp: now + 31 });
+    expect(await verifyAttestation(next, secret, "sess-r", now + 1)).not.toBeNull();
+  });
+
+  it("never hands out a token signed with another secret for the same audience", async () => {
+    await signAttestation(secret, { aud: "sess-s" }, now);
+    const other = await signAttestation("another-secret-another-secret-01", { aud: "sess-s" }, now);
+    expect(await verifyAttestation(other, "another-secret-another-secret-01", "sess-s", now)).not.toBeNull();
+    expect(await verifyAttestation(other, secret, "sess-s", now)).toBeNull();
+  });
+
+  it("signs tokens with caller, depth or acct every time, with their claims", async () => {
+    const plain = await signAttestation(secret, { aud: "sess-c" }, now);
+    const withCaller = await signAttestation(secret, { aud: "sess-c", caller: "/ns/a", depth: 2 }, now);
+    expect(withCaller).not.toBe(plain);
+    expect((await verifyAttestation(withCaller, secret, "sess-c", now))?.caller).toBe("/ns/a");
+  });
+});
+
+describe("verifyAttestation", () => {
+  it("returns the claims of a valid token", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1", caller: "/a/b", depth: 1, acct: { sub: "u" } }, now);
+    expect(await verifyAttestation(token, secret, "sess-1", now)).toEqual({
+      aud: "sess-1",
+      iat: now,
+      exp: now + 30,
+      caller: "/a/b",
+      depth: 1,
+      acct: { sub: "u" },
+    });
+  });
+
+  it("rejects another audience and another secret", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    expect(await verifyAttestation(token, secret, "sess-2", now)).toBeNull();
+    expect(await verifyAttestation(token, `${secret}-other`, "sess-1", now)).toBeNull();
+  });
+
+  it("accepts within 30 s of skew and rejects beyond it", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    // exp = now + 30; skew 30 s: valid while t < now + 60.
+    expect(await verifyAttestation(token, secret, "sess-1", now + 59)).not.toBeNull();
+    expect(await verifyAttestation(token, secret, "sess-1", now + 60)).toBeNull();
+    expect(await verifyAttestation(token, secret, "sess-1", now + 3600)).toBeNull();
+    // A signer whose clock runs ahead: iat up to 30 s in the future is fine.
+    expect(await verifyAttestation(token, secret, "sess-1", now - 30)).not.toBeNull();
+    expect(await verifyAttestation(token, secret, "sess-1", now - 31)).toBeNull();
+  });
+
+  it("rejects a token whose typ is not pinboard+jwt, or whose alg is not HS256", async () => {
+    const key = new TextEncoder().encode(secret);
+    const claims = { aud: "sess-1", iat: now, exp: now + 30 };
+    const jwt = await new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(key);
+    expect(await verifyAttestation(jwt, secret, "sess-1", now)).toBeNull();
+    const untyped = await new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).sign(key);
+    expect(await verifyAttestation(untyped, secret, "sess-1", now)).toBeNull();
+    const hs512 = await new SignJWT(claims).setProtectedHeader({ alg: "HS512", typ: "pinboard+jwt" }).sign(key);
+    expect(await verifyAttestation(hs512, secret, "sess-1", now)).toBeNull();
+    const typed = await new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "pinboard+jwt" }).sign(key);
+    expect(await verifyAttestation(typed, secret, "sess-1", now)).not.toBeNull();
+  });
+
+  it("rejects tampering and garbage", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    const [h, , s] = token.split(".");
+    const forged = Buffer.from(JSON.stringify({ aud: "sess-1", iat: now, exp: now + 3600 })).toString("base64url");
+    expect(await verifyAttestation(`${h}.${forged}.${s}`, secret, "sess-1", now)).toBeNull();
+    expect(await verifyAttestation(`${token}x`, secret, "sess-1", now)).toBeNull();
+    expect(await verifyAttestation(`${h}.${forged}.`, secret, "sess-1", now)).toBeNull();
+    expect(await verifyAttestation("a.b", secret, "sess-1", now)).toBeNull();
+    expect(await verifyAttestation("!!.??.**", secret, "sess-1", now)).toBeNull();
+    expect(await verifyAttestation("", secret, "sess-1", now)).toBeNull();
+  });
+
+  it("defaults to the system clock", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, Date.now() / 1000);
+    expect(await verifyAttestation(token, secret, "sess-1")).not.toBeNull();
+  });
+});

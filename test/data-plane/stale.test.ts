@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { STALE_RESOLUTION_MS } from "../../src/data-plane/placement-loop.ts";
+import { startHostileWorker, type HostileWorker } from "../support/hostile-worker.ts";
+import { credential } from "../support/pinboard-app.ts";
+import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
+import { getRow } from "../support/rows.ts";
+import { listeningSink, startServedPinboard, type ServedPinboard } from "../support/served-pinboard.ts";
+
+/**
+ * "A resolution older than 5 s by the time the forward sends is re-resolved, twice at most."
+ *
+ * The age of a resolution is judged on the node's injected clock (AppDeps.now), from the moment
+ * the resolve script was sent. Here that clock is the wall clock plus a skew, and each resolve
+ * script's reply (reported to the metrics sink before the placement loop sees the resolution,
+ * exactly where the Node entry's Prometheus registry hears it) moves the skew forward by what the
+ * test says that resolve "took": a Redis that answers that slowly, as seen by the node. The same
+ * sink counts the resolve scripts the request ran. The worker is real (hostile-worker.ts: it
+ * answers 200 and lists every forward it received) and Redis is real.
+ */
+
+let t: TestRedis;
+let pb: ServedPinboard;
+let worker: HostileWorker;
+let sessionId: string;
+
+const clock = { skewMs: 0 };
+/** How long (ms, on the node's clock) the n-th resolve of the current test takes (n from 0). */
+let took: (n: number) => number = () => 0;
+let resolves = 0;
+
+beforeAll(async () => {
+  t = await startTestRedis();
+  pb = await startServedPinboard(t, {
+    now: () => Date.now() + clock.skewMs,
+    metrics: listeningSink({
+      script(name) {
+        if (name !== "resolve") return;
+        clock.skewMs += took(resolves);
+        resolves++;
+      },
+    }),
+  });
+  await endColdStart(t);
+  worker = await startHostileWorker();
+  sessionId = await worker.register(pb.url, await credential("pinboard:worker"), "/stale");
+});
+afterAll(async () => {
+  await worker?.close();
+  await pb?.close();
+  await t?.stop();
+});
+beforeEach(() => {
+  took = () => 0;
+  resolves = 0;
+});
+
+interface Echoed {
+  method: string;
+  headers: Record<string, string>;
+  bodyBytes: number;
+}
+
+/** One GET through the served app; what the client got, how many resolves it ran, what reached the worker. */
+async function get(id: string) {
+  const seenBefore = worker.seen.length;
+  const forwardsBefore = pb.deps.counters.resolutions.forward ?? 0;
+  const res = await fetch(`${pb.url}/stale/${id}`);
+  const body = (await res.json()) as Echoed;
+  return {
+    status: res.status,
+    body,
+    resolves,
+    reached: worker.seen.slice(seenBefore).filter((s) => s.url === `/stale/${id}`),
+    forwardOutcomes: (pb.deps.counters.resolutions.forward ?? 0) - forwardsBefore,
+  };
+}
+
+describe("a resolution older than 5 s when the forward is about to leave", () => {
+  it("is re-resolved twice at most: three resolves, then the forward goes out once, at the row's epoch", async () => {
+    took = () => STALE_RESOLUTION_MS + 1000;
+    const r = await get("stale-always");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ method: "GET", bodyBytes: 0 });
+    expect(r.resolves).toBe(3);
+    expect(r.reached).toHaveLength(1);
+    const row = await getRow(t, "/stale", "stale-always");
+    expect(row).toMatchObject({ sessionId, epoch: expect.stringMatching(/^\d+$/) });
+    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe(row!.epoch);
+    expect(r.body.headers["pinboard-epoch"]).toBe(row!.epoch);
+    // One request, one resolution outcome, however many resolves it took.
+    expect(r.forwardOutcomes).toBe(1);
+  });
+
+  it("a stale first resolution is resolved once more; the fresh second one is forwarded", async () => {
+    took = (n) => (n === 0 ? STALE_RESOLUTION_MS + 1000 : 0);
+    const r = await get("stale-once");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ method: "GET", bodyBytes: 0 });
+    expect(r.resolves).toBe(2);
+    expect(r.reached).toHaveLength(1);
+    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", "stale-once"))!.epoch);
+    expect(r.forwardOutcomes).toBe(1);
+  });
+
+  it("two stale resolutions, then a fresh third: three resolves, one forward", async () => {
+    took = (n) => (n < 2 ? STALE_RESOLUTION_MS + 1000 : 0);
+    const r = await get("stale-twice");
+    expect(r.status).toBe(200);
+    expect(r.resolves).toBe(3);
+    expect(r.reached).toHaveLength(1);
+    expect(r.forwardOutcomes).toBe(1);
+  });
+
+  it("a resolution well under 5 s old is forwarded as it is: one resolve", async () => {
+    took = () => STALE_RESOLUTION_MS - 3000;
+    const r = await get("quick");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ method: "GET", bodyBytes: 0 });
+    expect(r.resolves).toBe(1);
+    expect(r.reached).toHaveLength(1);
+    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", "quick"))!.epoch);
+  });
+});

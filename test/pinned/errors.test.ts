@@ -1,0 +1,214 @@
+import { spawn } from "node:child_process";
+import { createServer, type Server } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/node/free-port.ts";
+import { ChallengeState } from "../../src/pinned/challenge.ts";
+import { createWorker, RedisDurabilityStore } from "../../src/pinned/index.ts";
+import { PinboardClient } from "../../src/pinned/pinboard-client.ts";
+import { Registration } from "../../src/pinned/registration.ts";
+import { Echo } from "../support/echo-instance.ts";
+import { startFleet, type Fleet } from "../support/fleet.ts";
+import { startTestRedis } from "../support/redis.ts";
+import { memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";
+
+/**
+ * A newcomer's mistakes and outages, as the worker library reports them: every call to Pinboard
+ * that gets no answer names the URL and the cause; configuration errors fail fast in createWorker
+ * or listen() with a message that says what to do; a durability store that refuses connections
+ * fails the activation within activationTimeoutMs and the log names the store (password redacted).
+ */
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const lineWith = (lines: string[], text: string) => lines.find((l) => l.includes(text));
+
+describe("calls to Pinboard that get no answer name the URL and the cause", () => {
+  it("register: retried, each failure naming the URL and ECONNREFUSED", async () => {
+    const port = await freePort(); // nothing listens here
+    const logger = memoryLogger();
+    const worker = createWorker({
+      pinboardUrl: `http://127.0.0.1:${port}`,
+      credential: "token",
+      namespaces: { "/echo": Echo },
+      logger,
+    });
+    const listening = await worker.listen({ port: 0 });
+    const started = worker.start();
+    started.catch(() => {});
+    try {
+      const line = await until(() => lineWith(logger.lines, "register failed, retrying"), 5000);
+      expect(line).toContain(`register: no answer from http://127.0.0.1:${port}/registry/register (ECONNREFUSED)`);
+    } finally {
+      await worker.stop();
+      await listening.close();
+    }
+    await expect(started).rejects.toThrow(/stopped/);
+  });
+
+  it("release: names the URL and the cause", async () => {
+    const port = await freePort();
+    const logger = memoryLogger();
+    const registration = new Registration(
+      new PinboardClient({ pinboardUrl: `http://127.0.0.1:${port}/pb/`, credential: "token" }),
+      new ChallengeState(),
+      { clientId: "c", secret: "s".repeat(32), namespaces: ["/echo"], advertiseUrl: () => "http://127.0.0.1:1" },
+      { headroom: () => 1, ownDraining: () => false, instances: () => ({}), duplicates: () => {}, message: () => {}, drain: () => {} },
+      { log: logger, now: Date.now },
+    );
+    registration.sessionId = "session-1";
+    expect(await registration.release([{ ns: "/echo", id: "a", epoch: "3" }])).toBe(false);
+    expect(lineWith(logger.lines, "release failed")).toContain(
+      `release: no answer from http://127.0.0.1:${port}/pb/registry/release (ECONNREFUSED)`,
+    );
+    expect(lineWith(logger.lines, "release: gave up after 3 tries")).toContain(`http://127.0.0.1:${port}/pb/registry/release`);
+  });
+
+  describe("against a real Pinboard", () => {
+    let fleet: Fleet;
+    beforeAll(async () => {
+      fleet = await startFleet({ workers: 0 });
+    }, 30_000);
+    afterAll(async () => {
+      await fleet?.close().catch(() => {});
+    });
+
+    it("a refusal names the URL: a wrong base path is register: 404 from …/registry/register", async () => {
+      const worker = createWorker({
+        pinboardUrl: `${fleet.pb.url}/nope`,
+        credential: await fleet.pb.workerCredential(),
+        namespaces: { "/echo": Echo },
+        logger: memoryLogger(),
+      });
+      const listening = await worker.listen({ port: 0 });
+      try {
+        await expect(worker.start()).rejects.toThrow(/^register: 404 .*from http:\/\/127\.0\.0\.1:\d+\/nope\/registry\/register$/);
+      } finally {
+        await listening.close();
+      }
+    });
+
+    it("heartbeat and deregister, once Pinboard is gone, name the URL and ECONNREFUSED", async () => {
+      const logger = memoryLogger();
+      const { worker } = await fleet.addWorker({ logger });
+      expect(worker.sessionId).toBeTruthy();
+      fleet.pb.kill();
+      await until(() => fleet.pb.process.exitCode !== null || fleet.pb.process.signalCode !== null, 5000);
+
+      await worker.drain(); // a heartbeat now
+      expect(lineWith(logger.lines, "heartbeat failed")).toContain(
+        `heartbeat: no answer from ${fleet.pb.url}/registry/heartbeat (ECONNREFUSED)`,
+      );
+      await worker.stop(); // deregister: three tries
+      expect(lineWith(logger.lines, "deregister failed")).toContain(
+        `deregister: no answer from ${fleet.pb.url}/registry/deregister (ECONNREFUSED)`,
+      );
+      fleet.workers.length = 0;
+    });
+  });
+});
+
+describe("configuration errors fail fast and say what to do", () => {
+  const base = { credential: "token", namespaces: { "/echo": Echo } };
+
+  it("a pinboardUrl without a scheme", () => {
+    expect(() => createWorker({ ...base, pinboardUrl: "127.0.0.1:8787" })).toThrow(
+      'createWorker: pinboardUrl "127.0.0.1:8787" has no scheme; write "http://127.0.0.1:8787" (or https://)',
+    );
+    expect(() => createWorker({ ...base, pinboardUrl: "localhost:8787" })).toThrow(/pinboardUrl "localhost:8787" has no scheme/);
+    expect(() => createWorker({ ...base, pinboardUrl: "" })).toThrow('createWorker: pinboardUrl is required, e.g. "http://127.0.0.1:8787"');
+    expect(() => createWorker({ ...base, pinboardUrl: undefined as unknown as string })).toThrow(/pinboardUrl is required/);
+    expect(() => createWorker({ ...base, pinboardUrl: "ftp://127.0.0.1:8787" })).toThrow(/pinboardUrl must be an http:\/\/ or https:\/\/ URL/);
+    expect(() => createWorker({ ...base, pinboardUrl: "http://user:pw@127.0.0.1:8787" })).toThrow(/must not carry a user or password/);
+  });
+
+  it("an invalid advertiseUrl, an empty credential, a bad number", () => {
+    const pinboardUrl = "http://127.0.0.1:8787";
+    expect(() => createWorker({ ...base, pinboardUrl, advertiseUrl: "10.0.0.7:9001" })).toThrow(
+      'createWorker: advertiseUrl "10.0.0.7:9001" has no scheme; write "http://10.0.0.7:9001" (or https://)',
+    );
+    expect(() => createWorker({ ...base, pinboardUrl, advertiseUrl: "http://exa mple:9001" })).toThrow(/advertiseUrl "http:\/\/exa mple:9001" is not a valid URL/);
+    expect(() => createWorker({ ...base, pinboardUrl, credential: "" })).toThrow(/credential is empty; pass a Passport credential with the pinboard:worker scope/);
+    expect(() => createWorker({ ...base, pinboardUrl, maxInstances: -1 })).toThrow("createWorker: maxInstances must be a non-negative integer, not -1");
+    expect(() => createWorker({ ...base, pinboardUrl, activationTimeoutMs: 0 })).toThrow(/activationTimeoutMs must be a positive number/);
+    expect(() => createWorker({ ...base, pinboardUrl, maxInstances: 0, advertiseUrl: "https://w.example/base" })).not.toThrow();
+  });
+
+  it("listen() on a port in use", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const worker = createWorker({ ...base, pinboardUrl: "http://127.0.0.1:8787" });
+      await expect(worker.listen({ port })).rejects.toThrow(
+        `listen: port ${port} is in use (EADDRINUSE); pick another PORT or 0 for a free one`,
+      );
+      await expect(worker.listen({ port: 70_000 })).rejects.toThrow(/listen: port must be an integer from 0 to 65535/);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it("examples/worker.ts with PINBOARD_URL=127.0.0.1:8787 exits at once with the message", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/worker.ts"], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        PINBOARD_URL: "127.0.0.1:8787",
+        PINBOARD_WORKER_TOKEN: "token",
+        DURABLE_REDIS_URL: "redis://127.0.0.1:1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const kill = setTimeout(() => child.kill("SIGKILL"), 8000);
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    clearTimeout(kill);
+    expect(code, output).toBe(2);
+    expect(output).toContain('examples/worker.ts: createWorker: pinboardUrl "127.0.0.1:8787" has no scheme; write "http://127.0.0.1:8787"');
+    expect(output).not.toMatch(/\n\s+at /); // no stack
+  }, 10_000);
+});
+
+describe("a durability store that refuses connections", () => {
+  it("answers 503 activation failed within activationTimeoutMs; the log names the store, password redacted, and the cause", async () => {
+    const t = await startTestRedis({ single: true });
+    const port = new URL(t.url).port;
+    await t.stopServer(); // a real redis-server, gone: its port refuses connections
+    await t.stop().catch(() => {});
+    const store = new RedisDurabilityStore({ redis: `redis://:hunter2@127.0.0.1:${port}` });
+    expect(store.name).toBe(`redis://:***@127.0.0.1:${port}`);
+    const local = await startLocalWorker({ durability: store, activationTimeoutMs: 700 });
+    try {
+      const first = await local.call("/counter/a");
+      expect(first.status).toBe(503);
+      expect(first.headers.get("retry-after")).toBe("1");
+      expect(first.headers.get("pinned-refusal")).toBeNull();
+      expect(await first.json()).toEqual({ detail: "activation failed" });
+
+      // ioredis's reconnect backoff grows (to 5 s): unbounded, a request would now wait many seconds.
+      await new Promise((r) => setTimeout(r, 2500));
+      const started = Date.now();
+      const second = await local.call("/counter/b");
+      const elapsed = Date.now() - started;
+      expect(second.status).toBe(503);
+      expect(await second.json()).toEqual({ detail: "activation failed" });
+      expect(elapsed).toBeLessThan(1500);
+
+      const failures = local.logger.lines.filter((l) => l.startsWith("error activation failed"));
+      expect(failures).toHaveLength(2);
+      for (const line of failures) {
+        expect(line).toContain(`durability store redis://:***@127.0.0.1:${port}`);
+        expect(line).toContain("ECONNREFUSED");
+        expect(line).not.toContain("hunter2");
+        expect(line).not.toMatch(/\bat .*node_modules/); // no ioredis stack
+      }
+      expect(failures[1]).toContain("no answer within 700 ms (activationTimeoutMs)");
+    } finally {
+      await local.close();
+      await store.close();
+    }
+  }, 10_000);
+});

@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import { InstanceTable, RefusedError } from "../../src/pinned/instance-table.ts";
+import type { LiveInstance } from "../../src/pinned/live-instance.ts";
+import { MemoryDurabilityStore } from "../../src/pinned/memory-durability.ts";
+import { WindDowns } from "../../src/pinned/wind-down.ts";
+import { Counter } from "../support/sample-instances.ts";
+import { memoryLogger, until } from "../support/local-worker.ts";
+
+/** wind_down handling inside the worker: the table and the wind-down scheduler, no network. */
+
+function setup(graceMs = 2000) {
+  const log = memoryLogger();
+  const table = new InstanceTable({
+    classes: new Map([["/counter", Counter]]),
+    store: new MemoryDurabilityStore(),
+    maxInstances: 100,
+    refusal: () => null,
+    log,
+    now: Date.now,
+  });
+  const released: { ns: string; id: string; epoch: string }[] = [];
+  const windDowns = new WindDowns({
+    table,
+    release: async (live: LiveInstance) => {
+      released.push({ ns: live.ns, id: live.id, epoch: live.epoch });
+      return true;
+    },
+    log,
+    now: Date.now,
+    graceMs,
+  });
+  return { table, windDowns, released };
+}
+
+const message = (id: string, deadline: number | null) => ({ msgId: "1", type: "wind_down", ns: "/counter", id, deadline });
+
+let sentinels = 0;
+
+/**
+ * Returns once every timer the scheduler set for `deadline` seconds (or earlier) before this call
+ * has had its turn, so that a test can assert what such a timer did not do without sleeping and
+ * hoping: a sentinel instance is wound down with the same deadline, scheduled after them, and
+ * waited for until it is released. Node runs timers of one duration in the order they were set,
+ * and shorter-due ones before; a wind-down that does start marks its instance `closing` at once.
+ * Returns the sentinel's id (it is in `released`).
+ */
+async function afterTimersDue(s: ReturnType<typeof setup>, deadline: number): Promise<string> {
+  const id = `sentinel-${++sentinels}`;
+  (await s.table.acquire("/counter", id, "1")).leave();
+  s.windDowns.handle(message(id, deadline));
+  await until(() => s.released.some((r) => r.id === id), 10_000);
+  return id;
+}
+
+describe("wind_down", () => {
+  it("serves until the deadline, then refuses new requests, finishes in-flight ones, evicts and releases quoting the epoch", async () => {
+    // A grace far beyond the test: the instance may only go once the request in flight is done.
+    const { table, windDowns, released } = setup(60_000);
+    const live = await table.acquire("/counter", "a", "42");
+    live.leave();
+    const inFlight = await table.acquire("/counter", "a", "42");
+
+    windDowns.handle(message("a", 0.2));
+    (await table.acquire("/counter", "a", "42")).leave();
+    // The deadline passes: from then on the activation is closing.
+    await until(() => live.closing, 10_000);
+
+    await expect(table.acquire("/counter", "a", "42")).rejects.toEqual(new RefusedError("winding-down"));
+    expect(released).toEqual([]);
+    expect(table.get("/counter", "a")).toBe(live);
+
+    inFlight.leave();
+    await until(() => released.length === 1, 10_000);
+    expect(released).toEqual([{ ns: "/counter", id: "a", epoch: "42" }]);
+    expect(table.get("/counter", "a")).toBeUndefined();
+    expect(live.state).toBe("retired");
+  });
+
+  it("evicts after the grace period even when a request never finishes", async () => {
+    const { table, windDowns, released } = setup(200);
+    await table.acquire("/counter", "b", "7");
+    windDowns.handle(message("b", 0));
+    await until(() => released.length === 1, 10_000);
+    expect(table.get("/counter", "b")).toBeUndefined();
+  });
+
+  it("is revoked by a null deadline", async () => {
+    const s = setup();
+    const { table, windDowns, released } = s;
+    (await table.acquire("/counter", "c", "1")).leave();
+    windDowns.handle(message("c", 0.2));
+    windDowns.handle(message("c", null));
+    const sentinel = await afterTimersDue(s, 0.2);
+    expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
+    expect(table.get("/counter", "c")?.state).toBe("active");
+    expect(table.get("/counter", "c")?.closing).toBe(false);
+  });
+
+  it("lets the latest deadline win", async () => {
+    const s = setup();
+    const { table, windDowns, released } = s;
+    (await table.acquire("/counter", "d", "1")).leave();
+    const d = table.get("/counter", "d")!;
+    const handledAt = Date.now();
+    windDowns.handle(message("d", 0.1));
+    windDowns.handle(message("d", 0.5));
+    // The first deadline passed without effect.
+    const sentinel = await afterTimersDue(s, 0.1);
+    expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
+    expect(d.closing).toBe(false);
+    // The second one winds it down, not before it is due.
+    await until(() => released.some((r) => r.id === "d"), 10_000);
+    expect(Date.now() - handledAt).toBeGreaterThanOrEqual(490);
+    expect(released).toEqual([
+      { ns: "/counter", id: sentinel, epoch: "1" },
+      { ns: "/counter", id: "d", epoch: "1" },
+    ]);
+  });
+
+  it("does nothing when a newer epoch replaced the activation before the deadline", async () => {
+    const s = setup();
+    const { table, windDowns, released } = s;
+    (await table.acquire("/counter", "e", "1")).leave();
+    windDowns.handle(message("e", 0.1));
+    (await table.acquire("/counter", "e", "2")).leave();
+    const sentinel = await afterTimersDue(s, 0.1);
+    expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
+    expect(table.get("/counter", "e")?.epoch).toBe("2");
+    expect(table.get("/counter", "e")?.closing).toBe(false);
+  });
+
+  it("ignores a wind_down for an instance that is not resident", async () => {
+    const s = setup();
+    const { table, windDowns, released } = s;
+    windDowns.handle(message("nobody", 0));
+    const sentinel = await afterTimersDue(s, 0);
+    expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
+    expect(table.get("/counter", "nobody")).toBeUndefined();
+  });
+
+  it("winds everything down at a timed operator drain's deadline", async () => {
+    const { table, windDowns, released } = setup();
+    (await table.acquire("/counter", "f", "1")).leave();
+    (await table.acquire("/counter", "g", "2")).leave();
+    windDowns.drain(true, 0.2);
+    windDowns.drain(true, 0.2);
+    await until(() => released.length === 2, 10_000);
+    expect(released.map((r) => r.id).sort()).toEqual(["f", "g"]);
+  });
+
+  it("cancels the drain deadline when the drain is lifted", async () => {
+    const s = setup();
+    const { table, windDowns, released } = s;
+    (await table.acquire("/counter", "h", "1")).leave();
+    windDowns.drain(true, 0.2);
+    windDowns.drain(false, undefined);
+    // Had the drain's timer fired, it would have wound down every instance, the sentinel too.
+    const sentinel = await afterTimersDue(s, 0.2);
+    expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
+    expect(table.get("/counter", "h")?.state).toBe("active");
+    expect(table.get("/counter", "h")?.closing).toBe(false);
+  });
+});

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/node/free-port.ts";
+import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import { until } from "../support/local-worker.ts";
+
+/**
+ * `npm start` without a passport key, run twice in the same working directory: the first start
+ * writes the development key to .pinboard/dev-passport-secret (0600), the second reads it back,
+ * so a credential printed by the first still works after the restart. With
+ * PINBOARD_PASSPORT_SECRET set, the start prints how to mint credentials.
+ */
+
+const ENTRY = fileURLToPath(new URL("../../src/node.ts", import.meta.url));
+const TSX = import.meta.resolve("tsx");
+const children: ChildProcess[] = [];
+let t: TestRedis;
+
+beforeAll(async () => {
+  t = await startTestRedis({ single: true });
+});
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await t?.stop();
+});
+
+async function start(cwd: string, env: Record<string, string> = {}) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", TSX, ENTRY], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), REDIS_URL: t.url, PINBOARD_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const marker = env.PINBOARD_PASSPORT_SECRET ? /export PINBOARD_OPERATOR_TOKEN=/ : /^Try:$/m;
+  const banner = await until(() => {
+    if (child.exitCode !== null) throw new Error(`pinboard exited:\n${output}`);
+    return marker.test(output) ? output : null;
+  }, 8000, 25);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    });
+  return { url: `http://127.0.0.1:${port}`, banner, stop };
+}
+
+const operatorToken = (banner: string) => /export PINBOARD_OPERATOR_TOKEN=(\S+)/.exec(banner)![1]!;
+
+describe("the development key", { timeout: 30_000 }, () => {
+  it("is written once (0600) and reused by the next start, so printed credentials survive a restart", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
+    const first = await start(cwd);
+    expect(first.banner).toContain("minted a development key and saved it in .pinboard/dev-passport-secret");
+    const file = join(cwd, ".pinboard", "dev-passport-secret");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const secret = readFileSync(file, "utf8").trim();
+    expect(first.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
+    const token = operatorToken(first.banner);
+    await first.stop();
+
+    const second = await start(cwd);
+    expect(second.banner).toContain("using the development key from .pinboard/dev-passport-secret");
+    expect(second.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
+    // The first start's credential, against the second process.
+    const res = await until(async () => {
+      const r = await fetch(`${second.url}/registry/health`, { headers: { authorization: `Bearer ${token}` } });
+      return r.status === 503 ? null : r;
+    }, 5000, 50);
+    expect(res.status).toBe(200);
+    await second.stop();
+  });
+
+  it("with PINBOARD_PASSPORT_SECRET set, prints how to mint credentials and writes no key file", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
+    const run = await start(cwd, { PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" });
+    expect(run.banner).toContain(
+      `export PINBOARD_WORKER_TOKEN=$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
+    );
+    expect(run.banner).toContain("--scope pinboard:operator");
+    expect(run.banner).not.toContain("a-real-secret-of-at-least-32-characters!");
+    expect(() => statSync(join(cwd, ".pinboard"))).toThrow();
+    await run.stop();
+  });
+
+  it("is git-ignored", () => {
+    const ignore = readFileSync(fileURLToPath(new URL("../../.gitignore", import.meta.url)), "utf8");
+    expect(ignore.split("\n")).toContain(".pinboard/");
+  });
+});

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createConnection } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/node/free-port.ts";
+import { startChallengeServer } from "../support/challenge-server.ts";
+import { heartbeatBody, registerBody } from "../support/registration.ts";
+
+/**
+ * `npm run dev` as a user runs it: wrangler dev (workerd) on an embedded redis-server through the
+ * REST bridge, configured by the same variables as `npm start`. wrangler dev needs a few seconds
+ * to come up on a small machine, hence the generous timeouts.
+ */
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const children: ChildProcess[] = [];
+
+interface Dev {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves once npm has exited and every process holding its output pipes (the script, wrangler) is gone. */
+  exited: Promise<number | null>;
+}
+
+function runDev(env: Record<string, string>): Dev {
+  // Its own process group, so a signal reaches npm, the script and everything under it, as a
+  // Ctrl-C in a terminal does (npm itself does not relay signals to the script).
+  const child = spawn("npm", ["run", "dev"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  children.push(child);
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // already gone
+  }
+}
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) signalGroup(child, "SIGKILL");
+});
+
+async function waitFor<T>(what: string, dev: Dev, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (dev.child.exitCode !== null) throw new Error(`npm run dev exited with ${dev.child.exitCode} before ${what}:\n${dev.output()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${dev.output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = createConnection({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+
+describe("npm run dev", () => {
+  it("runs the Workers entry in wrangler dev with the npm start variables, and stops on SIGTERM", async () => {
+    const port = await freePort();
+    const worker = await startChallengeServer();
+    const dev = runDev({ PORT: String(port), PINBOARD_BASE_PATH: "/pb", PINBOARD_LEASE_TTL_MS: "5000" });
+    try {
+      const base = `http://127.0.0.1:${port}/pb`;
+      await waitFor("/readyz 200", dev, () => fetch(`${base}/readyz`).then((r) => (r.status === 200 ? true : undefined), () => undefined), 90_000);
+      // The banner comes right after the Worker answers; the dev credential is in it.
+      const token = await waitFor("the dev credentials", dev, async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1], 10_000);
+      const redisPort = Number(/embedded redis-server redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.output())?.[1]);
+      expect(redisPort).toBeGreaterThan(0);
+
+      // PINBOARD_BASE_PATH reached the Worker: nothing is served outside it.
+      const outside = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(outside.status).toBe(404);
+
+      const post = (path: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const reg = await post("/registry/register", registerBody(worker));
+      expect(reg.status).toBe(200);
+      const { sessionId, expiresInMs } = (await reg.json()) as { sessionId: string; expiresInMs: number };
+      expect(expiresInMs).toBe(5000); // PINBOARD_LEASE_TTL_MS overrides wrangler.toml's var
+      const hb = await post("/registry/heartbeat", heartbeatBody(worker, sessionId));
+      expect(hb.status).toBe(200);
+      expect(await hb.json()).toEqual({ expiresInMs: 5000, draining: false });
+
+      signalGroup(dev.child, "SIGTERM");
+      await dev.exited;
+      expect(dev.output()).toContain("SIGTERM, shutting down");
+      // Wrangler, workerd and the embedded redis-server are gone with it.
+      const deadline = Date.now() + 15_000;
+      while (((await accepts(port)) || (await accepts(redisPort))) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(await accepts(port)).toBe(false);
+      expect(await accepts(redisPort)).toBe(false);
+    } finally {
+      signalGroup(dev.child, "SIGKILL");
+      await worker.close();
+    }
+  }, 150_000);
+
+  it("stops at once on a bad variable, naming it", async () => {
+    // A free port, never a fixed one: the configuration error must be what stops it.
+    const dev = runDev({ PORT: String(await freePort()), PINBOARD_SHARDS: "0" });
+    const code = await dev.exited;
+    expect(code).toBe(1);
+    expect(dev.output()).toMatch(/invalid configuration:\n\s+PINBOARD_SHARDS: /);
+  }, 30_000);
+});

@@ -1,0 +1,86 @@
+import { signAttestation } from "../../src/contract/attestation.ts";
+import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
+import type { Listening } from "../../src/pinned/node-server.ts";
+import type { PinnedLogger } from "../../src/pinned/types.ts";
+import { Counter, Room, Slow } from "./sample-instances.ts";
+
+export const SECRET = "pinned-test-secret-0123456789abcdef";
+export const LOCAL_AUD = "local-test-audience";
+
+/** Collects log lines instead of printing them; tests may assert on them. */
+export function memoryLogger(): PinnedLogger & { lines: string[] } {
+  const lines: string[] = [];
+  const push = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    lines.push(`${level} ${message} ${fields ? JSON.stringify(fields) : ""}`);
+  return { lines, info: push("info"), warn: push("warn"), error: push("error") };
+}
+
+export async function attestation(
+  options: { aud?: string; secret?: string; nowSeconds?: number; caller?: string; depth?: number } = {},
+): Promise<string> {
+  return signAttestation(
+    options.secret ?? SECRET,
+    { aud: options.aud ?? LOCAL_AUD, caller: options.caller, depth: options.depth },
+    options.nowSeconds ?? Date.now() / 1000,
+  );
+}
+
+export interface LocalWorker {
+  worker: PinnedWorker;
+  listening: Listening;
+  url: string;
+  logger: ReturnType<typeof memoryLogger>;
+  /** A request to the worker, attested for the local audience unless `attestation` says otherwise. */
+  call(
+    path: string,
+    options?: { method?: string; epoch?: string | null; attestation?: string | null; headers?: Record<string, string>; body?: string },
+  ): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker served on loopback, not registered anywhere: it accepts attestations for LOCAL_AUD
+ * signed with SECRET. Pinboard URL points at a closed port unless the test overrides it.
+ */
+export async function startLocalWorker(overrides: Partial<WorkerOptions> = {}): Promise<LocalWorker> {
+  const logger = memoryLogger();
+  const worker = createWorker({
+    pinboardUrl: "http://127.0.0.1:9",
+    credential: "unused",
+    secret: SECRET,
+    localAudience: LOCAL_AUD,
+    namespaces: { "/counter": Counter, "/room": Room, "/slow": Slow },
+    logger,
+    ...overrides,
+  });
+  const listening = await worker.listen({ port: 0 });
+  const call: LocalWorker["call"] = async (path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.attestation === undefined ? await attestation() : options.attestation;
+    if (token !== null) headers["Pinboard-Attestation"] = token;
+    const epoch = options.epoch === undefined ? "10" : options.epoch;
+    if (epoch !== null) headers["Pinboard-Epoch"] = epoch;
+    return fetch(`${listening.url}${path}`, { method: options.method ?? "GET", headers, body: options.body });
+  };
+  return {
+    worker,
+    listening,
+    url: listening.url,
+    logger,
+    call,
+    async close() {
+      await worker.stop();
+      await listening.close();
+    },
+  };
+}
+
+export async function until<T>(probe: () => T | Promise<T>, timeoutMs = 5000, stepMs = 20): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}

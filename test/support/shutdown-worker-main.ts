@@ -1,0 +1,29 @@
+/**
+ * A worker process for shutdown tests: /counter, and the Held instance
+ * (test/support/held-instances.ts) on /held, so a test can keep a request in flight across
+ * SIGTERM for exactly as long as it wants. Registers with PINBOARD_URL using
+ * CREDENTIAL, prints one line `ready {"sessionId":…,"url":…}` once registered, and
+ * `deregistered` just before it exits; GRACE_MS is handleShutdownSignals' grace.
+ */
+import { createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
+import { Held } from "./held-instances.ts";
+import { Counter } from "./sample-instances.ts";
+
+const worker = createWorker({
+  pinboardUrl: process.env.PINBOARD_URL!,
+  credential: process.env.CREDENTIAL!,
+  clientId: process.env.CLIENT_ID,
+  namespaces: { "/counter": Counter, "/held": Held },
+  logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
+});
+const listening = await worker.listen({ port: 0 });
+const stopWorker = worker.stop;
+Object.assign(worker, {
+  stop: async () => {
+    await stopWorker();
+    console.log("deregistered");
+  },
+});
+handleShutdownSignals(worker, { listening, graceMs: Number(process.env.GRACE_MS ?? 5000) });
+await worker.start();
+console.log(`ready ${JSON.stringify({ sessionId: worker.sessionId, url: listening.url })}`);
