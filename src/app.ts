@@ -1,6 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { PinboardError, errorResponse, notFound, renderError } from "./errors.ts";
+import { apiDescriptionRoutes } from "./api/routes.ts";
+import { consoleRoutes } from "./console/routes.ts";
 import { healthRoutes } from "./health.ts";
 import { registryRoutes } from "./registry/routes.ts";
 import type { AffinityKey } from "./data-plane/affinity.ts";
@@ -30,13 +32,15 @@ const workersPeer = (c: Context<AppEnv>): string => c.req.header("cf-connecting-
 /**
  * Builds the Pinboard app from explicit dependencies. It never reads `process` nor imports
  * `node:*`, so the same app runs on workerd and on Node. Everything lives under the base path
- * (health, registry, then the data plane for every other path); the Node entry adds /metrics
- * outside it.
+ * (health, /openapi.json, /console, the registry, then the data plane for every other path); the
+ * Node entry adds /metrics outside it.
  */
 export function createPinboard(deps: AppDeps, options: AppOptions = {}): PinboardApp {
   const dataPlane = new DataPlane(deps, options.affinityKey ? { affinityKey: options.affinityKey } : {});
   const inner = new Hono<AppEnv>();
   inner.route("/", healthRoutes(deps));
+  inner.route("/", apiDescriptionRoutes(deps.config.basePath));
+  inner.route("/", consoleRoutes());
   inner.route("/", registryRoutes(deps));
   inner.route("/", dataPlaneRoute(deps, dataPlane, options.peerAddress ?? workersPeer));
 

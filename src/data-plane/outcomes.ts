@@ -1,6 +1,6 @@
 import { PinboardError } from "../errors.ts";
 
-/** The resolve outcomes that refuse, with the protocol's error strings (all 503 but unknown-ns). */
+/** The resolve outcomes that refuse (all 503 but unknown-ns, 404 unknown namespace). */
 export type RefusalOutcome =
   | "unknown-ns"
   | "no-backends"
@@ -14,7 +14,8 @@ export type RefusalOutcome =
   | "inflight"
   | "nack";
 
-const REFUSALS: Record<Exclude<RefusalOutcome, "unknown-ns">, string> = {
+/** The 503 `error` string of each refusal (docs/protocol.md, Refusals). */
+export const REFUSAL_ERRORS: Readonly<Record<Exclude<RefusalOutcome, "unknown-ns">, string>> = {
   "no-backends": "no live backends for namespace",
   quarantine: "registry cold start, retry",
   "not-serving": "not the serving fleet",
@@ -36,7 +37,7 @@ export class Refusal extends PinboardError {
     const base =
       outcome === "unknown-ns"
         ? PinboardError.of(404, "unknown namespace")
-        : PinboardError.refusal(REFUSALS[outcome], remainingMs);
+        : PinboardError.refusal(REFUSAL_ERRORS[outcome], remainingMs);
     super(base.status, base.body, base.headers);
   }
 }

@@ -72,6 +72,10 @@ export class GuardedRedis implements RedisPort {
   hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
     return this.guard(() => this.inner.hscan(key, cursor, count));
   }
+  zmscore(key: string, members: string[]): Promise<(number | null)[]> {
+    return this.guard(() => this.inner.zmscore(key, members));
+  }
+
   zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
     return this.guard(() => this.inner.zrangeByScore(key, min, max, limit));
   }

@@ -23,6 +23,8 @@ export interface RedisPort {
   smembers(key: string): Promise<string[]>;
   /** One HSCAN page: the next cursor ("0" when done) and field/value pairs. */
   hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]>;
+  /** The score of each member (null where it has none), in order. */
+  zmscore(key: string, members: string[]): Promise<(number | null)[]>;
   /** Members with their scores, score in [min, max], at most `limit`. */
   zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>>;
   /** Releases connections; the port is unusable afterwards. */

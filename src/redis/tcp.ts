@@ -183,6 +183,11 @@ export class TcpRedis implements RedisPort {
     });
   }
 
+  zmscore(key: string, members: string[]): Promise<(number | null)[]> {
+    if (members.length === 0) return Promise.resolve([]);
+    return this.within(async () => (await this.client.zmscore(key, ...members)).map((s) => (s === null ? null : Number(s))));
+  }
+
   zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
     return this.within(async () => withScores(await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit)));
   }

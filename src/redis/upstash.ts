@@ -69,6 +69,12 @@ export class UpstashRedis implements RedisPort {
     return [String(next), pairs(flat)];
   }
 
+  async zmscore(key: string, members: string[]): Promise<(number | null)[]> {
+    if (members.length === 0) return [];
+    const scores = (await this.client.zmscore(key, members)) as unknown[] | null;
+    return members.map((_, i) => (scores?.[i] === null || scores?.[i] === undefined ? null : Number(scores[i])));
+  }
+
   async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
     const flat = (await this.client.zrange(key, min, max, { byScore: true, withScores: true, offset: 0, count: limit })) as unknown[];
     return withScores(flat);

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/auth/mint.ts";
@@ -8,7 +10,8 @@ import { credential } from "../support/pinboard-app.ts";
 import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody } from "../support/registration.ts";
-import { startWorkersEntry, type WorkersEntry } from "../support/workerd-entry.ts";
+import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../support/workerd-entry.ts";
+import { CONSOLE_CSP, CONSOLE_HTML } from "../../src/console/assets.generated.ts";
 
 /**
  * The Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, on real HTTP,
@@ -65,6 +68,21 @@ describe("the Workers entry in workerd", () => {
     expect(ready.status).toBe(200);
     expect(await ready.text()).toBe("");
     expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toMatchObject({ shards: 16, hostnameAware: false });
+  });
+
+  it("serves the operator console and /openapi.json without a credential", async () => {
+    const page = await fetch(`${wk.url}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+    expect(await page.text()).toBe(CONSOLE_HTML);
+    const api = await fetch(`${wk.url}/openapi.json`);
+    expect(api.status).toBe(200);
+    expect(((await api.json()) as { openapi: string }).openapi).toBe("3.1.0");
+  });
+
+  it("stays under 1 MiB gzipped, console and description included", async () => {
+    const bundle = await readFile(await bundleWorker());
+    expect(gzipSync(bundle).byteLength).toBeLessThan(1024 * 1024);
   });
 
   it("runs register → heartbeat → tag → release → deregister against a real worker", async () => {

@@ -27,7 +27,7 @@ import {
 import type { ExecutionContext } from "hono";
 import type { AppDeps } from "../../src/deps.ts";
 import { credential, startTestPinboard, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
-import { expectRouteOk } from "../support/route-schemas.ts";
+import { expectRouteOk } from "../support/route-answers.ts";
 import { changedKeys, globalHashFields, keyspaceDigest, namespaceListEntries, onlyOrphanedListEntriesDropped, onlyRemovals } from "../support/keyspace.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { slowUpload } from "../support/slow-upload.ts";
@@ -38,7 +38,7 @@ import { registerBody, registerOk } from "../support/registration.ts";
  * in-process app over a real Redis with real workers behind it:
  *   - never a 500 and never a hang (each request races a timeout);
  *   - the status is one the spec gives the route, with a JSON {"error"} (text/plain 400 for ids);
- *   - a 200 of a JSON route matches the contract's body for that route (support/route-schemas.ts),
+ *   - a 200 of a JSON route matches the contract's body for that route (src/api/answers.ts),
  *     a relayed 200 the worker's echo;
  *   - a request Pinboard refuses (any non-2xx answer of its own, 4xx and 5xx alike) changes no
  *     Redis key (the whole keyspace before = after), but for the writes the spec itself makes on

@@ -34,3 +34,16 @@ export async function visibleWorkers(deps: AppDeps, claim: PinboardClaim): Promi
     );
   return { now, workers };
 }
+
+/**
+ * Workers whose outlier ejection is still running: sessionId → ejected-until (Redis-clock ms).
+ * Every ejection is mirrored into every bucket (mark-ejected), so bucket 0's hash holds them all.
+ */
+export async function runningEjections(deps: AppDeps, now: number): Promise<Map<string, number>> {
+  const all = await deps.redis.hgetall(deps.keys.ejected(0));
+  return new Map(
+    Object.entries(all)
+      .map(([sessionId, until]) => [sessionId, Number(until)] as const)
+      .filter(([, until]) => until > now),
+  );
+}

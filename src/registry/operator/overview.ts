@@ -4,30 +4,40 @@ import { badRequest } from "../../errors.ts";
 import { isNamespace } from "../../contract/names.ts";
 import { envOf } from "../record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
+import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, pagedRows, type PageCursor } from "./overview-paging.ts";
 import { placementScopeError, publicWorker } from "./scope.ts";
 
 export interface OverviewFilters {
   ns?: string;
   prefix?: string;
   tag?: string;
+  /** Paging (an extension of the protocol): at most this many entries in all, and a cursor to go on. */
+  limit?: number;
+  cursor?: PageCursor;
 }
 
-interface Entry {
+export interface OverviewEntry {
   id: string;
   sessionId: string;
+  epoch?: string;
+  alarm?: number;
   expiry?: number;
   tag?: string;
 }
 
-interface NamespaceGroup {
+export interface NamespaceGroup {
   hostname: string | null;
   env: string | null;
   namespace: string;
   sessionIds: string[];
-  entries: Entry[];
+  entries: OverviewEntry[];
 }
 
-/** Validates the query: ns must be a namespace (400 invalid namespace), tag not blank (400 empty tag). */
+/**
+ * Validates the query: ns must be a namespace (400 invalid namespace), tag not blank (400 empty
+ * tag), limit an integer from 1 to 1000 (400 invalid limit), cursor one this route gave out
+ * (400 invalid cursor, and only with a limit).
+ */
 export function parseOverviewFilters(query: Record<string, string | undefined>): OverviewFilters {
   const filters: OverviewFilters = {};
   if (query.ns !== undefined) {
@@ -38,6 +48,15 @@ export function parseOverviewFilters(query: Record<string, string | undefined>):
   if (query.tag !== undefined) {
     if (query.tag.trim() === "") throw badRequest("empty tag");
     filters.tag = query.tag;
+  }
+  if (query.limit !== undefined) {
+    if (!/^\d{1,4}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > MAX_OVERVIEW_LIMIT) throw badRequest("invalid limit");
+    filters.limit = Number(query.limit);
+  }
+  if (query.cursor !== undefined) {
+    const cursor = filters.limit === undefined ? null : decodeCursor(query.cursor);
+    if (cursor === null) throw badRequest("invalid cursor");
+    filters.cursor = cursor;
   }
   return filters;
 }
@@ -69,25 +88,33 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
     }
   }
 
-  for (const bucket of keys.allBuckets()) {
-    for (const space of await redis.smembers(keys.spaces(bucket))) {
-      const [env = "", ns = ""] = space.split("\n");
-      if (filters.ns !== undefined && filters.ns !== ns) continue;
-      const rows = await redis.hgetall(keys.placements(bucket, env, ns));
-      for (const [id, raw] of Object.entries(rows)) {
-        if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) continue;
-        const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
-        const tag = tagParts.join("\n");
-        const owner = live.get(sessionId);
-        if (!owner || epoch === "" || (expiry !== "" && Number(expiry) <= now)) continue;
-        if (filters.tag !== undefined && tag !== filters.tag) continue;
-        const host = hostname || owner.hostname;
-        if (placementScopeError(claim, { ns, hostname: host, env }, aware)) continue;
-        group(host, env, ns).entries.push({ id, sessionId, ...(expiry ? { expiry: Number(expiry) } : {}), ...(tag ? { tag } : {}) });
+  const page = { left: filters.limit ?? Infinity, next: undefined as PageCursor | undefined };
+  const accept = (env: string, ns: string, id: string, raw: string): boolean => {
+    if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) return false;
+    const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
+    const tag = tagParts.join("\n");
+    const owner = live.get(sessionId);
+    if (!owner || epoch === "" || (expiry !== "" && Number(expiry) <= now)) return false;
+    if (filters.tag !== undefined && tag !== filters.tag) return false;
+    const host = hostname || owner.hostname;
+    if (placementScopeError(claim, { ns, hostname: host, env }, aware)) return false;
+    // A paged answer (an extension) names the placement epoch too.
+    const paged = filters.limit !== undefined ? { epoch } : {};
+    group(host, env, ns).entries.push({ id, sessionId, ...paged, ...(expiry ? { expiry: Number(expiry) } : {}), ...(tag ? { tag } : {}) });
+    return true;
+  };
+  if (filters.limit === undefined) {
+    for (const bucket of keys.allBuckets()) {
+      for (const space of await redis.smembers(keys.spaces(bucket))) {
+        const [env = "", ns = ""] = space.split("\n");
+        if (filters.ns !== undefined && filters.ns !== ns) continue;
+        for (const [id, raw] of Object.entries(await redis.hgetall(keys.placements(bucket, env, ns)))) accept(env, ns, id, raw);
       }
     }
+  } else {
+    page.next = await pagedRows(deps, filters, filters.limit, accept);
+    await addAlarms(deps, [...groups.values()]);
   }
-
   const bindings = { hostnames: {} as Record<string, string>, envs: {} as Record<string, string> };
   if (aware) {
     const [hostnames, envs] = await Promise.all([redis.hgetall(keys.hostnameBindings), redis.hgetall(keys.envBindings)]);
@@ -109,5 +136,6 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
     workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),
     bindings,
     namespaces,
+    ...(page.next ? { cursor: encodeCursor(page.next) } : {}),
   };
 }

@@ -3,7 +3,7 @@ import type { AppDeps, AppEnv } from "../../deps.ts";
 import { readJsonBody } from "../../http/json-body.ts";
 import { requireScope, requireServing } from "../guards.ts";
 import { drain, undrain } from "./drain.ts";
-import { visibleWorkers } from "./fleet-view.ts";
+import { runningEjections, visibleWorkers } from "./fleet-view.ts";
 import { healthReport } from "./health.ts";
 import { overview, parseOverviewFilters } from "./overview.ts";
 import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
@@ -22,8 +22,9 @@ export function mountOperatorRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
 
   app.get("/registry/health", operator, async (c) => c.json(await healthReport(deps)));
   app.get("/registry/workers", operator, serving, async (c) => {
-    const { workers } = await visibleWorkers(deps, c.var.principal.pinboard);
-    return c.json({ workers: workers.map((w) => publicWorker(w.record, w.namespaces, deps.config.hostnameAware)) });
+    const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
+    const ejected = await runningEjections(deps, now);
+    return c.json({ workers: workers.map((w) => publicWorker(w.record, w.namespaces, deps.config.hostnameAware, ejected.get(w.record.sessionId))) });
   });
   app.get("/registry/overview", operator, serving, async (c) =>
     c.json(await overview(deps, c.var.principal.pinboard, parseOverviewFilters(c.req.query()))),

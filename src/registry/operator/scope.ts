@@ -53,7 +53,7 @@ export function rowScopeError(
 }
 
 /** The public view of a record: secret and account never leave, namespaces filtered. */
-export function publicWorker(record: WorkerRecord, namespaces: string[], hostnameAware: boolean): Record<string, unknown> {
+export function publicWorker(record: WorkerRecord, namespaces: string[], hostnameAware: boolean, ejectedUntil?: number): Record<string, unknown> {
   return {
     sessionId: record.sessionId,
     clientId: record.clientId,
@@ -65,6 +65,8 @@ export function publicWorker(record: WorkerRecord, namespaces: string[], hostnam
     headroom: record.headroom,
     draining: record.draining,
     ...(record.degradedSince !== undefined ? { degradedSince: record.degradedSince } : {}),
+    // An extension of the protocol's shape, on /registry/workers only: a running outlier ejection.
+    ...(ejectedUntil !== undefined ? { ejectedUntil } : {}),
     expiry: record.expiry,
   };
 }
