@@ -1,3 +1,5 @@
+import { base64url, base64urlDecode } from "./base64url.ts";
+
 /**
  * Pinboard-Attestation: a compact JWS, header {"alg":"HS256","typ":"pinboard+jwt"}, signed with
  * the worker's registered secret, on every forward, _wake and _pinned/stats call. Built by hand
@@ -162,20 +164,4 @@ function decodeJson(part: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function base64urlDecode(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }

@@ -1,3 +1,5 @@
+import { base64url } from "../contract/base64url.ts";
+
 /**
  * The registration challenge. Every register mints a fresh random (challenge, challengeValue)
  * pair; GET /_pinned/challenge answers the value for the current challenge only, so a probe
@@ -29,6 +31,5 @@ export class ChallengeState {
 }
 
 export function randomToken(bytes: number): string {
-  const buf = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...buf)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 }

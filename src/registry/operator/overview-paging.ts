@@ -1,4 +1,5 @@
 import type { AppDeps } from "../../deps.ts";
+import { base64url, base64urlDecode } from "../../contract/base64url.ts";
 import { instanceMember } from "../../contract/durable-index.ts";
 import type { NamespaceGroup, OverviewFilters } from "./overview.ts";
 
@@ -19,15 +20,14 @@ export const MAX_OVERVIEW_LIMIT = 1000;
 const SCAN_BATCH = 500;
 
 export function encodeCursor(c: PageCursor): string {
-  const bytes = new TextEncoder().encode(JSON.stringify([c.bucket, c.space, c.scan, c.skip]));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(new TextEncoder().encode(JSON.stringify([c.bucket, c.space, c.scan, c.skip])));
 }
 
 export function decodeCursor(text: string): PageCursor | null {
-  if (!/^[A-Za-z0-9_-]{1,2048}$/.test(text)) return null;
+  const bytes = text.length <= 2048 ? base64urlDecode(text) : null;
+  if (bytes === null || bytes.length === 0) return null;
   try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
+    const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     if (!Array.isArray(value) || value.length !== 4) return null;
     const [bucket, space, scan, skip] = value as unknown[];
     if (!Number.isSafeInteger(bucket) || (bucket as number) < 0 || typeof space !== "string" || typeof scan !== "string" || !/^\d{1,20}$/.test(scan)) return null;
