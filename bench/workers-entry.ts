@@ -8,11 +8,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { bundleWorker } from "../scripts/bundle-worker.ts";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { workerCompatibility } from "../scripts/worker-compatibility.ts";
 import { Miniflare } from "miniflare";
 import { freePort } from "../src/node/free-port.ts";
-import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
+import { killWhenBenchDies, spawnNode, type Child } from "./children.ts";
 import { findDescendant } from "./proc-stats.ts";
 
 export interface RunningWorkersEntry {
@@ -21,14 +20,6 @@ export interface RunningWorkersEntry {
   pid: number | undefined;
   bridgePid: number;
   stop(): Promise<void>;
-}
-
-
-async function compatibilityDate(): Promise<string> {
-  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
-  const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
-  if (!date) throw new Error("wrangler.toml has no compatibility_date");
-  return date;
 }
 
 async function startBridge(redisUrl: string, token: string): Promise<{ child: Child; url: string }> {
@@ -53,7 +44,7 @@ async function startBridge(redisUrl: string, token: string): Promise<{ child: Ch
 
 export async function startWorkersEntry(options: { redisUrl: string; bindings: Record<string, string> }): Promise<RunningWorkersEntry> {
   const token = randomBytes(16).toString("hex");
-  const [scriptPath, date, bridge] = await Promise.all([bundleWorker(), compatibilityDate(), startBridge(options.redisUrl, token)]);
+  const [scriptPath, compatibility, bridge] = await Promise.all([bundleWorker(), workerCompatibility(), startBridge(options.redisUrl, token)]);
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({
@@ -61,7 +52,7 @@ export async function startWorkersEntry(options: { redisUrl: string; bindings: R
       port: 0,
       modules: true,
       scriptPath,
-      compatibilityDate: date,
+      ...compatibility,
       cf: false,
       bindings: { ...options.bindings, UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token },
     });

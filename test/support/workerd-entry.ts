@@ -1,9 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../scripts/bundle-worker.ts";
+import { workerCompatibility } from "../../scripts/worker-compatibility.ts";
 import { startRedisRest } from "../../scripts/redis-rest.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import type { TestRedis } from "./redis.ts";
@@ -19,16 +17,6 @@ export interface WorkersEntry {
   stop(): Promise<void>;
 }
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-
-export async function compatibilityDate(): Promise<string> {
-  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
-  const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
-  if (!date) throw new Error("wrangler.toml has no compatibility_date");
-  return date;
-}
-
 /**
  * Runs the Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, talking to
  * the given Redis (over every node of a cluster) through the Upstash REST bridge with
@@ -36,7 +24,7 @@ export async function compatibilityDate(): Promise<string> {
  * the passport secret is TEST_PASSPORT_SECRET.
  */
 export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" | "clusterNodes">; env?: Record<string, string> }): Promise<WorkersEntry> {
-  const [scriptPath, date] = await Promise.all([bundleWorker(), compatibilityDate()]);
+  const [scriptPath, compatibility] = await Promise.all([bundleWorker(), workerCompatibility()]);
   const token = randomBytes(16).toString("hex");
   const { url, clusterNodes } = options.redis;
   const bridge = await startRedisRest({ token, ...(clusterNodes ? { clusterNodes: clusterNodes.split(",") } : { redisUrl: url }) });
@@ -47,7 +35,7 @@ export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" 
       port: 0,
       modules: true,
       scriptPath,
-      compatibilityDate: date,
+      ...compatibility,
       cf: false, // the app never reads request.cf; never download it
       bindings: {
         PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,

@@ -1,0 +1,18 @@
+import { readFile } from "node:fs/promises";
+
+/** What wrangler.toml sets for the runtime, so that Miniflare runs the Worker as `wrangler deploy` would. */
+export interface WorkerCompatibility {
+  compatibilityDate: string;
+  compatibilityFlags: string[];
+}
+
+const WRANGLER_TOML = new URL("../wrangler.toml", import.meta.url);
+
+/** Reads compatibility_date and compatibility_flags from wrangler.toml (the flags may be absent). */
+export async function workerCompatibility(): Promise<WorkerCompatibility> {
+  const toml = await readFile(WRANGLER_TOML, "utf8");
+  const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (!date) throw new Error("wrangler.toml has no compatibility_date");
+  const flags = /^\s*compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]!) };
+}
