@@ -1,14 +1,13 @@
 /**
- * One measured window of HTTP load, after an unmeasured warm-up: saturated by wrk (wrk.ts, as
- * fast as the front answers over `connections` keep-alive connections), or paced (paced.ts, a
- * fixed offered rate) when the spec has a `rate`. CPU seconds and RSS of the named processes are
+ * One measured window of HTTP load from wrk (wrk.ts), after an unmeasured warm-up: saturated (as
+ * fast as the front answers over `connections` keep-alive connections), or paced (about a fixed
+ * offered rate, by think time between requests) when the spec has a `rate`. CPU seconds and RSS of the named processes are
  * read from /proc around the window. The windows of one scenario (interleaved rounds) combine
  * into one row: the median of the rounds for req/s and latencies, totals for the rest.
  */
-import { firePaced } from "./paced.ts";
-import { pathGenerator, type Framing, type PathPlan } from "./paths.ts";
+import type { Framing, PathPlan } from "./paths.ts";
 import { CpuWindow, watchedPeakRssBytes, watchedRssBytes, type Watched } from "./proc-stats.ts";
-import { percentile, type ScenarioResult } from "./report.ts";
+import type { ScenarioResult } from "./report.ts";
 import { runWrk } from "./wrk.ts";
 
 export interface LoadSpec {
@@ -25,7 +24,7 @@ export interface LoadSpec {
   pids: { proxy?: Watched; redis?: Watched; worker?: Watched };
   /** A note printed under the table. */
   note?: string;
-  /** Offered load in requests/s over all connections, evenly paced (paced.ts); unset: wrk, as fast as answered. */
+  /** Offered load in requests/s over all connections (wrk with think time); unset: as fast as answered. */
   rate?: number;
 }
 
@@ -46,7 +45,7 @@ export interface Window {
   p99Ms: number | null;
   non2xx: number;
   errors: number;
-  /** CPU seconds the load generator used (wrk); null for the paced client, which runs in the bench. */
+  /** CPU seconds the load generator (wrk) used; null when unreadable. */
   clientCpuS: number | null;
   cpu: Record<string, number>;
   rssMb: number | null;
@@ -56,13 +55,8 @@ export interface Window {
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
 async function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number): Promise<Fired> {
-  if (spec.rate) {
-    const r = await firePaced(spec.url, pathGenerator(spec.plan), headers, { connections, rate: spec.rate, durationS, sampleCap: 4_000_000 });
-    const sorted = Float64Array.from(r.latencies).sort();
-    const ok = Object.entries(r.statuses).reduce((sum, [code, n]) => sum + (code.startsWith("2") ? n : 0), 0);
-    return { requests: r.requests, seconds: r.seconds, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), non2xx: r.requests - ok, errors: r.errors, clientCpuS: null };
-  }
-  const r = await runWrk({ url: spec.url, plan: spec.plan, headers, connections, durationS: Math.max(1, Math.round(durationS)) });
+  const paced = spec.rate === undefined ? {} : { rate: spec.rate };
+  const r = await runWrk({ url: spec.url, plan: spec.plan, headers, connections, durationS: Math.max(1, Math.round(durationS)), ...paced });
   return { requests: r.requests, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non2xx: r.non2xx, errors: r.errors, clientCpuS: r.clientCpuS };
 }
 

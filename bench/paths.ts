@@ -1,7 +1,6 @@
 /**
- * The request paths of one load, described once and produced two ways: as a JavaScript
- * generator (the paced client, paced.ts) and as the `request` function of a wrk Lua script
- * (wrk.ts), so both clients send the same path shapes.
+ * The request paths of one load, described once and produced as the `request` function of a wrk
+ * Lua script (wrk.ts).
  *
  *   cycle: `${prefix}${i % count}${suffix}`, e.g. /hot/h-17/length over ids placed beforehand
  *   fresh: `${prefix}${tag}-${i}${suffix}` with `tag` random per window, so no id ever repeats
@@ -24,20 +23,13 @@ export const fresh = (prefix: string, framing: Framing): PathPlan => ({ kind: "f
 /** A tag for one window of fresh ids (8 hex characters). */
 export const freshTag = (): string => randomBytes(4).toString("hex");
 
-/** The JavaScript generator: the next path on each call. */
-export function pathGenerator(plan: PathPlan, tag = freshTag()): () => string {
-  let i = 0;
-  if (plan.kind === "cycle") return () => `${plan.prefix}${i++ % plan.count}${plan.suffix}`;
-  return () => `${plan.prefix}${tag}-${i++}${plan.suffix}`;
-}
-
 /** A Lua string literal (the bench's paths and header values are printable ASCII). */
 export function luaString(value: string): string {
   if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`not printable ASCII: ${JSON.stringify(value)}`);
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 
-/** Lua defining `next_path()` for wrk: the same sequence as pathGenerator. */
+/** Lua defining `next_path()` for wrk: the plan's paths in order. */
 export function luaPathFunction(plan: PathPlan, tag = freshTag()): string {
   const head = plan.kind === "cycle" ? plan.prefix : `${plan.prefix}${tag}-`;
   const index = plan.kind === "cycle" ? `i % ${plan.count}` : "i";

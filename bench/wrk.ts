@@ -8,6 +8,13 @@
  * socket errors. wrk takes whole seconds only. wrk runs under `sh`, whose `times` then reports
  * the CPU seconds wrk used: a client busy for much less than the window was waiting on the front,
  * never the other way round.
+ *
+ * Paced (`rate` set): the script's `delay()` puts a random pause, uniform in [0, 2 × the mean gap]
+ * with the mean gap connections / rate, before each request of each connection, so that the
+ * connections together offer about `rate` requests/s, dephased from the first request on (a
+ * connection's first request is delayed too). wrk times a request from its write to the end of
+ * its answer: a stall delays the next send of that connection rather than being counted against
+ * a schedule, as a client with think time would see it.
  */
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +29,8 @@ export interface WrkRun {
   connections: number;
   /** Whole seconds. */
   durationS: number;
+  /** Offered requests/s over all connections (paced); unset: as fast as the front answers. */
+  rate?: number;
 }
 
 export interface WrkResult {
@@ -65,10 +74,17 @@ export function removeWrkScripts(): void {
   scriptDir = undefined;
 }
 
-function writeScript(plan: PathPlan, headers: Record<string, string>): string {
+/** A think time before each request: uniform in [0, 2 × connections / rate] ms, so the mean rate is `rate`. */
+function pacing(connections: number, rate: number): string {
+  const maxGapMs = Math.max(1, Math.round((2000 * connections) / rate));
+  return `math.randomseed(${Math.floor(Math.random() * 2 ** 31)})\ndelay = function() return math.random(0, ${maxGapMs}) end`;
+}
+
+function writeScript(o: WrkRun): string {
   scriptDir ??= mkdtempSync(join(tmpdir(), "pinboard-bench-wrk-"));
-  const setHeaders = Object.entries(headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`);
-  const lua = [luaPathFunction(plan), ...setHeaders, "request = function() return wrk.format(nil, next_path()) end", REPORT].join("\n");
+  const setHeaders = Object.entries(o.headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  const paced = o.rate === undefined ? [] : [pacing(o.connections, o.rate)];
+  const lua = [luaPathFunction(o.plan), ...setHeaders, ...paced, "request = function() return wrk.format(nil, next_path()) end", REPORT].join("\n");
   const file = join(scriptDir, `load-${scripts++}.lua`);
   writeFileSync(file, lua);
   return file;
@@ -77,7 +93,7 @@ function writeScript(plan: PathPlan, headers: Record<string, string>): string {
 /** One wrk run; rejects when wrk fails or prints no report. */
 export function runWrk(o: WrkRun): Promise<WrkResult> {
   if (!Number.isInteger(o.durationS) || o.durationS < 1) throw new Error(`wrk takes whole seconds, got ${o.durationS}`);
-  const script = writeScript(o.plan, o.headers);
+  const script = writeScript(o);
   const args = ["-t1", `-c${o.connections}`, `-d${o.durationS}s`, "--timeout", "10s", "--latency", "-s", script, `${o.url}/`];
   return new Promise((resolve, reject) => {
     const shell = ["-c", 'wrk "$@"; s=$?; times; exit $s', "sh", ...args];
