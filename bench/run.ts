@@ -194,7 +194,7 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
       loadavgBefore: load0,
       loadavgAfter: loadavg(),
       flags: { ...args, sections: [...args.sections] },
-      loadGenerator: `${wrkVersion}: wrk -t1 -c${args.connections} --latency with a Lua script per window; paced rows: bench/paced.ts`,
+      loadGenerator: `${wrkVersion}: wrk -t1 -c${args.connections} --latency with a Lua script per window; paced rows add a random think time per request (delay())`,
       nginx: top.nginx ? { version: top.nginx.version, workerProcesses: top.nginx.workerProcesses } : null,
       leaseTtlMs: LEASE_MS,
       coldStart: `every bucket touched first, then the default ${LEASE_MS / 1000} s lease waited out (the Workers entry started meanwhile)`,

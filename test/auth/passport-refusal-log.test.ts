@@ -41,7 +41,7 @@ describe("401 reasons", { timeout: 20_000 }, () => {
       const before = pb.output().length;
       const res = await fetch(`${pb.url}/registry/workers`, { headers: authorization ? { authorization } : {} });
       expect({ name, status: res.status, body: await res.text() }).toEqual({ name, status: 401, body: '{"error":"unauthorized"}' });
-      const line = await until(() => pb.output().slice(before).split("\n").find((l) => l.includes('"passport: unauthorized"')) ?? null, 3000, 10);
+      const line = await until(() => pb.output().slice(before).split("\n").find((l) => l.includes('"passport: unauthorized"')) ?? null, 10_000, 10);
       const logged = JSON.parse(line) as { level: string; reason: string };
       expect({ name, level: logged.level }).toEqual({ name, level: "debug" });
       expect(logged.reason.startsWith(reason), `${name}: ${logged.reason}`).toBe(true);

@@ -36,7 +36,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
     const started = worker.start();
     started.catch(() => {});
     try {
-      const line = await until(() => lineWith(logger.lines, "register failed, retrying"), 5000);
+      const line = await until(() => lineWith(logger.lines, "register failed, retrying"));
       expect(line).toContain(`register: no answer from http://127.0.0.1:${port}/registry/register (ECONNREFUSED)`);
     } finally {
       await worker.stop();
@@ -92,7 +92,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       const { worker } = await fleet.addWorker({ logger });
       expect(worker.sessionId).toBeTruthy();
       fleet.pb.kill();
-      await until(() => fleet.pb.process.exitCode !== null || fleet.pb.process.signalCode !== null, 5000);
+      await until(() => fleet.pb.process.exitCode !== null || fleet.pb.process.signalCode !== null);
 
       await worker.drain(); // a heartbeat now
       expect(lineWith(logger.lines, "heartbeat failed")).toContain(

@@ -53,7 +53,7 @@ describe("a worker cut off from Pinboard past its lease", () => {
     const oldSession = a.worker.sessionId;
 
     net.down = true;
-    await until(() => a.worker.stats().leaseHealthy === false, 5000);
+    await until(() => a.worker.stats().leaseHealthy === false);
     // The worker refuses new activations once 2/3 of its lease passed without a renewal; by then
     // Pinboard's record of it has less than min(5000, lease / 3) left, so it is no candidate for
     // a new placement either: the only worker is out and the answer is the contract's no-backends

@@ -75,7 +75,7 @@ export async function startLocalWorker(overrides: Partial<WorkerOptions> = {}): 
   };
 }
 
-export async function until<T>(probe: () => T | Promise<T>, timeoutMs = 5000, stepMs = 20): Promise<NonNullable<T>> {
+export async function until<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, stepMs = 20): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
