@@ -11,6 +11,7 @@ import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-
 import { freePort } from "../../src/node/free-port.ts";
 import { startNode, type RunningPinboard } from "../../src/node.ts";
 import { Operator, sleep } from "./http.ts";
+import { reapOnExit } from "../../src/node/reap-on-exit.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -136,11 +137,9 @@ async function spawnWorker(
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const reap = () => child.kill("SIGKILL");
-  process.once("exit", reap);
+  reapOnExit(child);
   const exited = new Promise<string>((resolve) =>
     child.once("exit", (code, signal) => {
-      process.off("exit", reap);
       resolve(signal ?? `exit code ${code}`);
     }),
   );

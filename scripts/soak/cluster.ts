@@ -14,6 +14,7 @@ import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-
 import { freePort } from "../../src/node/free-port.ts";
 import { createWorker, type Instance, type InstanceContext, type PinnedWebSocket, type PinnedWorker, type RequestContext } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
+import { reapOnExit } from "../../src/node/reap-on-exit.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -90,10 +91,8 @@ export class SoakCluster {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const reap = () => this.pinboard.kill("SIGKILL");
-    process.once("exit", reap);
+    reapOnExit(this.pinboard);
     this.pinboard.once("exit", (code, signal) => {
-      process.off("exit", reap);
       if (!this.stopped) this.errorLines.push(`pinboard exited unexpectedly (code ${code}, signal ${signal})`);
     });
     let partial = "";

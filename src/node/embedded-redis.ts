@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection } from "node:net";
 import { freePort } from "./free-port.ts";
+import { reapOnExit } from "./reap-on-exit.ts";
 
 export interface EmbeddedRedis {
   readonly url: string;
@@ -46,9 +47,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   // Never outlive the process that spawned the server, however that process ends.
-  const reap = () => child.kill("SIGKILL");
-  process.once("exit", reap);
-  child.once("exit", () => process.off("exit", reap));
+  reapOnExit(child);
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));

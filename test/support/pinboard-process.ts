@@ -4,6 +4,7 @@ import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { freePort } from "../../src/node/free-port.ts";
 import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
+import { reapOnExit } from "../../src/node/reap-on-exit.ts";
 
 export interface PinboardProcess {
   url: string;
@@ -53,9 +54,7 @@ export async function startPinboardProcess(options: {
     stdio: ["ignore", "pipe", "pipe"],
   });
   // A test file that fails or times out must not leave its processes behind.
-  const reap = () => child.kill("SIGKILL");
-  process.once("exit", reap);
-  child.once("exit", () => process.off("exit", reap));
+  reapOnExit(child);
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));

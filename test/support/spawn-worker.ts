@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { reapOnExit } from "../../src/node/reap-on-exit.ts";
 
 export interface WorkerProcess {
   process: ChildProcess;
@@ -22,9 +23,7 @@ export async function spawnWorkerProcess(script: string, env: Record<string, str
     stdio: ["ignore", "pipe", "pipe"],
   });
   // A test file that fails or times out must not leave its processes behind.
-  const reap = () => child.kill("SIGKILL");
-  process.once("exit", reap);
-  child.once("exit", () => process.off("exit", reap));
+  reapOnExit(child);
   let output = "";
   const ready = new Promise<{ sessionId: string; url: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker not ready:\n${output}`)), 20_000);
