@@ -31,9 +31,10 @@ export class OutlierTracker {
     await redis.runMany(keys.allBuckets().map((bucket) => markEjectedCall(keys, { bucket, sessionId, until })));
   }
 
-  async success(sessionId: string): Promise<void> {
-    if (!this.failing.delete(sessionId)) return;
-    await recordSuccess(this.deps.redis, this.deps.keys, { sessionId });
+  /** Ends a failure run this node saw; null (no promise, no Redis call) when it saw none. */
+  success(sessionId: string): Promise<unknown> | null {
+    if (!this.failing.delete(sessionId)) return null;
+    return recordSuccess(this.deps.redis, this.deps.keys, { sessionId });
   }
 }
 

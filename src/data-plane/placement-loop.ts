@@ -82,7 +82,8 @@ export class PlacementLoop {
       case "answered": {
         deps.metrics.forward(delivery.status, seconds);
         const sid = resolution.sessionId;
-        transport.defer(countsAsFailure(delivery.status) ? this.outliers.failure(sid) : this.outliers.success(sid));
+        const outlier = countsAsFailure(delivery.status) ? this.outliers.failure(sid) : this.outliers.success(sid);
+        if (outlier) transport.defer(outlier);
         if (!job.request.upgrade && delivery.status >= 200 && delivery.status < 300 && resolution.overwritten !== "" && BigInt(resolution.overwritten) <= BigInt(resolution.epoch)) {
           transport.defer(this.clearMarker(plan, resolution));
         }

@@ -7,6 +7,7 @@ import type { ClientLink } from "../../data-plane/inbound.ts";
 import type { Delivery, Forward, Transport } from "../../data-plane/transport.ts";
 import { DeadlineTimer, type Expiring } from "./deadline-timer.ts";
 import { OriginCache } from "./origins.ts";
+import { joinedRawHeader } from "./raw-header.ts";
 import { REFUSAL_HEADER, isLeaseRefusal } from "../../contract/headers.ts";
 
 const REFUSAL = REFUSAL_HEADER.toLowerCase();
@@ -152,7 +153,7 @@ function relay(res: ServerResponse, answer: IncomingMessage, forward: Forward, r
     return { kind: "unreachable", connected: true, reason: `worker answered ${status}` };
   }
   const bodiless = forward.method === "HEAD" || NULL_BODY_STATUS.has(status);
-  if (isLeaseRefusal(status, String(answer.headers[REFUSAL] ?? ""))) {
+  if (status === 503 && isLeaseRefusal(status, joinedRawHeader(answer.rawHeaders, REFUSAL))) {
     if (!forward.relayRefusal) {
       answer.resume();
       return { kind: "refused", relay: null };

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { isWebSocketUpgrade } from "../../data-plane/headers.ts";
 import { RawHeaderSource, declaresBody, type ClientLink, type InboundRequest } from "../../data-plane/inbound.ts";
+import { firstRawHeader } from "./raw-header.ts";
 
 /** Request targets that need no URL parser: origin-form, plain characters, no dot segments. */
 const PLAIN_TARGET = /^\/[!$&-;=?-[\]_a-z~]*$/;
@@ -21,7 +22,7 @@ export interface RequestTarget {
  */
 export function requestTarget(req: IncomingMessage, defaultHost: string): RequestTarget | null {
   const target = req.url ?? "/";
-  const rawHost = req.headers.host || defaultHost;
+  const rawHost = firstRawHeader(req.rawHeaders, "host") || defaultHost;
   if (target.startsWith("/") && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target) && PLAIN_HOST.test(rawHost) && !rawHost.endsWith(":80")) {
     const query = target.indexOf("?");
     return query < 0 ? { pathname: target, search: "", host: rawHost } : { pathname: target.slice(0, query), search: normalSearch(target.slice(query)), host: rawHost };
