@@ -6,7 +6,8 @@ export interface MetricsSink {
   resolution(outcome: string): void;
   /** A finished forward: the worker's status (or Pinboard's own 502/504) and its duration. */
   forward(status: number, seconds: number): void;
-  inflight(sessionId: string, value: number): void;
+  /** Where the forwards in flight per worker session are read from, when asked (a scrape). */
+  watchInflight(read: () => Iterable<[sessionId: string, count: number]>): void;
   connections(delta: number): void;
   script(name: string, seconds: number): void;
   sweep(kind: string, count: number): void;
@@ -21,7 +22,7 @@ export class HealthCounters implements MetricsSink {
     this.resolutions[outcome] = (this.resolutions[outcome] ?? 0) + 1;
   }
   forward(): void {}
-  inflight(): void {}
+  watchInflight(): void {}
   connections(delta: number): void {
     this.open += delta;
   }
@@ -34,7 +35,7 @@ export function fanOut(sinks: MetricsSink[]): MetricsSink {
   return {
     resolution: (o) => sinks.forEach((s) => s.resolution(o)),
     forward: (st, sec) => sinks.forEach((s) => s.forward(st, sec)),
-    inflight: (id, v) => sinks.forEach((s) => s.inflight(id, v)),
+    watchInflight: (read) => sinks.forEach((s) => s.watchInflight(read)),
     connections: (d) => sinks.forEach((s) => s.connections(d)),
     script: (n, sec) => sinks.forEach((s) => s.script(n, sec)),
     sweep: (k, c) => sinks.forEach((s) => s.sweep(k, c)),

@@ -28,7 +28,8 @@ export class DataPlane {
     private readonly deps: AppDeps,
     options: { affinityKey?: AffinityKey } = {},
   ) {
-    this.inflight = new InflightGate(deps.config.maxInflight, (sid, v) => deps.metrics.inflight(sid, v));
+    this.inflight = new InflightGate(deps.config.maxInflight);
+    deps.metrics.watchInflight(() => this.inflight.entries());
     this.outliers = new OutlierTracker(deps);
     this.loop = new PlacementLoop(deps, this.inflight, this.outliers);
     this.affinityKey = options.affinityKey ?? clientIpAffinity;

@@ -7,17 +7,13 @@ import { Refusal } from "./outcomes.ts";
 export class InflightGate {
   private readonly counts = new Map<string, number>();
 
-  constructor(
-    private readonly max: number,
-    private readonly report: (sessionId: string, value: number) => void = () => {},
-  ) {}
+  constructor(private readonly max: number) {}
 
   /** Takes a slot or throws the inflight refusal; the returned function gives it back (once). */
   acquire(sessionId: string): () => void {
     const current = this.counts.get(sessionId) ?? 0;
     if (current >= this.max) throw new Refusal("inflight");
     this.counts.set(sessionId, current + 1);
-    this.report(sessionId, current + 1);
     let released = false;
     return () => {
       if (released) return;
@@ -25,12 +21,16 @@ export class InflightGate {
       const left = (this.counts.get(sessionId) ?? 1) - 1;
       if (left <= 0) this.counts.delete(sessionId);
       else this.counts.set(sessionId, left);
-      this.report(sessionId, Math.max(0, left));
     };
   }
 
   get(sessionId: string): number {
     return this.counts.get(sessionId) ?? 0;
+  }
+
+  /** Every session with forwards in flight, and how many. */
+  entries(): IterableIterator<[string, number]> {
+    return this.counts.entries();
   }
 }
 

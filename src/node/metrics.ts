@@ -43,7 +43,7 @@ export class PrometheusMetrics implements MetricsSink {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
-  private readonly inflightGauge = new Gauge({ name: "pinboard_inflight", help: "Forwards in flight per worker session on this node", labelNames: ["session"], registers: [this.registry] });
+  private readInflight: () => Iterable<[string, number]> = () => [];
   private readonly connectionsGauge = new Gauge({ name: "pinboard_connections", help: "Open proxied WebSocket connections on this node", registers: [this.registry] });
   private readonly scriptSeconds = new Histogram({
     name: "pinboard_redis_script_duration_seconds",
@@ -57,6 +57,17 @@ export class PrometheusMetrics implements MetricsSink {
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "pinboard_" });
     const self = this;
+    // Read at scrape time: setting a labelled gauge twice per forward cost the hot path more.
+    new Gauge({
+      name: "pinboard_inflight",
+      help: "Forwards in flight per worker session on this node",
+      labelNames: ["session"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [session, count] of self.readInflight()) this.set({ session }, count);
+      },
+    });
     new Gauge({
       name: "pinboard_workers",
       aggregator: "first",
@@ -121,9 +132,8 @@ export class PrometheusMetrics implements MetricsSink {
     this.forwardsOf(cls).inc();
     this.forwardSecondsOf(cls).observe(seconds);
   }
-  inflight(sessionId: string, value: number): void {
-    if (value === 0) this.inflightGauge.remove({ session: sessionId });
-    else this.inflightGauge.set({ session: sessionId }, value);
+  watchInflight(read: () => Iterable<[string, number]>): void {
+    this.readInflight = read;
   }
   connections(delta: number): void {
     this.connectionsGauge.inc(delta);

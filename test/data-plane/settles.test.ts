@@ -215,6 +215,14 @@ describe.each([
     expect(Date.now() - started).toBeLessThan(FORWARD_TIMEOUT_MS + 8000);
   });
 
+  // The Workers entry has no /metrics: this runs on the Node entry only.
+  it.runIf(start === nodeEntry)("counts forwards in flight in pinboard_inflight while they wait for the worker", async () => {
+    const slow = [0, 1, 2].map((i) => exchange(entry.url, { path: `/hostile/slow-gauge-${i}?ms=1500` }));
+    await until(async () => (await entry.inflight!()) === 3, 5000, 50);
+    for (const answer of await Promise.all(slow)) expect(answer.status).toBe(200);
+    await until(async () => (await entry.inflight!()) === 0, 5000, 50);
+  });
+
   it("gives every slot back when clients leave at each stage, and answers those who stay", async () => {
     const leaving = [
       // Right after sending, at several moments: before, during or after the resolve.

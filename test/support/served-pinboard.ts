@@ -71,7 +71,7 @@ export function listeningSink(on: Partial<MetricsSink>): MetricsSink {
   return {
     resolution: (outcome) => on.resolution?.(outcome),
     forward: (status, seconds) => on.forward?.(status, seconds),
-    inflight: (sessionId, value) => on.inflight?.(sessionId, value),
+    watchInflight: (read) => on.watchInflight?.(read),
     connections: (delta) => on.connections?.(delta),
     script: (name, seconds) => on.script?.(name, seconds),
     sweep: (kind, count) => on.sweep?.(kind, count),
