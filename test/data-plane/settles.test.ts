@@ -134,36 +134,45 @@ async function workersEntry(t: TestRedis): Promise<Entry> {
   return { url: entry.url, cutBodiesShow: false, stop: () => entry.stop() };
 }
 
+interface Fixture {
+  entry: Entry;
+  worker: HostileWorker;
+}
+
+/** Redis, the entry `start` makes and a hostile worker registered on /hostile, for one describe block. */
+function hostileFixture(start: (t: TestRedis) => Promise<Entry>): Fixture {
+  const f = {} as Fixture;
+  let t: TestRedis | undefined;
+  beforeAll(async () => {
+    t = await startTestRedis();
+    f.entry = await start(t);
+    f.worker = await startHostileWorker();
+    await f.worker.register(f.entry.url, await credential("pinboard:worker"), "/hostile");
+    await endColdStart(t);
+  }, 60_000);
+  afterAll(async () => {
+    await f.worker?.close();
+    await f.entry?.stop();
+    await t?.stop();
+  });
+  return f;
+}
+
 describe.each([
   ["the Node entry", nodeEntry],
   ["the Workers entry", workersEntry],
 ])("every forward settles on %s", (_name, start) => {
-  let t: TestRedis;
-  let entry: Entry;
-  let worker: HostileWorker;
+  const f = hostileFixture(start);
 
-  beforeAll(async () => {
-    t = await startTestRedis();
-    entry = await start(t);
-    worker = await startHostileWorker();
-    await worker.register(entry.url, await credential("pinboard:worker"), "/hostile");
-    await endColdStart(t);
-  }, 60_000);
-  afterAll(async () => {
-    await worker?.close();
-    await entry?.stop();
-    await t?.stop();
-  });
-
-  const seenBy = (id: string) => worker.seen.find((s) => s.url.startsWith(`/hostile/${id}`));
+  const seenBy = (id: string) => f.worker.seen.find((s) => s.url.startsWith(`/hostile/${id}`));
 
   it("takes a bare Upgrade, h2c and a made-up upgrade as plain requests without their Upgrade", async () => {
-    const bare = await exchange(entry.url, { path: "/hostile/bare-1", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] });
+    const bare = await exchange(f.entry.url, { path: "/hostile/bare-1", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] });
     expect(bare.status).toBe(200);
     expect(seenBy("bare-1")!.headers.upgrade).toBeUndefined();
     expect(seenBy("bare-1")!.headers.connection ?? "").not.toMatch(/upgrade/i);
 
-    const h2c = await exchange(entry.url, {
+    const h2c = await exchange(f.entry.url, {
       path: "/hostile/h2c-1",
       headers: [["Connection", "Upgrade, HTTP2-Settings"], ["Connection", "close"], ["Upgrade", "h2c"], ["HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA"]],
     });
@@ -171,7 +180,7 @@ describe.each([
     expect(seenBy("h2c-1")!.headers.upgrade).toBeUndefined();
     expect(seenBy("h2c-1")!.headers["http2-settings"]).toBeUndefined();
 
-    const madeUp = await exchange(entry.url, { method: "POST", path: "/hostile/made-up-1", headers: [["Connection", "upgrade, close"], ["Upgrade", "foo/1"]], body: "hello" });
+    const madeUp = await exchange(f.entry.url, { method: "POST", path: "/hostile/made-up-1", headers: [["Connection", "upgrade, close"], ["Upgrade", "foo/1"]], body: "hello" });
     expect(madeUp.status).toBe(200);
     expect(JSON.parse(madeUp.body)).toMatchObject({ method: "POST", bodyBytes: 5 });
     expect(seenBy("made-up-1")!.headers.upgrade).toBeUndefined();
@@ -179,9 +188,9 @@ describe.each([
 
   it("answers 502 bad gateway when a worker answers 101 to a request that asked no upgrade", async () => {
     const requests = [
-      exchange(entry.url, { path: "/hostile/switch-get" }),
-      exchange(entry.url, { path: "/hostile/switch-bare", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] }),
-      exchange(entry.url, { method: "POST", path: "/hostile/switch-post", body: "x".repeat(100) }),
+      exchange(f.entry.url, { path: "/hostile/switch-get" }),
+      exchange(f.entry.url, { path: "/hostile/switch-bare", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] }),
+      exchange(f.entry.url, { method: "POST", path: "/hostile/switch-post", body: "x".repeat(100) }),
     ];
     for (const answer of await Promise.all(requests)) {
       expect({ status: answer.status, body: answer.body }).toEqual({ status: 502, body: "bad gateway" });
@@ -189,12 +198,12 @@ describe.each([
   });
 
   it("ends the answer when the worker closes mid-body, and answers 504 when it never answers", async () => {
-    const { cutBodiesShow } = entry;
+    const { cutBodiesShow } = f.entry;
     const started = Date.now();
     const [length, chunked, hang] = await Promise.all([
-      exchange(entry.url, { path: "/hostile/cut-length-1" }),
-      exchange(entry.url, { path: "/hostile/cut-chunked-1" }),
-      exchange(entry.url, { path: "/hostile/hang-1" }),
+      exchange(f.entry.url, { path: "/hostile/cut-length-1" }),
+      exchange(f.entry.url, { path: "/hostile/cut-chunked-1" }),
+      exchange(f.entry.url, { path: "/hostile/hang-1" }),
     ]);
     // A cut body is either not relayed at all (502) or relayed and cut short: never complete.
     // A cut body is never passed off as whole: not relayed at all (502), or relayed and cut short
@@ -218,17 +227,17 @@ describe.each([
   it("gives every slot back when clients leave at each stage, and answers those who stay", async () => {
     const leaving = [
       // Right after sending, at several moments: before, during or after the resolve.
-      ...[0, 1, 5, 20, 50].map((ms) => exchange(entry.url, { path: `/hostile/slow-early-${ms}?ms=500` }, { leaveAfterMs: ms })),
+      ...[0, 1, 5, 20, 50].map((ms) => exchange(f.entry.url, { path: `/hostile/slow-early-${ms}?ms=500` }, { leaveAfterMs: ms })),
       // While the worker thinks.
-      exchange(entry.url, { path: "/hostile/slow-thinking?ms=1500" }, { leaveAfterMs: 300 }),
+      exchange(f.entry.url, { path: "/hostile/slow-thinking?ms=1500" }, { leaveAfterMs: 300 }),
       // Mid-answer.
-      exchange(entry.url, { path: "/hostile/drip-1" }, { leaveOnBytes: true }),
+      exchange(f.entry.url, { path: "/hostile/drip-1" }, { leaveOnBytes: true }),
       // Mid-upload: 10 of 100000 declared bytes.
-      exchange(entry.url, { method: "POST", path: "/hostile/upload-1", body: "0123456789", declaredLength: 100_000 }, { leaveAfterMs: 200 }),
+      exchange(f.entry.url, { method: "POST", path: "/hostile/upload-1", body: "0123456789", declaredLength: 100_000 }, { leaveAfterMs: 200 }),
       // Against a worker that never answers.
-      exchange(entry.url, { path: "/hostile/hang-2" }, { leaveAfterMs: 200 }),
+      exchange(f.entry.url, { path: "/hostile/hang-2" }, { leaveAfterMs: 200 }),
     ];
-    const staying = exchange(entry.url, { path: "/hostile/plain-after" });
+    const staying = exchange(f.entry.url, { path: "/hostile/plain-after" });
     await Promise.all(leaving);
     expect((await staying).status).toBe(200);
 
@@ -237,40 +246,25 @@ describe.each([
     // a leaked slot never comes back, so the generous budget only costs time when it fails.
     let refused: string[] = [];
     const admitted = async () => {
-      const answers = await Promise.all(Array.from({ length: CAP }, (_, i) => exchange(entry.url, { path: `/hostile/slow-cap-${i}?ms=300` })));
+      const answers = await Promise.all(Array.from({ length: CAP }, (_, i) => exchange(f.entry.url, { path: `/hostile/slow-cap-${i}?ms=300` })));
       refused = answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body}`);
       return refused.length === 0;
     };
     await until(admitted, 30_000, 200).catch((err: Error) => {
       throw new Error(`${err.message}; the last probe had ${refused.length} of ${CAP} refused: ${refused.join(" | ")}`);
     });
-    if (entry.inflight) await until(async () => (await entry.inflight!()) === 0, 5000, 100);
+    if (f.entry.inflight) await until(async () => (await f.entry.inflight!()) === 0, 5000, 100);
   });
 });
 
 // The Workers entry has no /metrics: the gauge is the Node entry's.
 describe("pinboard_inflight on the Node entry", () => {
-  let t: TestRedis;
-  let entry: Entry;
-  let worker: HostileWorker;
-
-  beforeAll(async () => {
-    t = await startTestRedis();
-    entry = await nodeEntry(t);
-    worker = await startHostileWorker();
-    await worker.register(entry.url, await credential("pinboard:worker"), "/hostile");
-    await endColdStart(t);
-  }, 60_000);
-  afterAll(async () => {
-    await worker?.close();
-    await entry?.stop();
-    await t?.stop();
-  });
+  const f = hostileFixture(nodeEntry);
 
   it("counts forwards in flight while they wait for the worker, then none", async () => {
-    const slow = [0, 1, 2].map((i) => exchange(entry.url, { path: `/hostile/slow-gauge-${i}?ms=1500` }));
-    await until(async () => (await entry.inflight!()) === 3, 10_000, 50);
+    const slow = [0, 1, 2].map((i) => exchange(f.entry.url, { path: `/hostile/slow-gauge-${i}?ms=1500` }));
+    await until(async () => (await f.entry.inflight!()) === 3, 10_000, 50);
     for (const answer of await Promise.all(slow)) expect(answer.status).toBe(200);
-    await until(async () => (await entry.inflight!()) === 0, 10_000, 50);
+    await until(async () => (await f.entry.inflight!()) === 0, 10_000, 50);
   });
 });
