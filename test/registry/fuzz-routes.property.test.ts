@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { z } from "zod";
 import { SignJWT } from "jose";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/node/free-port.ts";
 import { probeChallenge } from "../../src/registry/probe.ts";
@@ -998,6 +999,25 @@ describe("through the real Node process", () => {
     expect(result.writtenAtResponse).toBeLessThan(8 * MiB);
     expect(result.closedAfterMs).not.toBeNull();
     expect(result.written).toBeLessThan(30 * 1000 * 1000);
+  });
+
+  it("a refused request whose body stalls half-sent does not hold its keep-alive connection", { timeout: 30_000 }, async () => {
+    // 401 before the body is read; the client then sends nothing more. The connection must be
+    // closed within seconds, not kept (with its parser mid-body) for the 65 s keep-alive timeout.
+    const url = new URL(fleet.pb.url);
+    const socket = connect(Number(url.port), url.hostname);
+    let answer = "";
+    let answeredAt = 0;
+    socket.on("data", (d: Buffer) => {
+      answer += d.toString("latin1");
+      answeredAt ||= Date.now();
+    });
+    socket.on("error", () => {});
+    socket.write(`POST /registry/heartbeat HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n${"x".repeat(1024)}`);
+    await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain('{"error":"unauthorized"}');
+    expect(Date.now() - answeredAt).toBeLessThan(3000);
   });
 
   it("hostile requests through the process: never a 500, never a hang, JSON errors", { timeout: 90_000 * SCALE }, async () => {
