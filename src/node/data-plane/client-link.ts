@@ -11,17 +11,25 @@ const listenersBySocket = new WeakMap<Duplex, Set<() => void>>();
  * cost about a sixth of a proxied request's CPU (`npm run bench:ab`).
  */
 function onClose(socket: Duplex, listener: () => void): () => void {
-  let listeners = listenersBySocket.get(socket);
-  if (!listeners) {
-    const set = (listeners = new Set());
-    listenersBySocket.set(socket, set);
-    socket.once("close", () => {
-      for (const l of set) l();
-      set.clear();
-    });
-  }
+  const listeners = listenersBySocket.get(socket) ?? listenFor(socket);
   listeners.add(listener);
   return () => void listeners.delete(listener);
+}
+
+/**
+ * The connection's listener set and its one 'close' listener. Made apart from `onClose` so the
+ * 'close' closure's scope holds the set alone: created inside `onClose` it would keep that call's
+ * `listener`, and with it the connection's first forward (its request, response and upstream
+ * request), for as long as the connection lives.
+ */
+function listenFor(socket: Duplex): Set<() => void> {
+  const listeners = new Set<() => void>();
+  listenersBySocket.set(socket, listeners);
+  socket.once("close", () => {
+    for (const l of listeners) l();
+    listeners.clear();
+  });
+  return listeners;
 }
 
 /**
