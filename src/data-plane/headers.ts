@@ -54,7 +54,7 @@ const FORWARDING = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-
 const dashed = (name: string): string => (name.includes("_") ? name.replaceAll("_", "-") : name);
 
 /** Dropped in both directions: hop-by-hop, named by Connection, or Pinboard's own (any spelling). */
-const dropped = (name: string, named: Set<string>): boolean =>
+const dropped = (name: string, named: ReadonlySet<string>): boolean =>
   HOP_BY_HOP.has(name) || named.has(name) || dashed(name).startsWith("pinboard-");
 
 /**
@@ -132,30 +132,49 @@ export function forwardResponseHeaders(upstream: Headers, options: { decoded?: b
  * filtering, names lower-cased, repeated Set-Cookie kept apart and other repeats joined with ", ".
  */
 export function forwardResponseRecord(raw: string[]): Record<string, string | string[]> {
-  const connection: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "connection") connection.push(raw[i + 1]!);
-  const named = connectionTokens(connection.join(","));
-  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  const names: string[] = [];
+  let connection: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
+    names.push(name);
+    if (name === "connection") connection = connection === undefined ? raw[i + 1]! : `${connection},${raw[i + 1]!}`;
+  }
+  const named = connection === undefined ? NO_TOKENS : connectionTokens(connection);
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  let joined = false;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = names[i >> 1]!;
     if (dropped(name, named) || name === REFUSAL) continue;
     const value = trimHttpWhitespace(raw[i + 1]!);
     const held = out[name];
     if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;
     else if (Array.isArray(held)) held.push(value);
-    else out[name] = `${held}, ${value}`;
+    else {
+      out[name] = `${held}, ${value}`;
+      joined = true;
+    }
   }
   // Headers trims each value, joins repeats with ", " and trims the joined value again when it is
   // copied: two empty values end as ",".
-  for (const name of Object.keys(out)) {
-    const value = out[name]!;
-    if (!Array.isArray(value)) out[name] = trimHttpWhitespace(value);
+  if (joined) {
+    for (const name of Object.keys(out)) {
+      const value = out[name]!;
+      if (!Array.isArray(value)) out[name] = trimHttpWhitespace(value);
+    }
   }
   out["x-accel-buffering"] = "no";
   return out;
 }
 
-const trimHttpWhitespace = (value: string): string => value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+/** Tab, line feed, carriage return and space: what Headers trims from a value. */
+const isHttpWhitespace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+
+const trimHttpWhitespace = (value: string): string =>
+  value === "" || (!isHttpWhitespace(value.charCodeAt(0)) && !isHttpWhitespace(value.charCodeAt(value.length - 1)))
+    ? value
+    : value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
 
 /** True when a header set names a refusal of a new activation. */
 export const isActivationRefusal = (status: number, headers: Headers): boolean => isLeaseRefusal(status, headers.get(REFUSAL_HEADER));

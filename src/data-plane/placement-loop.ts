@@ -51,7 +51,7 @@ export class PlacementLoop {
   private async attempt<T>(job: Job<T>, exclude: string | undefined, stale: number): Promise<{ result: T; relayed: boolean }> {
     const { deps } = this;
     const { plan, transport } = job;
-    const resolution = await placeInstance(deps, { ...plan.resolve, ...(exclude ? { exclude } : {}) }, (work) => transport.defer(work));
+    const resolution = await placeInstance(deps, exclude ? { ...plan.resolve, exclude } : plan.resolve, (work) => transport.defer(work));
     if (deps.now() - resolution.resolvedAt > STALE_RESOLUTION_MS && stale < MAX_STALE_RETRIES) {
       return this.attempt(job, exclude, stale + 1);
     }

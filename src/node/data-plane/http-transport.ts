@@ -96,11 +96,13 @@ export class NodeHttpTransport {
         }
         upstream = sent;
         let answered = false;
-        sent.once("socket", (socket) => {
+        // \`on\`, not \`once\`: each event fires at most once on a request object used once, and
+        // \`once\` would wrap every listener of every forward.
+        sent.on("socket", (socket) => {
           if (!socket.connecting) connected = true;
           else socket.once("connect", () => (connected = true));
         });
-        sent.once("error", (err: NodeJS.ErrnoException) => {
+        sent.on("error", (err: NodeJS.ErrnoException) => {
           // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
           // an event-loop stall hid the close): the worker never took the request, so it goes again
           // on another connection. Each such failure drops one pooled socket, so this ends.
@@ -109,15 +111,15 @@ export class NodeHttpTransport {
         });
         // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
         // an answer (without this listener Node destroys it and the request would never settle).
-        sent.once("upgrade", (answer: IncomingMessage, socket: Duplex) => {
+        sent.on("upgrade", (answer: IncomingMessage, socket: Duplex) => {
           answered = true;
           socket.destroy();
           unreachable(`worker answered ${answer.statusCode ?? 101} to a request without an upgrade`);
         });
-        sent.once("close", () => {
+        sent.on("close", () => {
           if (!answered && sent === upstream) unreachable("connection closed before the worker answered");
         });
-        sent.once("response", (answer: IncomingMessage) => {
+        sent.on("response", (answer: IncomingMessage) => {
           answered = true;
           if (settled) {
             answer.destroy();
@@ -205,12 +207,12 @@ function pipeAnswer(res: ServerResponse, answer: IncomingMessage, bodiless: bool
     done = true;
     release();
   };
-  res.once("finish", finish);
-  res.once("close", () => {
+  res.on("finish", finish);
+  res.on("close", () => {
     if (!answer.complete) answer.destroy();
     finish();
   });
-  answer.once("close", () => {
+  answer.on("close", () => {
     if (!answer.complete) res.destroy();
   });
   answer.on("error", () => {});

@@ -356,9 +356,9 @@ export function resolveCall(keys: Keys, input: ResolveInput): ScriptCall {
   };
 }
 
-export async function resolve(redis: RedisPort, keys: Keys, input: ResolveInput): Promise<ResolveResult> {
+export function resolve(redis: RedisPort, keys: Keys, input: ResolveInput): Promise<ResolveResult> {
   const call = resolveCall(keys, input);
-  return parseResolve((await redis.run(call.script, call.keys, call.args)) as string[]);
+  return redis.run(call.script, call.keys, call.args).then((reply) => parseResolve(reply as string[]));
 }
 
 export function parseResolve(reply: string[]): ResolveResult {
