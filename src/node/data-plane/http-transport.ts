@@ -96,8 +96,8 @@ export class NodeHttpTransport {
         }
         upstream = sent;
         let answered = false;
-        // \`on\`, not \`once\`: each event fires at most once on a request object used once, and
-        // \`once\` would wrap every listener of every forward.
+        // `on`, not `once`: each event fires at most once on a request object used once, and
+        // `once` would wrap every listener of every forward.
         sent.on("socket", (socket) => {
           if (!socket.connecting) connected = true;
           else socket.once("connect", () => (connected = true));
