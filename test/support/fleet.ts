@@ -34,9 +34,11 @@ export async function startFleet(options: {
   namespaces?: Record<string, InstanceClass>;
   worker?: Partial<WorkerOptions>;
   cluster?: RedisCluster;
+  /** Node flags of the Pinboard process. */
+  nodeArgs?: string[];
 } = {}): Promise<Fleet> {
   const t = options.cluster ? testRedisOnCluster(options.cluster) : await startTestRedis();
-  const pb = await startPinboardProcess({ redis: t, env: options.env });
+  const pb = await startPinboardProcess({ redis: t, env: options.env, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}) });
   const token = await pb.workerCredential();
   const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
   const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";
