@@ -673,7 +673,7 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     expect(await releasesOf("/a-again", getFront)).toEqual([{ finished: true, destroyed: false }]);
     // RFC 9110 §9.2.2: a non-idempotent request is never sent twice on Pinboard's own initiative.
     const delivery = deliveryOf(postAgain);
-    expect(delivery).toEqual({ kind: "unreachable", connected: true, reason: "socket hang up" });
+    expect(delivery).toEqual({ kind: "unreachable", connected: true, reason: "socket hang up (ECONNRESET) on a pooled connection" });
     expect(await releasesOf("/b-again", postFront)).toEqual([]);
     expect(readFileSync(requests, "utf8").split("\n").filter(Boolean)).toEqual(["GET /a 1", "POST /b 2", "GET /a-again 3"]);
   });

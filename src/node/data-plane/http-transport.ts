@@ -107,7 +107,7 @@ export class NodeHttpTransport {
           // an event-loop stall hid the close): the worker never took the request, so it goes again
           // on another connection. Each such failure drops one pooled socket, so this ends.
           if (!answered && !settled && sent.reusedSocket && !forward.withBody && IDEMPOTENT.has(forward.method) && STALE_SOCKET_CODES.has(err.code ?? "")) attempt();
-          else unreachable(err.message);
+          else unreachable(failureOf(err, sent.reusedSocket));
         });
         // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
         // an answer (without this listener Node destroys it and the request would never settle).
@@ -141,6 +141,12 @@ export class NodeHttpTransport {
     if (!sweep) this.sweeps.set(tick, (sweep = new DeadlineTimer<ForwardCut>(tick)));
     return sweep;
   }
+}
+
+/** Why a forward failed, for the log: the error, its code where the message lacks it, and whether the connection was a pooled one. */
+function failureOf(err: NodeJS.ErrnoException, pooled: boolean): string {
+  const code = err.code !== undefined && !err.message.includes(err.code) ? ` (${err.code})` : "";
+  return `${err.message}${code}${pooled ? " on a pooled connection" : ""}`;
 }
 
 /**
