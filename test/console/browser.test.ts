@@ -10,7 +10,8 @@ import { Counter } from "../support/sample-instances.ts";
  * The operator console in a real browser: Debian's Chromium driven by playwright-core, against
  * the real Node entry and two real workers. It signs in, sees health, the workers and the
  * placements, drains a worker and sees the API's answer, walks the tabs by keyboard, fits a
- * phone-sized window, and says in plain words that a worker credential is refused.
+ * phone-sized window, shows an empty fleet's hint, and says in plain words that a worker
+ * credential is refused.
  * CONSOLE_SCREENSHOTS=<dir> keeps a screenshot of each view there (docs/console/ holds them).
  */
 
@@ -112,6 +113,19 @@ describe("the operator console", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await shot("phone");
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it("shows how to start a worker when the credential sees none", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    // An operator whose claim covers a namespace no worker serves sees an empty fleet.
+    await signIn(await fleet.pb.operatorCredential({ namespaces: ["/elsewhere"] }));
+    await page.getByRole("tab", { name: "Workers" }).click();
+    const workers = page.locator("#view-workers");
+    await expect.poll(() => workers.textContent(), { timeout: 15_000 }).toContain("No worker is registered yet.");
+    expect(await workers.locator(".empty code").first().textContent()).toBe("npm start");
+    expect(await workers.locator("tbody tr").count()).toBe(0);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signIn(await fleet.pb.operatorCredential());
   });
 
   it("says in plain words that a worker credential is refused, and keeps nothing", async () => {
