@@ -24,10 +24,6 @@ export class InflightGate {
     };
   }
 
-  get(sessionId: string): number {
-    return this.counts.get(sessionId) ?? 0;
-  }
-
   /** Every session with forwards in flight, and how many. */
   entries(): IterableIterator<[string, number]> {
     return this.counts.entries();

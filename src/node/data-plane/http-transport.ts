@@ -161,6 +161,7 @@ function relay(res: ServerResponse, answer: IncomingMessage, forward: Forward, r
     return { kind: "unreachable", connected: true, reason: `worker answered ${status}` };
   }
   const bodiless = forward.method === "HEAD" || NULL_BODY_STATUS.has(status);
+  // The status first: only a 503 is worth scanning the header lines for the refusal.
   if (status === 503 && isLeaseRefusal(status, joinedRawHeader(answer.rawHeaders, REFUSAL))) {
     if (!forward.relayRefusal) {
       answer.resume();

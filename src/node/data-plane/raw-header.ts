@@ -7,9 +7,7 @@
 
 /** The first value of `name` (lower-case), as `headers.host` keeps the first Host; undefined when absent. */
 export function firstRawHeader(raw: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) return raw[i + 1];
-  }
+  for (let i = 0; i + 1 < raw.length; i += 2) if (isNamed(raw[i]!, name)) return raw[i + 1];
   return undefined;
 }
 
@@ -17,7 +15,10 @@ export function firstRawHeader(raw: readonly string[], name: string): string | u
 export function joinedRawHeader(raw: readonly string[], name: string): string {
   let joined: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) joined = joined === undefined ? raw[i + 1]! : `${joined}, ${raw[i + 1]!}`;
+    if (isNamed(raw[i]!, name)) joined = joined === undefined ? raw[i + 1]! : `${joined}, ${raw[i + 1]!}`;
   }
   return joined ?? "";
 }
+
+/** A raw header name (any case) is `name` (lower-case); the length check spares most lower-casing. */
+const isNamed = (rawName: string, name: string): boolean => rawName.length === name.length && rawName.toLowerCase() === name;
