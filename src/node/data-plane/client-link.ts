@@ -37,12 +37,29 @@ function listenFor(socket: Duplex): Set<() => void> {
  * that goes away closes it. No AbortSignal: Node's AbortSignal survives the young generation, and
  * a heap profile found one per request to be the largest class of objects promoted to the old
  * heap.
+ *
+ * A class, not an object literal with a getter: V8 gives each literal whose accessor is a fresh
+ * closure a map of its own, allocated in the old generation, and that dead map keeps the closure
+ * (and through it the request's socket, response and everything they reach) alive through every
+ * young-generation collection until the next full one. One per request made most of each
+ * request's objects survive scavenges (`--trace-gc-nvp`: 1.7 MB surviving every 250 ms at
+ * 900 req/s, against 0.3 MB with this class).
  */
+class SocketLink implements ClientLink {
+  constructor(
+    private readonly socket: Socket | Duplex,
+    private readonly response: { readonly destroyed: boolean } | undefined,
+  ) {}
+
+  get gone(): boolean {
+    return this.socket.destroyed || this.response?.destroyed === true;
+  }
+
+  onGone(listener: () => void): () => void {
+    return onClose(this.socket, listener);
+  }
+}
+
 export function socketLink(socket: Socket | Duplex, response?: { readonly destroyed: boolean }): ClientLink {
-  return {
-    get gone() {
-      return socket.destroyed || response?.destroyed === true;
-    },
-    onGone: (listener) => onClose(socket, listener),
-  };
+  return new SocketLink(socket, response);
 }
