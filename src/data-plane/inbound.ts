@@ -73,8 +73,8 @@ export function declaresBody(headers: HeaderSource): boolean {
 
 /**
  * The client link of a Fetch API request: its signal (Workers aborts it when the client goes). A
- * class for the reason the Node entry's link is one (src/node/data-plane/client-link.ts): an
- * object literal with a getter costs V8 a map per request.
+ * class for the reason the Node entry's link is one (src/node/data-plane/client-link.ts): what an
+ * object literal with a getter reaches outlives young-generation collections.
  */
 class SignalLink implements ClientLink {
   constructor(private readonly signal: AbortSignal) {}
