@@ -1,13 +1,9 @@
 import { PassThrough } from "node:stream";
-import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { getHeapSpaceStatistics } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { signalLink, type ClientLink } from "../../src/data-plane/inbound.ts";
 import { socketLink } from "../../src/node/data-plane/client-link.ts";
-
-// Collections on demand, young generation only, without starting the test process with --expose-gc.
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as (options?: { type: "minor" | "major" }) => void;
+import { collectGarbage } from "../support/gc-on-demand.ts";
 
 const oldSpaceUsed = () => getHeapSpaceStatistics().find((s) => s.space_name === "old_space")!.space_used_size;
 
@@ -22,14 +18,14 @@ const PAYLOAD_BYTES = 4096;
  * analysis in docs/performance.md).
  */
 function promotedBytes(make: (payload: object) => ClientLink): number {
-  gc({ type: "major" });
+  collectGarbage("major");
   const before = oldSpaceUsed();
   let link: ClientLink | null = null;
   for (let i = 0; i < LINKS; i++) link = make({ destroyed: false, payload: new Array(PAYLOAD_BYTES / 8).fill(i) });
   expect(link?.gone).toBe(false);
   link = null;
-  gc({ type: "minor" });
-  gc({ type: "minor" });
+  collectGarbage("minor");
+  collectGarbage("minor");
   return oldSpaceUsed() - before;
 }
 

@@ -1,12 +1,7 @@
 import { PassThrough } from "node:stream";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { socketLink } from "../../src/node/data-plane/client-link.ts";
-
-// A full collection on demand, without starting the test process with --expose-gc.
-setFlagsFromString("--expose-gc");
-const collect = runInNewContext("gc") as () => void;
+import { collectGarbage as collect } from "../support/gc-on-demand.ts";
 
 /** Lets pending finalisation and timers run between collections. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
