@@ -1,14 +1,17 @@
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleet, type Fleet } from "../support/fleet.ts";
+import { CENSUS } from "../support/error-census.ts";
 import { until } from "../support/local-worker.ts";
 
 /**
  * The issue's "no Error objects on a successful forward", checked from outside the process: the
  * real Node entry runs with its inspector open, and the test, as its debugger, pauses on every
- * exception (caught ones included) and on every rejected promise, notes where, and resumes.
- * Forwards to live placements must raise none; a request Pinboard refuses raises its error, which
- * proves the watch sees them.
+ * exception (caught ones included) and on every rejected promise, notes where, and resumes. An
+ * error made and never thrown raises nothing, so the process also runs with an error census
+ * (test/support/error-census.ts) that counts every error object constructed in it, read over the
+ * same inspector. Forwards to live placements must raise none and make none; a request Pinboard
+ * refuses raises and makes its error, which proves both watches see them.
  */
 
 interface Pause {
@@ -61,6 +64,15 @@ class ExceptionWatch {
     });
   }
 
+  /** The error census's sites since the last call (test/support/error-census.ts), emptied. */
+  async errorsMade(): Promise<string[]> {
+    const reply = (await this.send("Runtime.evaluate", { expression: `JSON.stringify(globalThis.${CENSUS}.sites.splice(0))`, returnByValue: true })) as {
+      result: { value?: string };
+    };
+    if (reply.result.value === undefined) throw new Error(`no error census in Pinboard: ${JSON.stringify(reply)}`);
+    return JSON.parse(reply.result.value) as string[];
+  }
+
   close(): void {
     this.socket.close();
   }
@@ -70,7 +82,7 @@ let fleet: Fleet;
 let watch: ExceptionWatch;
 
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 1, nodeArgs: ["--inspect=127.0.0.1:0"] });
+  fleet = await startFleet({ workers: 1, nodeArgs: ["--inspect=127.0.0.1:0"], preloads: ["./test/support/error-census.ts"] });
   await fleet.skipColdStart();
   const url = /Debugger listening on (ws:\/\/\S+)/.exec(fleet.pb.output())?.[1];
   if (!url) throw new Error(`no inspector URL in Pinboard's output:\n${fleet.pb.output()}`);
@@ -83,11 +95,12 @@ afterAll(async () => {
 });
 
 describe("a successful forward", () => {
-  it("raises no exception and rejects no promise in Pinboard, for GET, HEAD and POST to live placements", { timeout: 60_000 }, async () => {
+  it("raises no exception, rejects no promise and makes no error in Pinboard, for GET, HEAD and POST to live placements", { timeout: 60_000 }, async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `quiet-${i}`);
     // Places the ids and lets every lazy path (module loading, first compilations) run once.
     for (const id of ids) expect((await fetch(`${fleet.pb.url}/echo/${id}/warm`)).status).toBe(200);
     watch.pauses.length = 0;
+    await watch.errorsMade();
 
     for (let round = 0; round < 10; round++) {
       for (const id of ids) {
@@ -102,13 +115,16 @@ describe("a successful forward", () => {
       await post.arrayBuffer();
     }
     expect(watch.pauses).toEqual([]);
+    expect(await watch.errorsMade()).toEqual([]);
   });
 
-  it("the watch does see the exception of a refused request", { timeout: 30_000 }, async () => {
+  it("the watches do see the exception and the error of a refused request", { timeout: 30_000 }, async () => {
     watch.pauses.length = 0;
+    await watch.errorsMade();
     const refused = await fetch(`${fleet.pb.url}/echo/${"x".repeat(300)}`);
     expect(refused.status).toBe(400);
     await until(() => watch.pauses.length > 0);
     expect(watch.pauses.some((p) => p.reason === "exception" || p.reason === "promiseRejection")).toBe(true);
+    expect((await watch.errorsMade()).some((site) => site.startsWith("PinboardError"))).toBe(true);
   });
 });

@@ -36,9 +36,11 @@ export async function startFleet(options: {
   cluster?: RedisCluster;
   /** Node flags of the Pinboard process. */
   nodeArgs?: string[];
+  /** Modules the Pinboard process imports before its entry (startPinboardProcess's preloads). */
+  preloads?: string[];
 } = {}): Promise<Fleet> {
   const t = options.cluster ? testRedisOnCluster(options.cluster) : await startTestRedis();
-  const pb = await startPinboardProcess({ redis: t, env: options.env, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}) });
+  const pb = await startPinboardProcess({ redis: t, env: options.env, nodeArgs: options.nodeArgs, preloads: options.preloads });
   const token = await pb.workerCredential();
   const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
   const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";

@@ -35,13 +35,15 @@ export async function startPinboardProcess(options: {
   env?: Record<string, string>;
   /** Node flags before the entry, e.g. `--inspect=127.0.0.1:0`. */
   nodeArgs?: string[];
+  /** TypeScript modules the process imports before the entry (after tsx), e.g. an instrument. */
+  preloads?: string[];
 }): Promise<PinboardProcess> {
   if ([options.redis, options.redisUrl, options.clusterNodes].filter(Boolean).length !== 1) {
     throw new Error("startPinboardProcess needs one of redis, redisUrl, clusterNodes");
   }
   const redis = redisTargetEnv(options.redis ?? options.redisUrl ?? { clusterNodes: options.clusterNodes });
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "--import", "./test/support/orphan-guard.ts", "src/node.ts"], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "--import", "./test/support/orphan-guard.ts", ...(options.preloads ?? []).flatMap((p) => ["--import", p]), "src/node.ts"], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
