@@ -571,16 +571,18 @@ describe("NodeHttpTransport: failures and cuts", () => {
 });
 
 describe("OriginCache", () => {
-  it("parses an advertise URL once, with and without a path prefix, https on its default port", () => {
+  it("parses an advertise URL once, with and without a path prefix, https on its default port, and its Host as node:http would send it", () => {
     const origins = new OriginCache();
     const prefixed = origins.of("http://10.0.0.7:8080/pinned/");
-    expect(prefixed).toEqual({ https: false, host: "10.0.0.7", port: 8080, path: "/pinned" });
+    expect(prefixed).toEqual({ https: false, host: "10.0.0.7", port: 8080, path: "/pinned", hostHeader: "10.0.0.7:8080" });
     expect(origins.of("http://10.0.0.7:8080/pinned/")).toBe(prefixed);
-    expect(origins.of("http://worker.internal:9000")).toEqual({ https: false, host: "worker.internal", port: 9000, path: "" });
-    expect(origins.of("http://worker.internal")).toEqual({ https: false, host: "worker.internal", port: 80, path: "" });
-    expect(origins.of("https://worker.example.com")).toEqual({ https: true, host: "worker.example.com", port: 443, path: "" });
-    expect(origins.of("https://worker.example.com:8443/a/b")).toEqual({ https: true, host: "worker.example.com", port: 8443, path: "/a/b" });
-    expect(origins.of("http://[::1]:7000/")).toEqual({ https: false, host: "::1", port: 7000, path: "" });
+    expect(origins.of("http://worker.internal:9000")).toEqual({ https: false, host: "worker.internal", port: 9000, path: "", hostHeader: "worker.internal:9000" });
+    expect(origins.of("http://worker.internal")).toEqual({ https: false, host: "worker.internal", port: 80, path: "", hostHeader: "worker.internal" });
+    expect(origins.of("https://worker.example.com")).toEqual({ https: true, host: "worker.example.com", port: 443, path: "", hostHeader: "worker.example.com" });
+    expect(origins.of("https://worker.example.com:8443/a/b")).toEqual({ https: true, host: "worker.example.com", port: 8443, path: "/a/b", hostHeader: "worker.example.com:8443" });
+    expect(origins.of("http://[::1]:7000/")).toEqual({ https: false, host: "::1", port: 7000, path: "", hostHeader: "[::1]:7000" });
+    expect(origins.of("https://[::1]:443/")).toEqual({ https: true, host: "::1", port: 443, path: "", hostHeader: "[::1]" });
+    expect(origins.of("http://Worker.Internal:80")).toEqual({ https: false, host: "worker.internal", port: 80, path: "", hostHeader: "worker.internal" });
   });
 });
 

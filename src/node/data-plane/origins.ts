@@ -5,6 +5,8 @@ export interface Origin {
   port: number;
   /** The advertise URL's own path, without a trailing slash ("" for none). */
   path: string;
+  /** The Host header node:http would send: the host, bracketed when IPv6, with a port unless it is the scheme's default. */
+  hostHeader: string;
 }
 
 /** More distinct advertise URLs than a fleet has workers: a full cache just starts again. */
@@ -27,6 +29,7 @@ export class OriginCache {
       host: url.hostname.replace(/^\[|\]$/g, ""),
       port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
       path: url.pathname.replace(/\/$/, ""),
+      hostHeader: url.host,
     };
     if (this.parsed.size >= MAX_ORIGINS) this.parsed.clear();
     this.parsed.set(advertiseUrl, origin);
