@@ -115,7 +115,10 @@ describe("a successful forward", () => {
       await post.arrayBuffer();
     }
     expect(watch.pauses).toEqual([]);
-    expect(await watch.errorsMade()).toEqual([]);
+    // Pinboard's fetch (Node's bundled undici: the probes of registration and heartbeats) keeps
+    // connections of its own and closes them on its own timers, making an error to do so; the Node
+    // data plane never uses it, so what it makes in the background is not a forward's.
+    expect((await watch.errorsMade()).filter((site) => !site.includes("node:internal/deps/undici/"))).toEqual([]);
   });
 
   it("the watches do see the exception and the error of a refused request", { timeout: 30_000 }, async () => {
