@@ -1,8 +1,16 @@
 import { Refusal } from "./outcomes.ts";
 
+/** Sessions kept at a count of 0 before they are dropped (workers come and go; their keys should not). */
+const IDLE_SESSIONS_KEPT = 1024;
+
 /**
  * Forwards in flight per worker on this node. Past forwards.maxInflight a request is refused
  * (503 worker inflight cap exceeded, retry) instead of queueing behind a saturated worker.
+ *
+ * A session whose last forward ends keeps its key at 0: deleting it re-allocated the map's hash
+ * table whenever the map emptied, once per forward at a low request rate, and the table, held by
+ * the long-lived map, survived young-generation collections. Idle keys are dropped together once
+ * there are IDLE_SESSIONS_KEPT keys.
  */
 export class InflightGate {
   private readonly counts = new Map<string, number>();
@@ -11,22 +19,25 @@ export class InflightGate {
 
   /** Takes a slot or throws the inflight refusal; the returned function gives it back (once). */
   acquire(sessionId: string): () => void {
-    const current = this.counts.get(sessionId) ?? 0;
-    if (current >= this.max) throw new Refusal("inflight");
-    this.counts.set(sessionId, current + 1);
+    const current = this.counts.get(sessionId);
+    if (current === undefined && this.counts.size >= IDLE_SESSIONS_KEPT) this.dropIdle();
+    if ((current ?? 0) >= this.max) throw new Refusal("inflight");
+    this.counts.set(sessionId, (current ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.counts.get(sessionId) ?? 1) - 1;
-      if (left <= 0) this.counts.delete(sessionId);
-      else this.counts.set(sessionId, left);
+      this.counts.set(sessionId, Math.max(0, (this.counts.get(sessionId) ?? 1) - 1));
     };
   }
 
   /** Every session with forwards in flight, and how many. */
-  entries(): IterableIterator<[string, number]> {
-    return this.counts.entries();
+  *entries(): IterableIterator<[string, number]> {
+    for (const entry of this.counts) if (entry[1] > 0) yield entry;
+  }
+
+  private dropIdle(): void {
+    for (const [sessionId, count] of this.counts) if (count === 0) this.counts.delete(sessionId);
   }
 }
 

@@ -2,8 +2,37 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { ClientLink } from "../../data-plane/inbound.ts";
 
+/**
+ * The listeners of the forwards in flight on one client connection. A connection carries one
+ * forward at a time unless its client pipelines, so the first listener takes a slot and only the
+ * others need a Set. A Set alone re-allocated its hash table whenever a removal emptied it, once
+ * per forward, and the table, held by the connection, survived young-generation collections.
+ */
+class ConnectionListeners {
+  private one: (() => void) | undefined;
+  private more: Set<() => void> | undefined;
+
+  add(listener: () => void): void {
+    if (this.one === undefined) this.one = listener;
+    else (this.more ??= new Set()).add(listener);
+  }
+
+  delete(listener: () => void): void {
+    if (this.one === listener) this.one = undefined;
+    else this.more?.delete(listener);
+  }
+
+  /** Calls every listener once and forgets them. */
+  fire(): void {
+    const { one, more } = this;
+    this.one = this.more = undefined;
+    one?.();
+    if (more) for (const listener of more) listener();
+  }
+}
+
 /** Per client connection, the listeners of the forwards in flight on it. */
-const listenersBySocket = new WeakMap<Duplex, Set<() => void>>();
+const listenersBySocket = new WeakMap<Duplex, ConnectionListeners>();
 
 /**
  * Calls `listener` when the connection closes. One 'close' listener per connection, however many
@@ -13,22 +42,19 @@ const listenersBySocket = new WeakMap<Duplex, Set<() => void>>();
 function onClose(socket: Duplex, listener: () => void): () => void {
   const listeners = listenersBySocket.get(socket) ?? listenFor(socket);
   listeners.add(listener);
-  return () => void listeners.delete(listener);
+  return () => listeners.delete(listener);
 }
 
 /**
- * The connection's listener set and its one 'close' listener. Made apart from `onClose` so the
- * 'close' closure's scope holds the set alone: created inside `onClose` it would keep that call's
- * `listener`, and with it the connection's first forward (its request, response and upstream
- * request), for as long as the connection lives.
+ * The connection's listeners and its one 'close' listener. Made apart from `onClose` so the
+ * 'close' closure's scope holds the listeners alone: created inside `onClose` it would keep that
+ * call's `listener`, and with it the connection's first forward (its request, response and
+ * upstream request), for as long as the connection lives.
  */
-function listenFor(socket: Duplex): Set<() => void> {
-  const listeners = new Set<() => void>();
+function listenFor(socket: Duplex): ConnectionListeners {
+  const listeners = new ConnectionListeners();
   listenersBySocket.set(socket, listeners);
-  socket.once("close", () => {
-    for (const l of listeners) l();
-    listeners.clear();
-  });
+  socket.once("close", () => listeners.fire());
   return listeners;
 }
 

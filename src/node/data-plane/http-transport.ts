@@ -265,6 +265,9 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: A
 /** A forward's deadline and client, until the answer's head is in. */
 class ForwardCut implements Expiring {
   expiresAt = Infinity;
+  timerOwner: object | undefined = undefined;
+  timerPrev: Expiring | undefined = undefined;
+  timerNext: Expiring | undefined = undefined;
   private stopListening: (() => void) | undefined;
 
   constructor(
