@@ -1,6 +1,6 @@
 import { Refusal } from "./outcomes.ts";
 
-/** Sessions kept at a count of 0 before they are dropped (workers come and go; their keys should not). */
+/** Keys the map holds before those at 0 are dropped: workers come and go, their keys must not pile up. */
 const IDLE_SESSIONS_KEPT = 1024;
 
 /**
