@@ -19,10 +19,11 @@ export class InflightGate {
 
   /** Takes a slot or throws the inflight refusal; the returned function gives it back (once). */
   acquire(sessionId: string): () => void {
-    const current = this.counts.get(sessionId);
-    if (current === undefined && this.counts.size >= IDLE_SESSIONS_KEPT) this.dropIdle();
-    if ((current ?? 0) >= this.max) throw new Refusal("inflight");
-    this.counts.set(sessionId, (current ?? 0) + 1);
+    const known = this.counts.get(sessionId);
+    if (known === undefined && this.counts.size >= IDLE_SESSIONS_KEPT) this.dropIdle();
+    const current = known ?? 0;
+    if (current >= this.max) throw new Refusal("inflight");
+    this.counts.set(sessionId, current + 1);
     let released = false;
     return () => {
       if (released) return;

@@ -1,3 +1,4 @@
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { DeadlineTimer, type Expiring } from "../../src/node/data-plane/deadline-timer.ts";
 
@@ -38,7 +39,6 @@ describe("DeadlineTimer", () => {
 
 /** Young-generation collections (scavenges) while `work` runs, as Node's GC observer reports them. */
 async function scavengesDuring(work: () => void): Promise<number> {
-  const { PerformanceObserver, constants } = await import("node:perf_hooks");
   const seen: number[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) seen.push(entry.startTime);
