@@ -19,32 +19,13 @@ export class ReplyError extends Error {
   }
 }
 
-/**
- * The bytes `value` takes in UTF-8, as Buffer writes it (a lone surrogate becomes U+FFFD, three
- * bytes). Most arguments are short ASCII: a loop over them costs less than Buffer.byteLength's
- * call into C++.
- */
-export function utf8Length(value: string): number {
-  let bytes = value.length;
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < value.length && (value.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 2; // a pair: two UTF-16 units, four bytes
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
-}
-
 /** One command as RESP: `*<n>` then each argument as a bulk string. */
 export function encodeCommand(args: readonly (string | number)[]): string {
   let out = `*${args.length}\r\n`;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const text = typeof arg === "string" ? arg : String(arg);
-    out += `$${utf8Length(text)}\r\n${text}\r\n`;
+    out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
   }
   return out;
 }
