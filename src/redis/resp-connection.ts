@@ -19,7 +19,8 @@ type State = "connecting" | "ready" | "waiting" | "closed";
 class Pending {
   settled = false;
   constructor(
-    readonly payload: string,
+    /** The command as written; dropped once written, so a queue of unanswered commands stays small. */
+    public payload: string,
     readonly deadline: number,
     readonly resolve: (reply: RespValue) => void,
     readonly reject: (err: Error) => void,
@@ -39,7 +40,9 @@ const retryDelayMs = (attempt: number): number => Math.min(attempt * 50, 2000);
  * Failure is prompt and bounded: a lost connection rejects every command in flight ("Connection is
  * closed.") and reconnects with ioredis' back-off; commands sent meanwhile wait for the next
  * attempt and fail with its error if it fails too; no command waits longer than `timeoutMs`
- * ("Command timed out"; its reply, if it comes, is dropped). A command is never sent twice.
+ * ("Command timed out"; its reply, if it comes, is dropped); a server that leaves the oldest
+ * command unanswered for twice that is taken for gone and the connection made again. A command is
+ * never sent twice.
  */
 export class RespConnection {
   private state: State = "connecting";
@@ -108,6 +111,7 @@ export class RespConnection {
     this.socket = socket;
     this.state = "connecting";
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, 15_000);
     socket.setTimeout(Math.max(this.options.timeoutMs, 10_000), () => socket.destroy(new Error(`connect ETIMEDOUT ${host}:${port}`)));
     let failure: Error | undefined;
     socket.on("error", (err) => (failure = err));
@@ -153,6 +157,7 @@ export class RespConnection {
   private write(pending: Pending): void {
     this.inFlight.push(pending);
     this.outgoing += pending.payload;
+    pending.payload = "";
     if (!this.flushQueued) {
       this.flushQueued = true;
       // After every I/O callback of this turn: the commands of many requests share one write(2).
@@ -189,8 +194,17 @@ export class RespConnection {
     else pending.resolve(reply);
   }
 
-  /** Rejects the commands whose time is up; their replies, when they come, are dropped. */
+  /**
+   * Rejects the commands whose time is up; their replies, when they come, are dropped. A server
+   * that has not answered the oldest command for twice the timeout is taken for gone (stopped,
+   * or cut off without a reset): the connection is dropped and made again, so unanswered
+   * commands do not pile up behind it.
+   */
   private expire(now: number): void {
+    const oldest = this.inFlight[this.head];
+    if (oldest !== undefined && now - oldest.deadline >= this.options.timeoutMs) {
+      this.socket?.destroy(new Error(`no reply from Redis in ${2 * this.options.timeoutMs} ms`));
+    }
     for (const queue of [this.inFlight, this.offline]) {
       for (let i = queue === this.inFlight ? this.head : 0; i < queue.length; i++) {
         const pending = queue[i]!;

@@ -73,24 +73,23 @@ describe("RespConnection", () => {
     expect(await c.send(["GET", "refused:string"])).toBe("x");
   });
 
-  it("fails a command that outlives its timeout, and the next command still gets its own reply", async () => {
-    const c = connection(server.url, { timeoutMs: 100 });
+  it("fails a command that outlives its timeout, drops its late reply, and the next command gets its own", async () => {
+    const c = connection(server.url, { timeoutMs: 500 });
     await c.send(["SET", "slow:after", "mine"]);
     const started = Date.now();
-    // BLPOP holds the connection for 1 s and then answers nil, after its command timed out.
-    const blocked = c.send(["BLPOP", "slow:empty-list", "1"]).catch((err: Error) => err);
-    const next = c.send(["GET", "slow:after"]).then(
-      (value) => ({ value, at: Date.now() - started }),
-      (err: Error) => ({ value: err.message, at: Date.now() - started }),
-    );
-    const timedOut = await blocked;
-    expect((timedOut as Error).message).toBe("Command timed out");
-    expect(Date.now() - started).toBeLessThan(900);
-    // The GET waited behind BLPOP too and timed out with it; the late nil answers no one.
-    expect((await next).value).toBe("Command timed out");
-    await new Promise((r) => setTimeout(r, 1100 - (Date.now() - started)));
-    expect(await c.send(["GET", "slow:after"])).toBe("mine");
+    // BLPOP holds the connection for 0.6 s and then answers nil, after its command timed out.
+    const blocked = c.send(["BLPOP", "slow:empty-list", "0.6"]).catch((err: Error) => err);
+    const behind = c.send(["GET", "slow:after"]).catch((err: Error) => err);
+    expect(((await blocked) as Error).message).toBe("Command timed out");
+    // The GET waited behind BLPOP and timed out with it.
+    expect(((await behind) as Error).message).toBe("Command timed out");
+    // Past BLPOP's answer (0.6 s), before twice the timeout (1 s) would take the server for gone.
+    await new Promise((r) => setTimeout(r, 850 - (Date.now() - started)));
+    // The same connection (no error, no reconnect), in step: the late nil and the late value went to no one.
     expect(await c.send(["ECHO", "in step"])).toBe("in step");
+    expect(await c.send(["GET", "slow:after"])).toBe("mine");
+    expect(c.errors).toEqual([]);
+    expect(c.readies).toBe(1);
   });
 
   it("authenticates and selects the database the URL names", async () => {
@@ -145,6 +144,24 @@ describe("RespConnection", () => {
       await until(async () => ((await c.send(["PING"]).catch(() => null)) === "PONG" ? true : null), 5000, 50);
       expect(c.readies).toBeGreaterThanOrEqual(2);
     } finally {
+      await own.stop();
+    }
+  });
+
+  it("takes a server that stopped answering for gone after twice the timeout, and reconnects once it answers", async () => {
+    const own = await startEmbeddedRedis({ port: await freePort() });
+    try {
+      const c = connection(own.url, { timeoutMs: 200 });
+      expect(await c.send(["PING"])).toBe("PONG");
+      own.process.kill("SIGSTOP");
+      const stalled = await c.send(["SET", "stalled", "1"]).catch((err: Error) => err);
+      expect((stalled as Error).message).toBe("Command timed out");
+      await until(() => (c.errors.some((e) => e === "no reply from Redis in 400 ms") ? true : null), 3000, 20);
+      own.process.kill("SIGCONT");
+      await until(async () => ((await c.send(["PING"]).catch(() => null)) === "PONG" ? true : null), 5000, 50);
+      expect(c.readies).toBeGreaterThanOrEqual(2);
+    } finally {
+      own.process.kill("SIGCONT");
       await own.stop();
     }
   });
