@@ -20,6 +20,8 @@ export interface BenchArgs {
   duration: number;
   /** Interleaved rounds of the fronts: each gets duration / rounds (whole seconds) per round; rows are medians. */
   rounds: number;
+  /** Measured seconds per paced row, over the same rounds. */
+  pacedDuration: number;
   /** Ids placed through Pinboard and then hammered by pinboard-hot. */
   hot: number;
   /** Seconds the large fleet may take to register before the check goes on with fewer workers. */
@@ -43,6 +45,9 @@ export const USAGE = `npm run bench -- [flags]
                     takes whole seconds); the first round has 1 s of warm-up more (default 6)
   --rounds N        the fronts (direct, plain, nginx, pinboard-*, workerd-*) run interleaved in N
                     rounds of duration/N seconds; each row is the median of its rounds (default 3)
+  --paced-duration S  measured seconds per paced row, over the same rounds (default 15, rounds of
+                    5 s: a p99 is one request in a hundred, and the more requests a round holds,
+                    the less one stall of the machine moves it)
   --hot N           ids pre-placed and hammered by pinboard-hot (default 1000)
   --register-budget S  seconds the large fleet may spend registering; then the check runs with
                     the workers registered so far and says so (default 20)
@@ -74,6 +79,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       connections: { type: "string" },
       duration: { type: "string" },
       rounds: { type: "string" },
+      "paced-duration": { type: "string" },
       hot: { type: "string" },
       "memory-rows": { type: "string" },
       "register-budget": { type: "string" },
@@ -93,6 +99,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     connections: int("connections", values.connections, 64, 1),
     duration: int("duration", values.duration, 6, 1),
     rounds: int("rounds", values.rounds, 3, 1),
+    pacedDuration: int("paced-duration", values["paced-duration"], 15, 1),
     hot: int("hot", values.hot, 1000, 1),
     memoryRows: int("memory-rows", values["memory-rows"], 100_000, 1),
     registerBudget: int("register-budget", values["register-budget"], 20, 1),

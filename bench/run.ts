@@ -120,7 +120,7 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
     // The latency a front adds apart from queueing at saturation: every proxy at one offered
     // rate all of them sustain, a quarter of the slower side's saturated throughput.
     rate = Math.max(10, Math.round(0.25 * Math.min(byName(hot.name)?.rps ?? 0, byName(rowName("plain", "length"))?.rps ?? 0)));
-    rows.push(...(await runner.rounds(pacedSpecs(specs, rate, args.connections), args.rounds)));
+    rows.push(...(await runner.rounds(pacedSpecs(specs, rate, args.connections), args.rounds, args.pacedDuration)));
   } else if (on("paced")) log("paced rows skipped: their rate comes from the fronts section's saturated rows");
   if (on("floors")) await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
   if (args.profile) {

@@ -60,10 +60,10 @@ export class ScenarioRunner {
 
   constructor(private readonly ctx: RunnerContext) {}
 
-  /** Runs `specs` in `rounds` interleaved rounds; one combined row per spec, in order. */
-  async rounds(specs: LoadSpec[], rounds: number): Promise<ScenarioResult[]> {
+  /** Runs `specs` in `rounds` interleaved rounds of `durationS` in all (default: the context's); one combined row per spec, in order. */
+  async rounds(specs: LoadSpec[], rounds: number, durationS = this.ctx.durationS): Promise<ScenarioResult[]> {
     const tallies = new Map<string, Tally>(specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]));
-    const perWindow = windowSeconds(this.ctx.durationS, rounds);
+    const perWindow = windowSeconds(durationS, rounds);
     for (let round = 0; round < rounds; round++) {
       for (const spec of orderOf(specs, round)) {
         const how = spec.rate ? `paced at ${spec.rate} req/s` : "wrk";
