@@ -15,6 +15,7 @@ const FRAMINGS = ["length", "chunked"] as const;
 /** Fronts in table order, with what each one is. */
 export function frontLabels(nginx: { version: string; workerProcesses: number } | null): FrontLabel[] {
   return [
+    ...(nginx ? [{ front: "ceiling", label: "wrk's ceiling (nginx answers itself)" }] : []),
     { front: "direct", label: "direct (the worker itself)" },
     { front: "plain", label: "plain node:http proxy" },
     ...(nginx ? [{ front: "nginx", label: `${nginx.version} (${nginx.workerProcesses} worker process)` }] : []),
@@ -40,30 +41,48 @@ export function frontTable(byName: (name: string) => ScenarioResult | undefined,
 }
 
 /**
- * Whether the client could have capped the fronts: direct (client and worker alone) against
- * each proxy, per answer shape. A front at a third of direct's rate or less had the client's
- * and the worker's capacity to spare; one above it may have met their limit instead of its own.
+ * Whether the client could have capped the fronts. The ceiling row is wrk against nginx answering
+ * by itself: at 3 × the fastest proxy or more, the client was not their limit. direct (client and
+ * worker alone) against each proxy, per answer shape, says whether the worker was: a front at a
+ * third of direct's rate or less had the worker's capacity to spare.
  */
 export function headroomLines(byName: (name: string) => ScenarioResult | undefined, fronts: FrontLabel[]): string[] {
-  return FRAMINGS.map((framing) => {
-    const shape = framing === "length" ? "Content-Length" : "chunked";
-    const direct = byName(rowName("direct", framing));
-    const proxies = fronts.filter((f) => f.front !== "direct").flatMap((f) => {
-      const r = byName(rowName(f.front, framing));
-      return r ? [{ front: f.front, rps: r.rps }] : [];
-    });
-    if (!direct || proxies.length === 0) return `client headroom (${shape}): not measured`;
-    const fastest = proxies.reduce((a, b) => (b.rps > a.rps ? b : a));
-    const x = ratio(direct.rps, fastest.rps);
-    const wrk = direct.clientCpuShare == null ? "" : ` with wrk at ${fmt(100 * direct.clientCpuShare, 0)} % of a core`;
-    const clear = proxies.filter((p) => p.rps * 3 <= direct.rps).map((p) => p.front);
-    const close = proxies.filter((p) => p.rps * 3 > direct.rps).map((p) => p.front);
-    const verdict =
-      close.length === 0
-        ? "≥ 3× every proxy: the client was not the bottleneck"
-        : `within 3× of direct: ${close.join(", ")} (the client and the worker may have been their limit)${clear.length ? `; ≤ 1/3 of direct: ${clear.join(", ")}` : ""}`;
-    return `client headroom (${shape}): direct ${fmt(direct.rps, 0)} req/s${wrk} = ${fmt(x, 2)}× the fastest proxy (${fastest.front}); ${verdict}`;
-  });
+  const proxies = fronts.filter((f) => f.front !== "direct" && f.front !== "ceiling");
+  const ceiling = byName(rowName("ceiling", "length"));
+  const fastest = fastestProxy(byName, proxies);
+  const share = (r: ScenarioResult) => (r.clientCpuShare == null ? "" : ` with wrk at ${fmt(100 * r.clientCpuShare, 0)} % of a core`);
+  const client =
+    ceiling && fastest
+      ? `client ceiling: wrk drove ${fmt(ceiling.rps, 0)} req/s against nginx answering by itself${share(ceiling)} = ${fmt(ratio(ceiling.rps, fastest.rps), 2)}× the fastest proxy (${fastest.front}, ${fastest.framing}); ${ceiling.rps >= 3 * fastest.rps ? "the client was not the bottleneck" : "the client may have been the bottleneck"}`
+      : "client ceiling: not measured (needs nginx)";
+  return [
+    client,
+    ...FRAMINGS.map((framing) => {
+      const shape = framing === "length" ? "Content-Length" : "chunked";
+      const direct = byName(rowName("direct", framing));
+      const rows = proxies.flatMap((f) => {
+        const r = byName(rowName(f.front, framing));
+        return r ? [{ front: f.front, rps: r.rps }] : [];
+      });
+      if (!direct || rows.length === 0) return `worker headroom (${shape}): not measured`;
+      const top = rows.reduce((a, b) => (b.rps > a.rps ? b : a));
+      const close = rows.filter((p) => p.rps * 3 > direct.rps).map((p) => p.front);
+      const verdict = close.length === 0 ? "≥ 3× every proxy" : `within 3× of direct: ${close.join(", ")} (the worker may have been their limit)`;
+      return `worker headroom (${shape}): direct ${fmt(direct.rps, 0)} req/s${share(direct)} = ${fmt(ratio(direct.rps, top.rps), 2)}× the fastest proxy (${top.front}); ${verdict}`;
+    }),
+  ];
+}
+
+/** The fastest proxy row of either answer shape. */
+function fastestProxy(byName: (name: string) => ScenarioResult | undefined, proxies: FrontLabel[]): { front: string; framing: string; rps: number } | undefined {
+  let best: { front: string; framing: string; rps: number } | undefined;
+  for (const { front } of proxies) {
+    for (const framing of FRAMINGS) {
+      const r = byName(rowName(front, framing));
+      if (r && (!best || r.rps > best.rps)) best = { front, framing, rps: r.rps };
+    }
+  }
+  return best;
 }
 
 export function processTable(byName: (name: string) => ScenarioResult | undefined): string | null {

@@ -49,6 +49,14 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
       pids: { proxy: top.plain.child.pid, redis, worker },
       note: "node:http server + http.request with a keep-alive agent, piped both ways, to worker 0 (runs under tsx)",
     });
+    if (top.nginx && framing === "length") {
+      add("ceiling", framing, {
+        url: top.nginx.url,
+        plan: cycle("/ceiling/d-", hotCount, framing),
+        pids: { proxy: { tree: top.nginx.pid } },
+        note: "nginx answering 11 bytes by itself, no worker behind it: what wrk can drive on this machine",
+      });
+    }
     if (top.nginx) {
       add("nginx", framing, {
         url: top.nginx.url,

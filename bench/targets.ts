@@ -68,14 +68,15 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
   const big = o.hotAtBigName.split("@")[1] ?? "big";
   const many = o.newAtManyName?.split("@")[1] ?? "1000";
 
-  // The client's headroom: direct against the fastest proxy, per answer shape; the smaller counts.
-  const headroom = (["length", "chunked"] as const).map((framing) => {
-    const fastest = PROXIES.map((f) => row(f, framing)).reduce<ScenarioResult | undefined>((a, r) => (r && (!a || r.rps > a.rps) ? r : a), undefined);
-    return { framing, fastest, ratio: ratio(row("direct", framing)?.rps, fastest?.rps) };
-  });
-  const tightest = headroom.reduce((a, h) => (h.ratio !== null && (a.ratio === null || h.ratio < a.ratio) ? h : a));
+  // The worker's headroom: direct against the fastest proxy, per answer shape (reported).
+  const fastestOf = (framing: "length" | "chunked") => PROXIES.map((f) => row(f, framing)).reduce<ScenarioResult | undefined>((a, r) => (r && (!a || r.rps > a.rps) ? r : a), undefined);
+  const headroom = (["length", "chunked"] as const).map((framing) => ({ framing, ratio: ratio(row("direct", framing)?.rps, fastestOf(framing)?.rps) }));
+  // The client's headroom: wrk against nginx answering by itself, against the fastest proxy of either shape.
+  const fastest = [fastestOf("length"), fastestOf("chunked")].reduce<ScenarioResult | undefined>((a, r) => (r && (!a || r.rps > a.rps) ? r : a), undefined);
+  const ceiling = row("ceiling");
 
   const ratios: Record<string, number | null> = {
+    "client ceiling/fastest proxy rps": ratio(ceiling?.rps, fastest?.rps),
     "direct/fastest proxy rps (length)": headroom[0]!.ratio,
     "direct/fastest proxy rps (chunked)": headroom[1]!.ratio,
     "pinboard-hot/plain rps (length)": ratio(hot?.rps, plain?.rps),
@@ -110,11 +111,12 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
   const ms = (key: string) => `${signed(r(key))} ms`;
   const targets: Target[] = [
     {
-      name: "client headroom: direct vs fastest proxy",
+      name: "client headroom: wrk's ceiling vs fastest proxy",
       target: "≥ 3.00×",
-      measured: tightest.ratio !== null && tightest.fastest ? `${fmt(tightest.ratio, 2)}× (${tightest.framing}; fastest ${tightest.fastest.front})` : "not run",
-      pass: check(tightest.ratio, (v) => v >= 3),
+      measured: ceiling && fastest ? `${times("client ceiling/fastest proxy rps")} (${fmt(ceiling.rps, 0)} req/s; fastest ${fastest.name})` : "not run (needs nginx)",
+      pass: check(r("client ceiling/fastest proxy rps"), (v) => v >= 3),
     },
+    { name: "worker headroom: direct vs fastest proxy, Content-Length", target: "reported", measured: times("direct/fastest proxy rps (length)"), pass: null },
     { name: "pinboard-hot / plain, Content-Length", target: "≥ 0.60×", measured: times("pinboard-hot/plain rps (length)"), pass: check(r("pinboard-hot/plain rps (length)"), (v) => v >= 0.6) },
     { name: "pinboard-hot / plain, chunked", target: "≥ 0.50×", measured: times("pinboard-hot/plain rps (chunked)"), pass: check(r("pinboard-hot/plain rps (chunked)"), (v) => v >= 0.5) },
     { name: "pinboard-new / plain, Content-Length", target: "≥ 0.40×", measured: times("pinboard-new/plain rps (length)"), pass: check(r("pinboard-new/plain rps (length)"), (v) => v >= 0.4) },
