@@ -13,7 +13,7 @@ import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import { resolveCall } from "../src/redis/scripts/index.ts";
 import type { ScriptCall } from "../src/redis/port.ts";
-import { TcpRedis } from "../src/redis/tcp.ts";
+import { TcpRedis } from "../src/node/redis/tcp.ts";
 import { randomSeed } from "../src/data-plane/resolver.ts";
 import { affinityHash } from "../src/data-plane/affinity.ts";
 import type { BenchArgs } from "./args.ts";

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { RedisPort } from "../redis/port.ts";
-import { describeRedisAddress, TcpRedis } from "../redis/tcp.ts";
+import { describeRedisAddress, TcpRedis } from "./redis/tcp.ts";
 import { UpstashRedis } from "../redis/upstash.ts";
 import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import { registeredScripts } from "../../src/contract/lua-script.ts";
 import "../../src/redis/scripts/index.ts";
-import { TcpRedis } from "../../src/redis/tcp.ts";
+import { TcpRedis } from "../../src/node/redis/tcp.ts";
 import { resolvePlacement } from "../../src/data-plane/resolver.ts";
 import { runSweep } from "../../src/sweeper/sweep.ts";
 import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeCommand, ReplyError, RespParser, type RespValue } from "../../src/redis/resp-codec.ts";
+import { encodeCommand, ReplyError, RespParser, type RespValue } from "../../src/node/redis/resp-codec.ts";
 
 /** A reply as Redis writes it (the test's own encoder, independent of the parser). */
 function wire(value: RespValue): string {

@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
 import { freePort } from "../../src/node/free-port.ts";
-import { RespConnection, type RespConnectionOptions } from "../../src/redis/resp-connection.ts";
+import { RespConnection, type RespConnectionOptions } from "../../src/node/redis/resp-connection.ts";
 import { until } from "../support/local-worker.ts";
 
 /**

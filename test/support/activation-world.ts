@@ -6,7 +6,7 @@
  * test drives by rewriting stored expiries (see the test file for why).
  */
 import { Keys } from "../../src/redis/keys.ts";
-import type { TcpRedis } from "../../src/redis/tcp.ts";
+import type { TcpRedis } from "../../src/node/redis/tcp.ts";
 import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";

@@ -6,7 +6,7 @@ import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
-import { TcpRedis } from "../../src/redis/tcp.ts";
+import { TcpRedis } from "../../src/node/redis/tcp.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 
 export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";

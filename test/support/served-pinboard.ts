@@ -8,7 +8,7 @@ import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
 import type { MetricsSink } from "../../src/metrics-sink.ts";
-import { TcpRedis } from "../../src/redis/tcp.ts";
+import { TcpRedis } from "../../src/node/redis/tcp.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 

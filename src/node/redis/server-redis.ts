@@ -1,5 +1,5 @@
-import { evalScript, type LuaScript } from "../contract/lua-script.ts";
-import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
+import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
+import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../../redis/port.ts";
 import type { RespConnection } from "./resp-connection.ts";
 import type { RespValue } from "./resp-codec.ts";
 

@@ -1,6 +1,6 @@
 import type { Cluster } from "ioredis";
-import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "./port.ts";
-import { evalScript, type LuaScript } from "../contract/lua-script.ts";
+import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../../redis/port.ts";
+import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
 
 /**
  * The RedisPort of a Redis Cluster (REDIS_CLUSTER_NODES) over ioredis, which follows MOVED and ASK

@@ -1,7 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
-import type { Logger } from "../log.ts";
-import type { LuaScript } from "../contract/lua-script.ts";
+import type { RedisPort, RedisReply, ScriptCall } from "../../redis/port.ts";
+import type { Logger } from "../../log.ts";
+import type { LuaScript } from "../../contract/lua-script.ts";
 import { ClusterRedis } from "./cluster-redis.ts";
 import { RespConnection } from "./resp-connection.ts";
 import { ServerRedis } from "./server-redis.ts";
