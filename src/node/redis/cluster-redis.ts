@@ -1,12 +1,13 @@
 import type { Cluster } from "ioredis";
-import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../../redis/port.ts";
+import { pairs, timeReplyToMs, withScores, type RedisReply } from "../../redis/port.ts";
+import type { TcpPort } from "./tcp.ts";
 import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
 
 /**
  * The RedisPort of a Redis Cluster (REDIS_CLUSTER_NODES) over ioredis, which follows MOVED and ASK
  * redirections and refreshes the slot map; each command goes to the primary of its keys' slot.
  */
-export class ClusterRedis implements RedisPort {
+export class ClusterRedis implements TcpPort {
   constructor(
     private readonly client: Cluster,
     private readonly timeoutMs: number,
@@ -34,10 +35,6 @@ export class ClusterRedis implements RedisPort {
         (source) => this.client.eval(source, keys.length, ...keys, ...args) as Promise<RedisReply>,
       ),
     );
-  }
-
-  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
-    return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
   }
 
   timeMs(): Promise<number> {

@@ -1,5 +1,6 @@
 import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
-import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../../redis/port.ts";
+import { pairs, timeReplyToMs, withScores, type RedisReply } from "../../redis/port.ts";
+import type { TcpPort } from "./tcp.ts";
 import type { RespConnection } from "./resp-connection.ts";
 import type { RespValue } from "./resp-codec.ts";
 
@@ -9,7 +10,7 @@ import type { RespValue } from "./resp-codec.ts";
  * connection without waiting for each other, so the bucket fan-out of a heartbeat costs about one
  * round trip.
  */
-export class ServerRedis implements RedisPort {
+export class ServerRedis implements TcpPort {
   constructor(private readonly connection: RespConnection) {}
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
@@ -18,10 +19,6 @@ export class ServerRedis implements RedisPort {
       (sha) => this.connection.send(scriptCommand("EVALSHA", sha, keys, args)) as Promise<RedisReply>,
       (source) => this.connection.send(scriptCommand("EVAL", source, keys, args)) as Promise<RedisReply>,
     );
-  }
-
-  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
-    return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
   }
 
   async timeMs(): Promise<number> {

@@ -18,6 +18,9 @@ export interface TcpRedisOptions {
   log?: Pick<Logger, "warn" | "info">;
 }
 
+/** What a server or cluster adapter implements; TcpRedis runs several scripts through its own `run`. */
+export type TcpPort = Omit<RedisPort, "runMany">;
+
 /** The same connection error is logged again at most this often while it lasts (ms). */
 const REPEAT_ERROR_LOG_MS = 30_000;
 
@@ -45,7 +48,7 @@ export class TcpRedis implements RedisPort {
   readonly address: string;
   /** The last connection error's message, until the connection is ready again. */
   lastError: string | undefined;
-  private readonly port: RedisPort;
+  private readonly port: TcpPort;
   private admin: Redis | Cluster | undefined;
   private logged: { message: string; at: number } | undefined;
 
