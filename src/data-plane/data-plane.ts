@@ -1,6 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, errorAnswer, notFound } from "../errors.ts";
 import { clientIpAffinity, type AffinityKey } from "./affinity.ts";
+import { framingRefused } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
 import { InflightGate } from "./inflight.ts";
 import { OutlierTracker } from "./outliers.ts";
@@ -42,6 +43,7 @@ export class DataPlane {
   async serve<T>(request: InboundRequest, transport: Transport<T>): Promise<T> {
     const { deps } = this;
     try {
+      if (request.framing.kind === "refused") throw framingRefused(request.framing.reason);
       const path = isDataPlanePath(request.pathname, deps.config.basePath) ? parseDataPath(request.pathname, deps.config.basePath) : null;
       if (!path) throw notFound("unknown namespace");
       const plan = await planForward(deps, request, path, this.affinityKey);

@@ -34,9 +34,17 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
       const webSocket = (response as Response & { webSocket?: unknown }).webSocket;
       if (response.status < 200 && !(forward.upgrade && webSocket)) {
         // A 101 to a request that asked for no upgrade (or a WebSocket the runtime did not hand
-        // over) is no answer a client can be given.
+        // over) is no answer a client can be given. An informational answer (103 Early Hints) is
+        // legal HTTP that workerd's fetch hands over as if it were final: the runtime's limit, not
+        // the worker's failure.
         await response.body?.cancel().catch(() => {});
-        return { kind: "unreachable", connected: true, reason: `worker answered ${response.status} to a request without an upgrade` };
+        const informational = response.status !== 101;
+        return { kind: "unreachable", connected: true, reason: `worker answered ${response.status}${informational ? "" : " to a request without an upgrade"}`, ...(informational ? { local: true as const } : {}) };
+      }
+      if (response.status > 599) {
+        // What a Response cannot carry (its constructor throws a RangeError past 599).
+        await response.body?.cancel().catch(() => {});
+        return { kind: "unreachable", connected: true, reason: `worker answered ${response.status}` };
       }
       if (isActivationRefusal(response.status, response.headers)) {
         if (!forward.relayRefusal) {
@@ -46,7 +54,7 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
         return {
           kind: "refused",
           relay: {
-            send: () => new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers) }),
+            send: () => new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers, { status: 503 }) }),
             drop: () => {
               void response.body?.cancel().catch(() => {});
               release();
@@ -55,11 +63,16 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
         };
       }
       if (webSocket) {
+        // The WebSocket slot covers the handshake only: the runtime proxies the socket itself and
+        // tells Pinboard nothing of its close (docs/decisions.md, WebSockets).
         release();
-        return { kind: "answered", status: response.status, result: response };
+        // The 101's headers are filtered like any answer's (Pinboard-*, the refusal,
+        // Service-Worker-Allowed, hop-by-hop) before the socket goes to the client.
+        const headers = forwardResponseHeaders(response.headers, { status: response.status });
+        return { kind: "answered", status: response.status, result: new Response(null, { status: response.status, headers, webSocket } as ResponseInit) };
       }
       const decoded = options.decodesBodies && response.headers.has("content-encoding");
-      const headers = forwardResponseHeaders(response.headers, { decoded });
+      const headers = forwardResponseHeaders(response.headers, { decoded, status: response.status });
       const init = { status: response.status, statusText: response.statusText, headers };
       return { kind: "answered", status: response.status, result: new Response(onBodyDone(response.body, release), init) };
     },
@@ -82,7 +95,7 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
   const stopListening = client.onGone(() => stop("aborted"));
   const body = forward.withBody ? options.body : null;
   try {
-    const init = { method: forward.method, headers: forward.headers, body, redirect: "manual", signal: controller.signal, ...(body ? { duplex: "half" } : {}) };
+    const init = { method: forward.method, headers: framedHeaders(forward), body, redirect: "manual", signal: controller.signal, ...(body ? { duplex: "half" } : {}) };
     return { kind: "response", response: await options.fetch(`${forward.advertiseUrl}${forward.pathAndQuery}`, init as RequestInit) };
   } catch (error) {
     // The client went away first: a fresh placement is released, whether or not it connected.
@@ -93,4 +106,14 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
     clearTimeout(timer);
     stopListening();
   }
+}
+
+/**
+ * The forward's headers with the client's Content-Length, so the runtime sends the body with the
+ * length the client gave it (without one, fetch streams it chunked).
+ */
+function framedHeaders(forward: Forward): Record<string, string> {
+  const { framing } = forward;
+  if (framing.kind !== "length" || !forward.withBody) return forward.headers;
+  return { ...forward.headers, "content-length": String(framing.length) };
 }

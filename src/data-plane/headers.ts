@@ -1,3 +1,4 @@
+import { FRAMING_HEADERS } from "./framing.ts";
 import type { HeaderSource } from "./inbound.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, REFUSAL_HEADER, isLeaseRefusal } from "../contract/headers.ts";
 
@@ -28,12 +29,18 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
+/**
+ * What a Connection value can never remove: the message's framing and Host, which only Pinboard
+ * and its transports write (a `Connection: content-length` once left a body unframed).
+ */
+const UNNAMEABLE = new Set(["content-length", "transfer-encoding", "host"]);
+
 /** The header names a Connection value lists (they are hop-by-hop for this connection only). */
 function connectionTokens(connection: string): Set<string> {
   const tokens = new Set<string>();
   for (const token of connection.split(",")) {
     const t = token.trim().toLowerCase();
-    if (t !== "") tokens.add(t);
+    if (t !== "" && !UNNAMEABLE.has(t)) tokens.add(t);
   }
   return tokens;
 }
@@ -47,8 +54,33 @@ export function isWebSocketUpgrade(connection: string | null | undefined, upgrad
   return upgrade != null && upgrade.trim().toLowerCase() === "websocket" && connection != null && connectionTokens(connection).has("upgrade");
 }
 
-/** What a proxy in front of the worker asserts about the client; only trusted peers may send them. */
-const FORWARDING = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip"]);
+/**
+ * What a proxy in front of the worker asserts about the client or the original request; only
+ * trusted peers may send them. Frameworks read all of these (X-Forwarded-Prefix and -Uri rewrite
+ * paths, True-Client-IP and X-Client-IP name the client, X-Original-URL overrides routing).
+ */
+const FORWARDING = new Set([
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-forwarded-port",
+  "x-forwarded-prefix",
+  "x-forwarded-scheme",
+  "x-forwarded-ssl",
+  "x-forwarded-server",
+  "x-forwarded-uri",
+  "x-forwarded",
+  "forwarded",
+  "x-real-ip",
+  "true-client-ip",
+  "x-client-ip",
+  "x-cluster-client-ip",
+  "client-ip",
+  "cf-connecting-ip",
+  "x-original-url",
+  "x-original-host",
+  "x-rewrite-url",
+]);
 
 /** The name as a CGI-style server reads it: underscores are dashes. */
 const dashed = (name: string): string => (name.includes("_") ? name.replaceAll("_", "-") : name);
@@ -101,7 +133,8 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
   inbound.forEach((value, name) => {
     if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer)) return;
     // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
-    if (name === "host" || name === "expect") return;
+    // The framing is the transport's to write, from the request's RequestFraming.
+    if (name === "host" || name === "expect" || FRAMING_HEADERS.has(name)) return;
     out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   });
   out["x-forwarded-for"] = input.peer;
@@ -117,11 +150,24 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
 }
 
 /**
+ * Never relayed from a worker: the refusal is Pinboard's to act on, and Service-Worker-Allowed
+ * would let one worker's page install a service worker over every path of the shared origin (the
+ * console and other namespaces included).
+ */
+const WORKER_ONLY = new Set([REFUSAL, "service-worker-allowed"]);
+
+/** A 204 has no content and RFC 9110 §8.6 forbids its Content-Length; a worker's is dropped. */
+const lengthForbidden = (status: number | undefined, name: string): boolean => status === 204 && name === "content-length";
+
+/**
  * The client-facing copy of a worker's response headers. `decoded` drops Content-Encoding and
  * Content-Length when the HTTP client already decompressed the body (Node's fetch does).
  */
-export function forwardResponseHeaders(upstream: Headers, options: { decoded?: boolean } = {}): Headers {
-  const out = copyFiltered(upstream, (name) => name === REFUSAL || (options.decoded === true && (name === "content-encoding" || name === "content-length")));
+export function forwardResponseHeaders(upstream: Headers, options: { decoded?: boolean; status?: number } = {}): Headers {
+  const out = copyFiltered(
+    upstream,
+    (name) => WORKER_ONLY.has(name) || lengthForbidden(options.status, name) || (options.decoded === true && (name === "content-encoding" || name === "content-length")),
+  );
   out.set("x-accel-buffering", "no");
   return out;
 }
@@ -131,7 +177,7 @@ export function forwardResponseHeaders(upstream: Headers, options: { decoded?: b
  * transport), as a plain object the Node adapter writes without building Headers: the same
  * filtering, names lower-cased, repeated Set-Cookie kept apart and other repeats joined with ", ".
  */
-export function forwardResponseRecord(raw: string[]): Record<string, string | string[]> {
+export function forwardResponseRecord(raw: string[], status?: number): Record<string, string | string[]> {
   const names: string[] = [];
   let connection: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -144,7 +190,7 @@ export function forwardResponseRecord(raw: string[]): Record<string, string | st
   let joined = false;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = names[i >> 1]!;
-    if (dropped(name, named) || name === REFUSAL) continue;
+    if (dropped(name, named) || WORKER_ONLY.has(name) || lengthForbidden(status, name)) continue;
     const value = trimHttpWhitespace(raw[i + 1]!);
     const held = out[name];
     if (held === undefined) out[name] = name === "set-cookie" ? [value] : value;

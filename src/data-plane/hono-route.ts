@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import type { DataPlane } from "./data-plane.ts";
 import { fetchTransport } from "./fetch-transport.ts";
+import { carriesBody } from "./framing.ts";
 import { inboundOfRequest } from "./inbound.ts";
 
 /**
@@ -16,7 +17,7 @@ export function dataPlaneRoute(deps: AppDeps, dataPlane: DataPlane, peerAddress:
     const inbound = inboundOfRequest(request, peerAddress(c));
     const transport = fetchTransport({
       fetch: deps.fetch,
-      body: inbound.hasBody ? request.body : null,
+      body: carriesBody(inbound.framing) ? request.body : null,
       client: inbound.client,
       defer: (work) => defer(c, deps, work),
       decodesBodies: deps.runtime.name === "node",

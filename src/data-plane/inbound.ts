@@ -1,3 +1,4 @@
+import { requestFraming, type RequestFraming } from "./framing.ts";
 import { isWebSocketUpgrade } from "./headers.ts";
 
 /**
@@ -36,8 +37,8 @@ export interface InboundRequest {
   client: ClientLink;
   /** A WebSocket upgrade by the one definition (isWebSocketUpgrade). */
   upgrade: boolean;
-  /** The request carries a body (judged from the headers: a body streams once). */
-  hasBody: boolean;
+  /** How the client delimited its body (judged from the headers: a body streams once). */
+  framing: RequestFraming;
 }
 
 /** The headers of a node:http message (`rawHeaders`) joined as Headers joins them, in one pass. */
@@ -59,16 +60,6 @@ export class RawHeaderSource implements HeaderSource {
   forEach(callback: (value: string, name: string) => void): void {
     for (const name in this.fields) callback(this.fields[name]!, name);
   }
-}
-
-/**
- * Whether a request has a body, from its headers alone (RFC 9112 §6.3: a request without
- * Transfer-Encoding or a non-zero Content-Length has none).
- */
-export function declaresBody(headers: HeaderSource): boolean {
-  if (headers.get("transfer-encoding") !== null) return true;
-  const length = headers.get("content-length");
-  return length !== null && length !== "0";
 }
 
 /**
@@ -101,13 +92,14 @@ export function inboundOfRequest(request: Request, peer: string): InboundRequest
     method: request.method,
     pathname: url.pathname,
     search: url.search,
-    host: url.host,
+    // The Host header, which the runtime built the URL from (the URL always has a host; a
+    // request that came without Host has none to name).
+    host: headers.get("host") ?? "",
     proto: url.protocol.replace(/:$/, ""),
     headers,
     peer,
     client: signalLink(request.signal),
     upgrade: isWebSocketUpgrade(headers.get("connection"), headers.get("upgrade")),
-    // A body-less method may still carry a stream (a test's Request with a body and no length).
-    hasBody: declaresBody(headers) || (request.method !== "GET" && request.method !== "HEAD" && request.body !== null),
+    framing: requestFraming(request.method, headers, request.body !== null),
   };
 }

@@ -52,7 +52,8 @@ async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affi
 
   let binding = SINGLE_BINDING;
   if (deps.config.hostnameAware) {
-    const hostname = requestHostname(request.headers.get("host") ?? undefined);
+    // The request's authority: its Host, or an absolute-form target's own (RFC 9112 §3.2.2).
+    const hostname = requestHostname(request.host || undefined);
     if (hostname === null) throw badRequest("missing Host header");
     binding = await hostnameBinding(deps, hostname, path.ns);
   }

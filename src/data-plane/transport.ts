@@ -1,4 +1,5 @@
 import type { Answer } from "../errors.ts";
+import type { RequestFraming } from "./framing.ts";
 import type { ClientGone, TimedOut, Unreachable } from "../outbound/failures.ts";
 
 /**
@@ -23,6 +24,11 @@ export interface Forward {
   upgrade: boolean;
   /** The client's body goes along (false when it has none, or on a re-placement, which sends none). */
   withBody: boolean;
+  /**
+   * How the transport frames the body it sends: the client's Content-Length or chunked, never
+   * anything the headers above say (they carry no framing header).
+   */
+  framing: RequestFraming;
   /**
    * An activation refusal (503 + Pinned-Refusal) is relayed to the client as it is, because the
    * request cannot be sent again (its body is gone); otherwise the transport drops it.

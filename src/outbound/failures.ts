@@ -9,6 +9,11 @@ export interface Unreachable {
   kind: "unreachable";
   connected: boolean;
   reason: string;
+  /**
+   * The failure is on Pinboard's side of the call (a request its HTTP client refused to send, an
+   * answer its runtime cannot carry), so it never counts toward the worker's outlier ejection.
+   */
+  local?: true;
 }
 
 /** The worker did not answer within the caller's time. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forwardRequestHeaders } from "../../src/data-plane/headers.ts";
+import { forwardRequestHeaders, forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/headers.ts";
 
 /**
  * The request headers of a forward, judged on the function both entries and both paths (HTTP and
@@ -57,5 +57,75 @@ describe("forwardRequestHeaders", () => {
     expect(Object.keys(out).filter((name) => name.includes("_"))).toEqual([]);
     expect(out["pinboard-epoch"]).toBe("42");
     expect(out["pinboard-attestation"]).toBe("jws");
+  });
+});
+
+describe("forwardRequestHeaders: what a client cannot make Pinboard drop or pass", () => {
+  it("carries no framing header (the transport writes the framing) and Connection cannot remove what Pinboard sets", () => {
+    const headers = new Headers({
+      connection: "content-length, transfer-encoding, host, x-forwarded-for, pinboard-epoch, pinboard-attestation, x-hop",
+      "content-length": "5",
+      "x-hop": "dropped",
+      "x-kept": "kept",
+    });
+    const out = forwardRequestHeaders(headers, { ...base, trustedPeer: false });
+    expect(out["content-length"]).toBeUndefined();
+    expect(out["transfer-encoding"]).toBeUndefined();
+    expect(out["x-hop"]).toBeUndefined();
+    expect(out["x-kept"]).toBe("kept");
+    expect(out["x-forwarded-for"]).toBe("10.0.0.7");
+    expect(out["pinboard-epoch"]).toBe("42");
+    expect(out["pinboard-attestation"]).toBe("jws");
+  });
+
+  const FORWARDING_STYLE = [
+    "x-forwarded-port",
+    "x-forwarded-prefix",
+    "x-forwarded-scheme",
+    "x-forwarded-ssl",
+    "x-forwarded-server",
+    "x-forwarded-uri",
+    "true-client-ip",
+    "x-client-ip",
+    "x-cluster-client-ip",
+    "x-original-url",
+    "cf-connecting-ip",
+  ];
+
+  it("drops every forwarding-style header (and its underscore spelling) from an untrusted peer, passes them from a trusted one", () => {
+    const headers = new Headers();
+    for (const name of FORWARDING_STYLE) {
+      headers.append(name, "spoofed");
+      headers.append(name.replaceAll("-", "_"), "spoofed");
+    }
+    const untrusted = forwardRequestHeaders(headers, { ...base, trustedPeer: false });
+    expect(FORWARDING_STYLE.flatMap((n) => [n, n.replaceAll("-", "_")]).filter((n) => untrusted[n] !== undefined)).toEqual([]);
+    const trusted = forwardRequestHeaders(headers, { ...base, trustedPeer: true });
+    expect(FORWARDING_STYLE.filter((n) => trusted[n] !== "spoofed")).toEqual([]);
+    expect(Object.keys(trusted).filter((n) => n.includes("_"))).toEqual([]);
+  });
+});
+
+describe("forwardResponseHeaders and forwardResponseRecord", () => {
+  const worker = [
+    ["Service-Worker-Allowed", "/"],
+    ["Pinned-Refusal", "lease-unhealthy"],
+    ["Pinboard-Epoch", "1"],
+    ["Connection", "content-length, x-hop"],
+    ["X-Hop", "1"],
+    ["Content-Length", "5"],
+    ["X-Kept", "yes"],
+  ];
+
+  it("drop Service-Worker-Allowed, the refusal, Pinboard-* and Connection-named headers, but never Content-Length", () => {
+    const record = forwardResponseRecord(worker.flat(), 200);
+    expect(record).toEqual({ "content-length": "5", "x-kept": "yes", "x-accel-buffering": "no" });
+    const headers = forwardResponseHeaders(new Headers(worker as Array<[string, string]>), { status: 200 });
+    expect(Object.fromEntries(headers)).toEqual({ "content-length": "5", "x-kept": "yes", "x-accel-buffering": "no" });
+  });
+
+  it("drop a 204's Content-Length (RFC 9110 §8.6)", () => {
+    expect(forwardResponseRecord(["Content-Length", "5"], 204)).toEqual({ "x-accel-buffering": "no" });
+    expect(Object.fromEntries(forwardResponseHeaders(new Headers({ "content-length": "5" }), { status: 204 }))).toEqual({ "x-accel-buffering": "no" });
   });
 });

@@ -74,6 +74,15 @@ describe("the Host header", () => {
     expect(json(again)).toMatchObject({ epoch: json(a).epoch, hits: 2 });
   });
 
+  it("routes an absolute-form target by its own authority, not by Host (RFC 9112 §3.2.2), and names it in X-Forwarded-Host", async () => {
+    const answer = await rawExchange("GET http://beta.example/echo/absolute HTTP/1.1\r\nHost: alpha.example\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, "")) as Record<string, any>;
+    expect(body.attestation.aud).toBe(beta.worker.sessionId);
+    expect(await getRow(fleet.t, "/echo", "absolute", "beta.example")).toMatchObject({ sessionId: beta.worker.sessionId });
+    expect(await getRow(fleet.t, "/echo", "absolute", "alpha.example")).toBeNull();
+  });
+
   it("400 missing Host header (no Host over HTTP/1.0 or HTTP/1.1, or an empty Host)", async () => {
     for (const request of [
       "GET /echo/doc HTTP/1.0\r\n\r\n",

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { carriesBody, requestFraming } from "../../src/data-plane/framing.ts";
+import { RawHeaderSource } from "../../src/data-plane/inbound.ts";
 import type { Delivery, Forward } from "../../src/data-plane/transport.ts";
 import { textAnswer } from "../../src/errors.ts";
 import { socketLink } from "../../src/node/data-plane/client-link.ts";
@@ -65,11 +67,10 @@ async function startFront(transport: NodeHttpTransport, workerBase: () => string
     // Registered before the transport's own listener; read only after the emit is over.
     res.once("close", () => (exchange.closed = true));
     const headers: Record<string, string> = { ...FORWARD_HEADERS };
-    for (const name of ["content-length", "content-type"]) {
-      const value = req.headers[name];
-      if (typeof value === "string") headers[name] = value;
-    }
-    const withBody = (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0") || req.headers["transfer-encoding"] !== undefined;
+    const contentType = req.headers["content-type"];
+    if (contentType !== undefined) headers["content-type"] = contentType;
+    const framing = requestFraming(req.method ?? "GET", new RawHeaderSource(req.rawHeaders));
+    const withBody = carriesBody(framing);
     const forward: Forward = {
       advertiseUrl: header(req, "x-worker") ?? workerBase(),
       pathAndQuery: req.url ?? "/",
@@ -77,6 +78,7 @@ async function startFront(transport: NodeHttpTransport, workerBase: () => string
       headers,
       upgrade: false,
       withBody,
+      framing,
       relayRefusal: header(req, "x-relay-refusal") === "true",
       timeoutMs: Number(header(req, "x-timeout-ms") ?? 5000),
     };
@@ -402,8 +404,8 @@ describe("NodeHttpTransport: answers", () => {
     expect(withLength.rawHeaders).toEqual([
       "x-test", "yes",
       "pinboard-epoch", "42",
-      "content-length", String(BIG),
       "content-type", "application/octet-stream",
+      "Content-Length", String(BIG),
       "Host", workerBase.slice("http://".length),
       "Connection", "keep-alive",
     ]);
@@ -417,9 +419,9 @@ describe("NodeHttpTransport: answers", () => {
     expect(withoutLength.rawHeaders).toEqual([
       "x-test", "yes",
       "pinboard-epoch", "42",
+      "Transfer-Encoding", "chunked",
       "Host", workerBase.slice("http://".length),
       "Connection", "keep-alive",
-      "Transfer-Encoding", "chunked",
     ]);
     expect(withoutLength.body.equals(Buffer.concat(parts))).toBe(true);
   });

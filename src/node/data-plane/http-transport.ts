@@ -66,7 +66,7 @@ export class NodeHttpTransport {
       port: origin.port,
       path: `${origin.path}${forward.pathAndQuery}`,
       method: forward.method,
-      headers: headerLines(forward.headers, origin.hostHeader),
+      headers: headerLines(forward, origin.hostHeader),
     };
     const send = origin.https ? httpsRequest : httpRequest;
     return new Promise<Delivery<void>>((resolve) => {
@@ -91,7 +91,8 @@ export class NodeHttpTransport {
         try {
           sent = send(options);
         } catch (err) {
-          unreachable(err instanceof Error ? err.message : String(err));
+          // node:http refused to write the request (a header it will not send): nothing reached the worker.
+          settle({ kind: "unreachable", connected: false, reason: err instanceof Error ? err.message : String(err), local: true });
           return;
         }
         upstream = sent;
@@ -144,14 +145,20 @@ export class NodeHttpTransport {
 }
 
 /**
- * The forward's headers as node:http's flat [name, value, …] form, Host last as node:http adds it.
- * Given an object, node:http validates and stores each header with setHeader and writes them out
- * in a second pass; given lines, it validates and writes them in one (`npm run bench:ab`: 1.06 ×
- * req/s, 0.94 × CPU per forward).
+ * The forward's headers as node:http's flat [name, value, …] form, then its framing, Host last as
+ * node:http adds it. Given an object, node:http validates and stores each header with setHeader
+ * and writes them out in a second pass; given lines, it validates and writes them in one
+ * (`npm run bench:ab`: 1.06 × req/s, 0.94 × CPU per forward).
+ *
+ * The framing is always explicit: node:http adds none of its own to a GET, HEAD, DELETE or
+ * OPTIONS, so a body piped without it would be read by the worker as its next request.
  */
-function headerLines(headers: Record<string, string>, host: string): string[] {
+function headerLines(forward: Forward, host: string): string[] {
+  const { headers, framing } = forward;
   const lines: string[] = [];
   for (const name in headers) lines.push(name, headers[name]!);
+  if (framing.kind === "length" && (forward.withBody || framing.length === 0)) lines.push("Content-Length", String(framing.length));
+  else if (framing.kind === "chunked" && forward.withBody) lines.push("Transfer-Encoding", "chunked");
   lines.push("Host", host);
   return lines;
 }
@@ -206,7 +213,7 @@ function relay(res: ServerResponse, answer: IncomingMessage, forward: Forward, r
 /** The worker's status and filtered headers on the client's response; false when node:http refuses them. */
 function writeHead(res: ServerResponse, status: number, answer: IncomingMessage): boolean {
   try {
-    res.writeHead(status, forwardResponseRecord(answer.rawHeaders));
+    res.writeHead(status, forwardResponseRecord(answer.rawHeaders, status));
     return true;
   } catch {
     return false;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { isWebSocketUpgrade } from "../../data-plane/headers.ts";
-import { RawHeaderSource, declaresBody, type ClientLink, type InboundRequest } from "../../data-plane/inbound.ts";
+import { requestFraming } from "../../data-plane/framing.ts";
+import { RawHeaderSource, type ClientLink, type InboundRequest } from "../../data-plane/inbound.ts";
 import { firstRawHeader } from "./raw-header.ts";
 
 /** Request targets that need no URL parser: origin-form, plain characters, no dot segments. */
@@ -22,8 +23,9 @@ export interface RequestTarget {
  */
 export function requestTarget(req: IncomingMessage, defaultHost: string): RequestTarget | null {
   const target = req.url ?? "/";
-  const rawHost = firstRawHeader(req.rawHeaders, "host") || defaultHost;
-  if (target.startsWith("/") && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target) && PLAIN_HOST.test(rawHost) && !rawHost.endsWith(":80")) {
+  const hostHeader = firstRawHeader(req.rawHeaders, "host");
+  const rawHost = hostHeader || defaultHost;
+  if (hostHeader && target.startsWith("/") && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target) && PLAIN_HOST.test(rawHost) && !rawHost.endsWith(":80")) {
     const query = target.indexOf("?");
     return query < 0 ? { pathname: target, search: "", host: rawHost } : { pathname: target.slice(0, query), search: normalSearch(target.slice(query)), host: rawHost };
   }
@@ -31,9 +33,11 @@ export function requestTarget(req: IncomingMessage, defaultHost: string): Reques
   const query = target.indexOf("?");
   if (backslash !== -1 && (query === -1 || backslash < query)) return null;
   try {
-    const url = target.startsWith("/") ? new URL(`http://${rawHost}${target}`) : new URL(target);
+    const originForm = target.startsWith("/");
+    const url = originForm ? new URL(`http://${rawHost}${target}`) : new URL(target);
     if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-    return { pathname: url.pathname, search: url.search, host: url.host };
+    // RFC 9112 §3.2.2: an absolute-form target's authority is the request's, whatever Host says.
+    return { pathname: url.pathname, search: url.search, host: originForm && !hostHeader ? "" : url.host };
   } catch {
     return null;
   }
@@ -45,8 +49,9 @@ const normalSearch = (search: string): string => (search === "?" ? "" : search);
 /** A node:http request as the data plane reads it. */
 export function nodeInbound(req: IncomingMessage, target: RequestTarget, client: ClientLink): InboundRequest {
   const headers = new RawHeaderSource(req.rawHeaders);
+  const method = req.method ?? "GET";
   return {
-    method: req.method ?? "GET",
+    method,
     pathname: target.pathname,
     search: target.search,
     host: target.host,
@@ -55,6 +60,6 @@ export function nodeInbound(req: IncomingMessage, target: RequestTarget, client:
     peer: req.socket.remoteAddress ?? "",
     client,
     upgrade: isWebSocketUpgrade(headers.get("connection"), headers.get("upgrade")),
-    hasBody: declaresBody(headers),
+    framing: requestFraming(method, headers),
   };
 }

@@ -5,6 +5,7 @@ import { PinboardError, answerOf } from "../../errors.ts";
 import type { DataPlane } from "../../data-plane/data-plane.ts";
 import { Refusal } from "../../data-plane/outcomes.ts";
 import { isDataPlanePath, parseDataPath } from "../../data-plane/route.ts";
+import { answerClientError } from "./client-error.ts";
 import { socketLink } from "./client-link.ts";
 import { isWebSocketRequest, isWellFormedHandshake } from "./handshake.ts";
 import { NodeHttpTransport } from "./http-transport.ts";
@@ -52,9 +53,13 @@ export class NodeDataPlane {
     void dataPlane.serve(nodeInbound(req, target, client), this.http.for(req, res, client)).catch(() => res.destroy());
   };
 
-  /** Becomes the server's only 'upgrade' listener (the Hono adapter must not add its own). */
+  /**
+   * Becomes the server's only 'upgrade' listener (the Hono adapter must not add its own), and
+   * answers what node:http's parser refuses as the data plane would (client-error.ts).
+   */
   attach(server: Pick<Server, "on" | "listenerCount" | "emit">): void {
     if (server.listenerCount("upgrade") > 0) throw new Error("the server already handles upgrades; the data plane must be its only 'upgrade' listener");
+    server.on("clientError", answerClientError);
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (isWebSocketRequest(req)) this.upgrade(req, socket, head);
       else replayAsPlainRequest(server, req, socket, head);
