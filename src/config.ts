@@ -57,6 +57,16 @@ const MAX_PROCESSES = 1024;
 const variables = z.object({
   PORT: int(0, 65535).default(8787),
   HOST: z.string().trim().min(1, "expected a listen address such as 127.0.0.1 or 0.0.0.0").default("127.0.0.1"),
+  PINBOARD_ADMIN_PORT: int(0, 65535).optional(),
+  PINBOARD_ADMIN_HOSTNAME: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, "expected a host name such as pinboard-admin.example.com (no scheme, no port)")
+    .optional(),
+  PINBOARD_HEADERS_TIMEOUT_MS: int(1, 3_600_000).default(10_000),
+  PINBOARD_REQUEST_TIMEOUT_MS: int(0, 86_400_000).default(300_000),
+  PINBOARD_MAX_CONNECTIONS: int(1).default(10_000),
   PINBOARD_PROCESSES: z
     .string()
     .trim()
@@ -76,6 +86,9 @@ const variables = z.object({
   PINBOARD_VERIFY_TIMEOUT_MS: int(1, 60_000).default(2500),
   PINBOARD_FORWARD_TIMEOUT_MS: int(1, 3_600_000).default(30000),
   PINBOARD_MAX_INFLIGHT: int(1).default(1024),
+  PINBOARD_MAX_WEBSOCKETS: int(1).default(1024),
+  PINBOARD_WS_MAX_MESSAGE_BYTES: int(1, 1024 * 1024 * 1024).default(1024 * 1024),
+  PINBOARD_WS_PING_INTERVAL_MS: int(100, 3_600_000).default(30000),
   PINBOARD_REDIS_TIMEOUT_MS: int(50, 60_000).default(2000),
   PINBOARD_PASSPORT_SECRET: z.string().min(32, "expected at least 32 characters").optional(),
   PINBOARD_PASSPORT_JWKS: z.string().trim().min(1, "expected a JWKS URL (https://…) or inline JWKS JSON").optional(),
@@ -125,6 +138,15 @@ const variables = z.object({
 export const configSchema = variables.transform((raw) => ({
   port: raw.PORT,
   host: raw.HOST,
+  /** The operator surface apart from the data plane: its own port (Node) or hostname (Workers). */
+  admin: { port: raw.PINBOARD_ADMIN_PORT, hostname: raw.PINBOARD_ADMIN_HOSTNAME },
+  /** Node: node:http's limits on every listener (headersTimeout, requestTimeout, maxConnections). */
+  listeners: {
+    headersTimeoutMs: raw.PINBOARD_HEADERS_TIMEOUT_MS,
+    /** 0 turns it off. */
+    requestTimeoutMs: raw.PINBOARD_REQUEST_TIMEOUT_MS,
+    maxConnections: raw.PINBOARD_MAX_CONNECTIONS,
+  },
   /** Node: processes serving the port; "auto" is one per CPU, which only the Node entry can count. */
   processes: raw.PINBOARD_PROCESSES,
   redis: {
@@ -143,6 +165,14 @@ export const configSchema = variables.transform((raw) => ({
   verifyTimeoutMs: raw.PINBOARD_VERIFY_TIMEOUT_MS,
   forwardTimeoutMs: raw.PINBOARD_FORWARD_TIMEOUT_MS,
   maxInflight: raw.PINBOARD_MAX_INFLIGHT,
+  webSockets: {
+    /** Open proxied WebSockets per worker on this node, apart from the inflight cap. */
+    maxPerWorker: raw.PINBOARD_MAX_WEBSOCKETS,
+    /** Node: the largest message either side may send (fragments summed); past it both close 1009. */
+    maxMessageBytes: raw.PINBOARD_WS_MAX_MESSAGE_BYTES,
+    /** Node: each side is pinged this often; a side that has not answered by the next ping is cut. */
+    pingIntervalMs: raw.PINBOARD_WS_PING_INTERVAL_MS,
+  },
   passport: {
     secret: raw.PINBOARD_PASSPORT_SECRET,
     jwks: raw.PINBOARD_PASSPORT_JWKS,
@@ -248,6 +278,13 @@ export function parseConfig(env: Record<string, unknown>): Config {
   }
   if (config.redis.restUrl && !config.redis.restToken) {
     throw new ConfigError(["UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL"]);
+  }
+  if (config.admin.port !== undefined && config.admin.port !== 0 && config.admin.port === config.port) {
+    throw new ConfigError([`PINBOARD_ADMIN_PORT: expected a port other than PORT (${config.port})`]);
+  }
+  const { headersTimeoutMs, requestTimeoutMs } = config.listeners;
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError([`PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`]);
   }
   return config;
 }

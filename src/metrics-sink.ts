@@ -8,6 +8,8 @@ export interface MetricsSink {
   forward(status: number, seconds: number): void;
   /** Where the forwards in flight per worker session are read from, when asked (a scrape). */
   watchInflight(read: () => Iterable<[sessionId: string, count: number]>): void;
+  /** Where the open proxied WebSockets per worker session are read from, when asked. */
+  watchWebSockets(read: () => Iterable<[sessionId: string, count: number]>): void;
   connections(delta: number): void;
   script(name: string, seconds: number): void;
   sweep(kind: string, count: number): void;
@@ -23,6 +25,7 @@ export class HealthCounters implements MetricsSink {
   }
   forward(): void {}
   watchInflight(): void {}
+  watchWebSockets(): void {}
   connections(delta: number): void {
     this.open += delta;
   }
@@ -36,6 +39,7 @@ export function fanOut(sinks: MetricsSink[]): MetricsSink {
     resolution: (o) => sinks.forEach((s) => s.resolution(o)),
     forward: (st, sec) => sinks.forEach((s) => s.forward(st, sec)),
     watchInflight: (read) => sinks.forEach((s) => s.watchInflight(read)),
+    watchWebSockets: (read) => sinks.forEach((s) => s.watchWebSockets(read)),
     connections: (d) => sinks.forEach((s) => s.connections(d)),
     script: (n, sec) => sinks.forEach((s) => s.script(n, sec)),
     sweep: (k, c) => sinks.forEach((s) => s.sweep(k, c)),

@@ -4,8 +4,9 @@ import { Refusal } from "./outcomes.ts";
 const IDLE_SESSIONS_KEPT = 1024;
 
 /**
- * Forwards in flight per worker on this node. Past forwards.maxInflight a request is refused
- * (503 worker inflight cap exceeded, retry) instead of queueing behind a saturated worker.
+ * Slots per worker on this node: forwards in flight (forwards.maxInflight) or, in a second gate,
+ * open WebSockets (PINBOARD_MAX_WEBSOCKETS). Past its cap a request is refused (503 worker
+ * inflight cap exceeded, retry) instead of queueing behind a saturated worker.
  *
  * A session whose last forward ends keeps its key at 0: deleting it re-allocated the map's hash
  * table whenever the map emptied, once per forward at a low request rate, and the table, held by

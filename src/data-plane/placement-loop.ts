@@ -2,8 +2,9 @@ import type { AppDeps } from "../deps.ts";
 import { textAnswer } from "../errors.ts";
 import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
 import { attestedForwardHeaders } from "./attested-headers.ts";
+import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
-import type { InflightGate } from "./inflight.ts";
+import { InflightGate } from "./inflight.ts";
 import { Refusal } from "./outcomes.ts";
 import { countsAsFailure, type OutlierTracker } from "./outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
@@ -24,7 +25,8 @@ interface Job<T> {
 
 /**
  * The forwarding loop shared by HTTP and WebSocket forwards, on every transport: resolve (again
- * when stale), build the attested forward, send it under the per-worker inflight cap, and handle
+ * when stale), build the attested forward, send it under the per-worker cap (the inflight cap for
+ * HTTP, the WebSocket cap for an upgrade, so open sockets never starve HTTP), and handle
  * what comes back: an in-band refusal of a new activation (release the row, count nack, re-place
  * once when the request can be replayed), an unreachable worker (502, releasing a fresh placement
  * that never connected), a timeout (504), and the outlier and overwritten-marker bookkeeping.
@@ -35,7 +37,11 @@ export class PlacementLoop {
     private readonly deps: AppDeps,
     private readonly inflight: InflightGate,
     private readonly outliers: OutlierTracker,
-  ) {}
+    /** Open WebSockets per worker: an upgrade holds a slot here, never an inflight one. */
+    readonly websockets = new InflightGate(deps.config.webSockets.maxPerWorker),
+  ) {
+    deps.metrics.watchWebSockets(() => this.websockets.entries());
+  }
 
   async run<T>(plan: ForwardPlan, request: InboundRequest, transport: Transport<T>): Promise<T> {
     try {
@@ -58,7 +64,8 @@ export class PlacementLoop {
 
     let release: () => void;
     try {
-      release = this.holdOpen(this.inflight.acquire(resolution.sessionId), transport);
+      const gate = job.request.upgrade ? this.websockets : this.inflight;
+      release = this.holdOpen(gate.acquire(resolution.sessionId), transport);
     } catch (err) {
       // A placement this request just made, whose forward will never leave: the client's retry
       // must be free to land elsewhere instead of on the same saturated worker.
@@ -99,7 +106,7 @@ export class PlacementLoop {
         deps.metrics.forward(504, seconds);
         return { result: transport.reply(textAnswer(504, "upstream timeout")), relayed: false };
       case "unreachable":
-        transport.defer(this.outliers.failure(resolution.sessionId));
+        if (!delivery.local) transport.defer(this.outliers.failure(resolution.sessionId));
         deps.metrics.forward(502, seconds);
         deps.log.warn("forward failed", { sessionId: resolution.sessionId, reason: delivery.reason });
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
@@ -150,11 +157,12 @@ export class PlacementLoop {
       advertiseUrl: resolution.advertiseUrl,
       pathAndQuery: `${path.ns}/${path.id}${path.rest}${request.search}`,
       method: request.method,
-      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000)),
+      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.hmacSha256),
       upgrade: request.upgrade,
-      withBody: request.hasBody && !replaced,
+      withBody: carriesBody(request.framing) && !replaced,
+      framing: request.framing,
       // An upgrade or a body-less request can go again to another worker; a body cannot.
-      relayRefusal: request.hasBody && !request.upgrade,
+      relayRefusal: carriesBody(request.framing) && !request.upgrade,
       timeoutMs: config.forwardTimeoutMs,
     };
   }

@@ -44,6 +44,7 @@ export class PrometheusMetrics implements MetricsSink {
     registers: [this.registry],
   });
   private readInflight: () => Iterable<[string, number]> = () => [];
+  private readWebSockets: () => Iterable<[string, number]> = () => [];
   private readonly connectionsGauge = new Gauge({ name: "pinboard_connections", help: "Open proxied WebSocket connections on this node", registers: [this.registry] });
   private readonly scriptSeconds = new Histogram({
     name: "pinboard_redis_script_duration_seconds",
@@ -66,6 +67,16 @@ export class PrometheusMetrics implements MetricsSink {
       collect() {
         this.reset();
         for (const [session, count] of self.readInflight()) this.set({ session }, count);
+      },
+    });
+    new Gauge({
+      name: "pinboard_websockets",
+      help: "Open proxied WebSockets per worker session on this node",
+      labelNames: ["session"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [session, count] of self.readWebSockets()) this.set({ session }, count);
       },
     });
     new Gauge({
@@ -134,6 +145,9 @@ export class PrometheusMetrics implements MetricsSink {
   }
   watchInflight(read: () => Iterable<[string, number]>): void {
     this.readInflight = read;
+  }
+  watchWebSockets(read: () => Iterable<[string, number]>): void {
+    this.readWebSockets = read;
   }
   connections(delta: number): void {
     this.connectionsGauge.inc(delta);

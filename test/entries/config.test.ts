@@ -28,6 +28,7 @@ describe("configuration", () => {
       verifyTimeoutMs: 2500,
       forwardTimeoutMs: 30000,
       maxInflight: 1024,
+      webSockets: { maxPerWorker: 1024, maxMessageBytes: 1048576, pingIntervalMs: 30000 },
       fleetEpoch: 0,
       hostnameAware: false,
       basePath: "",
@@ -54,6 +55,9 @@ describe("configuration", () => {
       [{ PINBOARD_HOSTNAME_AWARE: "maybe" }, 'PINBOARD_HOSTNAME_AWARE: expected true or false, got "maybe"'],
       [{ PORT: "99999" }, 'PORT: expected an integer from 0 to 65535, got "99999"'],
       [{ PINBOARD_MAX_INFLIGHT: "0" }, 'PINBOARD_MAX_INFLIGHT: expected a whole number of at least 1, got "0"'],
+      [{ PINBOARD_MAX_WEBSOCKETS: "0" }, 'PINBOARD_MAX_WEBSOCKETS: expected a whole number of at least 1, got "0"'],
+      [{ PINBOARD_WS_MAX_MESSAGE_BYTES: "1MiB" }, 'PINBOARD_WS_MAX_MESSAGE_BYTES: expected an integer from 1 to 1073741824, got "1MiB"'],
+      [{ PINBOARD_WS_PING_INTERVAL_MS: "10" }, 'PINBOARD_WS_PING_INTERVAL_MS: expected an integer from 100 to 3600000, got "10"'],
       [{ PINBOARD_LOG_LEVEL: "loud" }, 'PINBOARD_LOG_LEVEL: expected debug, info, warn, error or silent, got "loud"'],
       [{ REDIS_CLUSTER_NODES: "a,b" }, 'REDIS_CLUSTER_NODES: expected host:port,host:port, got "a,b"'],
       [{ PINBOARD_DATA_PLANE_RULES: "[1]" }, 'PINBOARD_DATA_PLANE_RULES: expected JSON such as {"/threads": {"scopes": ["threads:write"]}'],
@@ -80,6 +84,38 @@ describe("configuration", () => {
     expect(config.redis.clusterNodes).toEqual(["127.0.0.1:7000", "127.0.0.1:7001"]);
     expect(config.basePath).toBe("/pb");
     expect(config.hostnameAware).toBe(true);
+  });
+
+  it("parses the admin surface and the listener limits, with their defaults", () => {
+    const defaults = parseConfig({});
+    expect(defaults.admin).toEqual({ port: undefined, hostname: undefined });
+    expect(defaults.listeners).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 300_000, maxConnections: 10_000 });
+    const set = parseConfig({
+      PINBOARD_ADMIN_PORT: "9000",
+      PINBOARD_ADMIN_HOSTNAME: "Admin.Example.com",
+      PINBOARD_HEADERS_TIMEOUT_MS: "5000",
+      PINBOARD_REQUEST_TIMEOUT_MS: "0",
+      PINBOARD_MAX_CONNECTIONS: "50",
+    });
+    expect(set.admin).toEqual({ port: 9000, hostname: "admin.example.com" });
+    expect(set.listeners).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 0, maxConnections: 50 });
+    const refusal = (env: Record<string, string>) => {
+      try {
+        parseConfig(env);
+      } catch (err) {
+        return (err as ConfigError).issues;
+      }
+      return expect.unreachable("accepted");
+    };
+    expect(refusal({ PORT: "9000", PINBOARD_ADMIN_PORT: "9000" })).toEqual(["PINBOARD_ADMIN_PORT: expected a port other than PORT (9000)"]);
+    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "5000", PINBOARD_REQUEST_TIMEOUT_MS: "1000" })).toEqual([
+      "PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (1000)",
+    ]);
+    expect(refusal({ PINBOARD_ADMIN_HOSTNAME: "https://admin.example.com" })).toEqual([
+      'PINBOARD_ADMIN_HOSTNAME: expected a host name such as pinboard-admin.example.com (no scheme, no port), got "https://admin.example.com"',
+    ]);
+    expect(refusal({ PINBOARD_MAX_CONNECTIONS: "0" })).toEqual(['PINBOARD_MAX_CONNECTIONS: expected a whole number of at least 1, got "0"']);
+    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "0" })).toEqual(['PINBOARD_HEADERS_TIMEOUT_MS: expected an integer from 1 to 3600000, got "0"']);
   });
 
   it("refuses a PINBOARD_* name it does not know, naming the closest setting", () => {

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hono } from "hono";
-import { createPinboard } from "../../src/app.ts";
+import { cloudflarePeer, createPinboard } from "../../src/app.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
@@ -47,7 +47,8 @@ export async function startServedPinboard(
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   await deps.fleet.refresh();
-  const app = createPinboard(deps).app;
+  // The peer as Workers reads it (CF-Connecting-IP): these tests name a client's address with it.
+  const app = createPinboard(deps, { peerAddress: cloudflarePeer }).app;
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server)) as Server;
   });
@@ -72,6 +73,7 @@ export function listeningSink(on: Partial<MetricsSink>): MetricsSink {
     resolution: (outcome) => on.resolution?.(outcome),
     forward: (status, seconds) => on.forward?.(status, seconds),
     watchInflight: (read) => on.watchInflight?.(read),
+    watchWebSockets: (read) => on.watchWebSockets?.(read),
     connections: (delta) => on.connections?.(delta),
     script: (name, seconds) => on.script?.(name, seconds),
     sweep: (kind, count) => on.sweep?.(kind, count),

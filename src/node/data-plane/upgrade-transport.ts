@@ -7,6 +7,7 @@ import type { ClientLink } from "../../data-plane/inbound.ts";
 import type { Delivery, Forward, Transport } from "../../data-plane/transport.ts";
 import { requestedProtocols } from "./handshake.ts";
 import { relayRawAnswer, writeRawAnswer } from "./raw-answer.ts";
+import { KeepAlive } from "./ws-keepalive.ts";
 import { pipeSockets, type Pipe } from "./ws-pipe.ts";
 import { openUpstream } from "./ws-upstream.ts";
 import { REFUSAL_HEADER, isLeaseRefusal } from "../../contract/headers.ts";
@@ -24,21 +25,26 @@ const SHUTDOWN_GRACE_MS = 2000;
  * with the attested headers and, only once the worker has answered 101, a noServer `ws` server
  * completes the client's handshake the same way (the worker's subprotocol and its 101 headers)
  * and the two are piped (ws-pipe.ts). Any other answer of the worker is relayed on the raw socket;
- * Pinboard's own answers are written there too, as plain HTTP that closes the connection.
+ * Pinboard's own answers are written there too, as plain HTTP that closes the connection. Both
+ * legs cap a message at PINBOARD_WS_MAX_MESSAGE_BYTES and are pinged (ws-keepalive.ts).
  */
 export class NodeUpgradeTransport {
   private readonly wss: WebSocketServer;
   private readonly pipes = new Set<Pipe>();
+  private readonly keepAlive: KeepAlive;
   /** Per handshake: the subprotocol the worker chose and the worker's 101 headers to pass on. */
   private readonly chosen = new WeakMap<IncomingMessage, { protocol: string; lines: string[] }>();
   private closing = false;
 
   constructor(private readonly deps: AppDeps) {
+    this.keepAlive = new KeepAlive(deps.config.webSockets.pingIntervalMs);
     this.wss = new WebSocketServer({
       noServer: true,
       clientTracking: false,
       perMessageDeflate: false,
       autoPong: false,
+      // A whole message (fragments summed) is held before it is relayed: this bounds it.
+      maxPayload: deps.config.webSockets.maxMessageBytes,
       handleProtocols: (_offered, req) => this.chosen.get(req)?.protocol || false,
     });
     this.wss.on("headers", (lines, req) => {
@@ -64,6 +70,7 @@ export class NodeUpgradeTransport {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([...this.pipes].map((pipe) => pipe.shutdown(1001, "pinboard shutting down", SHUTDOWN_GRACE_MS)));
+    this.keepAlive.stop();
   }
 
   get shuttingDown(): boolean {
@@ -76,6 +83,7 @@ export class NodeUpgradeTransport {
       headers: handshakeHeaders(forward.headers),
       protocols: requestedProtocols(req) ?? [],
       timeoutMs: forward.timeoutMs,
+      maxMessageBytes: this.deps.config.webSockets.maxMessageBytes,
       client,
     });
     switch (outcome.kind) {
@@ -123,6 +131,8 @@ export class NodeUpgradeTransport {
     deps.metrics.connections(1);
     const pipe = pipeSockets(client, upstream, (side, err) => deps.log.debug("websocket error", { side, error: err.message }));
     this.pipes.add(pipe);
+    this.keepAlive.watch(client);
+    this.keepAlive.watch(upstream);
     void pipe.done.then(() => {
       this.pipes.delete(pipe);
       release();

@@ -1,4 +1,5 @@
 import WebSocket from "ws";
+import { isKeepAlivePong } from "./ws-keepalive.ts";
 
 /**
  * Full duplex between the client's socket and the worker's: text and binary frames keep their
@@ -8,7 +9,8 @@ import WebSocket from "ws";
  * Close codes that cannot go on the wire are mapped: 1005 (no status) closes the other side
  * without a status, so it sees 1005 too; 1006 (the connection dropped without a close frame)
  * closes the worker's side with 1001 "client went away" and the client's side with 1011
- * "worker connection lost".
+ * "worker connection lost". A message past the size cap (each socket's maxPayload) closes its
+ * sender with 1009 (ws does it) and the other side with 1009 "message too big".
  *
  * Backpressure: once the receiving side has more than HIGH_WATER bytes queued, the sending side
  * stops reading (its TCP window fills up); it resumes when the queue has drained below LOW_WATER.
@@ -68,14 +70,18 @@ function relay(from: WebSocket, to: WebSocket, lost: { code: number; reason: str
     if (open()) to.ping(data);
   });
   from.on("pong", (data) => {
-    if (open()) to.pong(data);
+    if (open() && !isKeepAlivePong(data)) to.pong(data);
   });
   from.on("close", (code, reason) => {
     if (code === 1005) closeWith(to);
     else if (code === 1006) closeWith(to, lost.code, lost.reason);
     else closeWith(to, code, reason);
   });
-  from.on("error", onError);
+  from.on("error", (err: Error & { code?: string }) => {
+    // ws has stopped reading `from` and sends it 1009; its close may come as 1006 much later.
+    if (err.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") closeWith(to, 1009, "message too big");
+    onError(err);
+  });
   // A side that stopped reading must still see the closing handshake once the other is gone.
   to.once("close", () => from.resume());
 }

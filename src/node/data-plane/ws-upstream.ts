@@ -21,6 +21,8 @@ export interface UpstreamRequest {
   protocols: string[];
   /** forwards.timeoutMs: how long the worker may take to answer the handshake. */
   timeoutMs: number;
+  /** The largest message the worker may send (fragments summed); past it ws closes with 1009. */
+  maxMessageBytes: number;
   /** The client's side: its going away ends the handshake. */
   client: ClientLink;
 }
@@ -46,6 +48,7 @@ export function openUpstream(request: UpstreamRequest): Promise<UpstreamOutcome>
         headers: request.headers,
         perMessageDeflate: false,
         autoPong: false,
+        maxPayload: request.maxMessageBytes,
         followRedirects: false,
         finishRequest: (req) => {
           req.once("socket", (socket: Socket) => {
