@@ -2,9 +2,14 @@ import { base64url, base64urlDecode } from "./base64url.ts";
 
 /**
  * Pinboard-Attestation: a compact JWS, header {"alg":"HS256","typ":"pinboard+jwt"}, signed with
- * the worker's registered secret, on every forward, _wake and _pinned/stats call. Built by hand
- * with Web Crypto HMAC because it runs per forwarded request (jose's SignJWT re-serialises the
- * header and re-validates options on every call). Verification is for the worker library.
+ * the worker's registered secret, on every forward, _wake, _alarm and _pinned/stats call. Built by
+ * hand with Web Crypto HMAC because it runs per forwarded request (jose's SignJWT re-serialises
+ * the header and re-validates options on every call). Verification is for the worker library.
+ *
+ * An attestation names the call it authorises (after DPoP's htm and htu, RFC 9449 §4.2): `htm`
+ * its method, `htu` its request target relative to the worker's advertise URL, query included
+ * ("/counter/c1/x?y=1", "/_pinned/stats"), and `epoch` its Pinboard-Epoch (absent on calls that
+ * carry none). A verifier refuses a token whose binding disagrees with the request it came on.
  */
 
 export const ATTESTATION_TYP = "pinboard+jwt";
@@ -18,6 +23,12 @@ export interface AttestationClaims {
   aud: string;
   iat: number;
   exp: number;
+  /** The HTTP method of the call, exactly as sent. */
+  htm?: string;
+  /** The call's path and query relative to the worker's advertise URL, starting with "/". */
+  htu?: string;
+  /** The call's Pinboard-Epoch: on forwards, _wake and _alarm. */
+  epoch?: string;
   /** `{ns}/{id}` of an attested calling instance. */
   caller?: string;
   depth?: number;
@@ -25,11 +36,21 @@ export interface AttestationClaims {
   acct?: object;
 }
 
-export interface AttestationInput {
-  aud: string;
-  caller?: string;
-  depth?: number;
-  acct?: object;
+export type AttestationInput = Omit<AttestationClaims, "iat" | "exp">;
+
+/**
+ * The htu of a call to `url` on a worker advertised at `advertiseUrl`: the URL's path after the
+ * advertise URL's path, with its query, as the worker reads both.
+ */
+export function attestationTarget(url: string, advertiseUrl: string): string {
+  const base = new URL(advertiseUrl).pathname.replace(/\/+$/, "");
+  const { pathname, search } = new URL(url);
+  return `${pathname.slice(base.length)}${search}`;
+}
+
+/** The request-binding claims, together: a token carries all of htm and htu (and epoch where the call has one) or none. */
+export function isBound(claims: AttestationClaims): boolean {
+  return claims.htm !== undefined || claims.htu !== undefined || claims.epoch !== undefined;
 }
 
 const encoder = new TextEncoder();
@@ -62,37 +83,65 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 /**
- * Plain attestations (aud, iat, exp only) are the same token for every forward to one worker in
- * one second, so they are signed once per (worker, second): the HMAC is an async Web Crypto call
- * that costs a thread-pool round trip per request otherwise.
+ * A token without caller, depth or acct depends only on (secret, aud, htm, htu, epoch) and the
+ * second, so it is signed once per worker, call and second: the HMAC is an async Web Crypto call
+ * that costs a thread-pool round trip otherwise, and a busy instance gets the same request many
+ * times a second. Bounded: cleared each second and at MAX_CACHED entries; a target longer than
+ * MAX_CACHED_TARGET is signed every time. A hit is checked field by field, never by key alone.
  */
-const MAX_PLAIN = 4096;
-let plainSecond = -1;
-const plain = new Map<string, { secret: string; token: Promise<string> }>();
+const MAX_CACHED = 4096;
+const MAX_CACHED_TARGET = 256;
+let cachedSecond = -1;
+const cached = new Map<string, { secret: string; claims: AttestationInput; token: Promise<string> }>();
 
-function cachedPlain(secret: string, aud: string, iat: number): Promise<string> {
-  if (iat !== plainSecond || plain.size >= MAX_PLAIN) {
-    plain.clear();
-    plainSecond = iat;
+function cachedToken(secret: string, claims: AttestationInput, iat: number): Promise<string> {
+  if (iat !== cachedSecond || cached.size >= MAX_CACHED) {
+    cached.clear();
+    cachedSecond = iat;
   }
-  const hit = plain.get(aud);
-  if (hit !== undefined && hit.secret === secret) return hit.token;
-  const token = sign(secret, { aud, iat, exp: iat + ATTESTATION_TTL_S });
-  token.catch(() => plain.delete(aud));
-  plain.set(aud, { secret, token });
+  const { aud, htm, htu, epoch } = claims;
+  const key = `${aud}\n${htm ?? ""}\n${epoch ?? ""}\n${htu ?? ""}`;
+  const hit = cached.get(key);
+  if (hit !== undefined && hit.secret === secret && hit.claims.aud === aud && hit.claims.htm === htm && hit.claims.htu === htu && hit.claims.epoch === epoch) {
+    return hit.token;
+  }
+  const token = sign(secret, payloadOf(claims, iat));
+  token.catch(() => {
+    if (cached.get(key)?.token === token) cached.delete(key);
+  });
+  cached.set(key, { secret, claims: { aud, htm, htu, epoch }, token });
   return token;
 }
 
-export function signAttestation(secret: string, claims: AttestationInput, nowSeconds: number): Promise<string> {
+/**
+ * HMAC-SHA256 of `data` under `secret`, base64url, computed synchronously: what a runtime offers
+ * when it has one (node:crypto on the Node entry). Web Crypto's sign is a thread-pool round trip
+ * per call in Node, which made a forward's own attestation cost a fifth of its CPU.
+ */
+export type SyncHmacSha256 = (secret: string, data: string) => string;
+
+export function signAttestation(secret: string, claims: AttestationInput, nowSeconds: number, hmac?: SyncHmacSha256): Promise<string> {
   const iat = Math.floor(nowSeconds);
-  if (claims.caller === undefined && claims.depth === undefined && claims.acct === undefined) {
-    return cachedPlain(secret, claims.aud, iat);
+  if (hmac !== undefined) {
+    const signingInput = `${HEADER}.${base64url(encoder.encode(JSON.stringify(payloadOf(claims, iat))))}`;
+    return Promise.resolve(`${signingInput}.${hmac(secret, signingInput)}`);
   }
+  if (claims.caller === undefined && claims.depth === undefined && claims.acct === undefined && (claims.htu ?? "").length <= MAX_CACHED_TARGET) {
+    return cachedToken(secret, claims, iat);
+  }
+  return sign(secret, payloadOf(claims, iat));
+}
+
+/** The payload with its claims in a fixed order, optional ones only when given. */
+function payloadOf(claims: AttestationInput, iat: number): AttestationClaims {
   const payload: AttestationClaims = { aud: claims.aud, iat, exp: iat + ATTESTATION_TTL_S };
+  if (claims.htm !== undefined) payload.htm = claims.htm;
+  if (claims.htu !== undefined) payload.htu = claims.htu;
+  if (claims.epoch !== undefined) payload.epoch = claims.epoch;
   if (claims.caller !== undefined) payload.caller = claims.caller;
   if (claims.depth !== undefined) payload.depth = claims.depth;
   if (claims.acct !== undefined) payload.acct = claims.acct;
-  return sign(secret, payload);
+  return payload;
 }
 
 async function sign(secret: string, payload: AttestationClaims): Promise<string> {
@@ -103,14 +152,15 @@ async function sign(secret: string, payload: AttestationClaims): Promise<string>
 }
 
 /**
- * The claims of a valid attestation for `audience`, or null. HS256 and typ pinboard+jwt only;
- * accepted while now < exp + 30 s and iat ≤ now + 30 s. The signature check is
- * crypto.subtle.verify, which compares in constant time.
+ * The claims of a valid attestation for `audience` (or one of several), or null. HS256 and typ
+ * pinboard+jwt only; accepted while now < exp + 30 s and iat ≤ now + 30 s; optional claims of the
+ * wrong type make it invalid. The signature check is crypto.subtle.verify, which compares in
+ * constant time. Whether htm, htu and epoch match the request is the caller's to check.
  */
 export async function verifyAttestation(
   token: string,
   secret: string,
-  audience: string,
+  audience: string | readonly string[],
   nowSeconds: number = Date.now() / 1000,
 ): Promise<AttestationClaims | null> {
   const parts = token.split(".");
@@ -134,15 +184,26 @@ export async function verifyAttestation(
 
   const payload = decodeJson(payloadPart);
   if (payload === null) return null;
-  const { aud, iat, exp, caller, depth, acct } = payload;
-  if (aud !== audience) return null;
+  const { aud, iat, exp } = payload;
+  if (typeof aud !== "string" || !(typeof audience === "string" ? aud === audience : audience.includes(aud))) return null;
   if (!isNumericDate(iat) || !isNumericDate(exp)) return null;
   if (nowSeconds >= exp + ATTESTATION_SKEW_S || iat > nowSeconds + ATTESTATION_SKEW_S) return null;
+  return optionalClaims(payload, { aud, iat, exp });
+}
+
+/** `claims` with the payload's optional claims added; null when one has the wrong type. */
+function optionalClaims(payload: Record<string, unknown>, claims: AttestationClaims): AttestationClaims | null {
+  const { htm, htu, epoch, caller, depth, acct } = payload;
+  if (htm !== undefined && !(typeof htm === "string" && htm !== "")) return null;
+  if (htu !== undefined && !(typeof htu === "string" && htu.startsWith("/"))) return null;
+  if (epoch !== undefined && !(typeof epoch === "string" && /^\d+$/.test(epoch))) return null;
   if (caller !== undefined && typeof caller !== "string") return null;
   if (depth !== undefined && !(Number.isSafeInteger(depth) && (depth as number) >= 0)) return null;
   if (acct !== undefined && (typeof acct !== "object" || acct === null || Array.isArray(acct))) return null;
 
-  const claims: AttestationClaims = { aud, iat, exp };
+  if (htm !== undefined) claims.htm = htm;
+  if (htu !== undefined) claims.htu = htu;
+  if (epoch !== undefined) claims.epoch = epoch;
   if (caller !== undefined) claims.caller = caller;
   if (depth !== undefined) claims.depth = depth as number;
   if (acct !== undefined) claims.acct = acct as object;

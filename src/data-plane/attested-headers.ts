@@ -1,29 +1,44 @@
-import { signAttestation } from "../contract/attestation.ts";
+import { signAttestation, type SyncHmacSha256 } from "../contract/attestation.ts";
 import { forwardRequestHeaders } from "./headers.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";
 import type { Resolution } from "./resolver.ts";
 
 /**
+ * The request target of a forward relative to the owner's advertise URL, as the placement loop
+ * sends it (its `pathAndQuery`): `{ns}/{id}{rest}{search}`, the path as the URL parser read it.
+ */
+export function forwardTarget(plan: Pick<ForwardPlan, "path">, request: Pick<InboundRequest, "search">): string {
+  const { path } = plan;
+  return `${path.ns}/${path.id}${path.rest}${request.search}`;
+}
+
+/**
  * The request headers of one forward to a placement's owner, for every transport and both paths
  * (HTTP and upgrades), so all send exactly the same set: the inbound set filtered
  * (forwardRequestHeaders), X-Forwarded-*, and a fresh Pinboard-Attestation signed with the
- * owner's secret (cached per owner and second in signAttestation) plus Pinboard-Epoch.
+ * owner's secret plus Pinboard-Epoch. The attestation names this forward: its method (htm), its
+ * target (htu, forwardTarget) and its epoch, so it authorises nothing else on the worker.
  */
 export async function attestedForwardHeaders(
   resolution: Resolution,
-  plan: Pick<ForwardPlan, "peer" | "trustedPeer" | "caller" | "acct">,
-  request: Pick<InboundRequest, "headers" | "host" | "proto" | "upgrade">,
+  plan: Pick<ForwardPlan, "path" | "peer" | "trustedPeer" | "caller" | "acct">,
+  request: Pick<InboundRequest, "method" | "search" | "headers" | "host" | "proto" | "upgrade">,
   nowSeconds: number,
+  hmac?: SyncHmacSha256,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
     resolution.secret,
     {
       aud: resolution.sessionId,
+      htm: request.method,
+      htu: forwardTarget(plan, request),
+      epoch: resolution.epoch,
       ...(plan.caller ? { caller: plan.caller.from, depth: plan.caller.depth } : {}),
       ...(plan.acct ? { acct: plan.acct } : {}),
     },
     nowSeconds,
+    hmac,
   );
   return forwardRequestHeaders(request.headers, {
     peer: plan.peer,

@@ -1,31 +1,46 @@
-import { verifyAttestation, type AttestationClaims } from "../contract/attestation.ts";
+import { isBound, verifyAttestation, type AttestationClaims } from "../contract/attestation.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
-import { ATTESTATION_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
+import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
 
 export type { AttestationClaims };
 
+export interface GuardOptions {
+  secret: string;
+  /** The audiences accepted now: the live sessionId, a retired one within its grace, the local audience. */
+  audiences(): (string | null | undefined)[];
+  /** Path prefix of the advertise URL ("" or "/something"): an attestation's htu is relative to it. */
+  basePath: string;
+  /** Refuse attestations that name no request (no htm, htu, epoch), instead of accepting them. */
+  requireBinding: boolean;
+  nowMs(): number;
+}
+
 /**
  * Checks what Pinboard proves on each call: an attestation signed with the worker's secret whose
- * aud is the live sessionId (or the configured local audience), and, on the probe and _alarm,
- * the secret itself in Pinboard-Proxy-Secret.
+ * aud is an accepted audience and which names this very request (htm, htu, epoch), and, on the
+ * probe and _alarm, the secret itself in Pinboard-Proxy-Secret.
+ *
+ * An attestation without htm, htu and epoch names no request: Pinboard before they existed, or
+ * another signer holding the secret. It is accepted unless `requireBinding`. One that carries any
+ * of them must carry htm and htu, and all three must match: the same method, the same target, the
+ * same Pinboard-Epoch (both absent on _pinned/stats and the challenge).
  */
 export class AttestationGuard {
-  constructor(
-    private readonly secret: string,
-    private readonly audiences: () => (string | null | undefined)[],
-    private readonly nowMs: () => number = Date.now,
-  ) {}
+  private readonly secret: string;
 
-  async verify(request: Request): Promise<AttestationClaims | null> {
+  constructor(private readonly options: GuardOptions) {
+    this.secret = options.secret;
+  }
+
+  /** The attestation's claims, or null when it is missing, invalid or for another request. `url` is request.url parsed. */
+  async verify(request: Request, url: URL = new URL(request.url)): Promise<AttestationClaims | null> {
     const token = request.headers.get(ATTESTATION_HEADER);
     if (!token) return null;
-    const now = this.nowMs() / 1000;
-    for (const audience of this.audiences()) {
-      if (!audience) continue;
-      const claims = await verifyAttestation(token, this.secret, audience, now);
-      if (claims) return claims;
-    }
-    return null;
+    const audiences = this.options.audiences().filter((aud): aud is string => !!aud);
+    if (audiences.length === 0) return null;
+    const claims = await verifyAttestation(token, this.secret, audiences, this.options.nowMs() / 1000);
+    if (claims === null) return null;
+    return this.namesRequest(claims, request, url) ? claims : null;
   }
 
   async hasProxySecret(request: Request): Promise<boolean> {
@@ -33,4 +48,30 @@ export class AttestationGuard {
     if (given === null) return false;
     return constantTimeEqual(given, this.secret);
   }
+
+  private namesRequest(claims: AttestationClaims, request: Request, url: URL): boolean {
+    if (!isBound(claims)) return !this.options.requireBinding;
+    if (claims.htm !== request.method) return false;
+    if ((claims.epoch ?? null) !== request.headers.get(EPOCH_HEADER)) return false;
+    return claims.htu !== undefined && sameTarget(claims.htu, this.options.basePath, url);
+  }
+}
+
+/**
+ * Whether a call Pinboard sent to `{advertiseUrl}{htu}` is the one that arrived at `url`. Both go
+ * through the WHATWG URL parser: the one that made `request.url` and that the routes and the
+ * instance read it with. Pinboard's target already is that parser's output (its data plane reads
+ * client paths with it, and its Node entry's fast path differs only by leaving `'` unescaped in
+ * a query, which the parser escapes here on both sides), so a genuine call always compares
+ * equal, and a target that compares equal is the same URL to everything behind the check.
+ * Percent-encoding is compared as written: `/a` and `/%61` are different targets.
+ */
+export function sameTarget(htu: string, basePath: string, url: URL): boolean {
+  let expected: URL;
+  try {
+    expected = new URL(`http://pinned.invalid${basePath}${htu}`);
+  } catch {
+    return false;
+  }
+  return expected.pathname === url.pathname && expected.search === url.search && expected.hash === url.hash;
 }

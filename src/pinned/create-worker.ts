@@ -40,6 +40,11 @@ export interface WorkerOptions {
   secret?: string;
   /** An audience accepted besides the live sessionId (in-process callers, tests). */
   localAudience?: string;
+  /**
+   * Refuse attestations that name no request (no htm, htu and epoch claims). Pinboard signs them
+   * on every call; set this once every Pinboard in front of the worker does. Default false.
+   */
+  requireBoundAttestation?: boolean;
   /** Hostname-aware registration fields. */
   hostname?: string;
   env?: string;
@@ -227,11 +232,14 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
 
   const app = buildRoutes({
     basePath,
-    guard: new AttestationGuard(
+    guard: new AttestationGuard({
       secret,
-      () => [registration.sessionId, registration.prevSessionId, options.localAudience],
-      now,
-    ),
+      // The live session, the one just lost for a few seconds (registration.ts), the local one.
+      audiences: () => [registration.sessionId, registration.retiredSessionId(), options.localAudience],
+      basePath,
+      requireBinding: options.requireBoundAttestation === true,
+      nowMs: now,
+    }),
     challenge,
     table,
     namespaces: new Set(namespaces),

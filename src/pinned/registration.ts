@@ -41,6 +41,14 @@ export interface RegistrationOptions {
 const TRIES = 3;
 
 /**
+ * How long attestations for the session this worker just lost (a 409 from a heartbeat) or gave up
+ * (deregister) are still accepted: forwards Pinboard signed for it before it learned may still be
+ * arriving. Pinboard signs a forward just before it leaves, from a resolution at most 5 s old, and
+ * the worker hears of the loss only after Pinboard lost the session, so 5 s covers them.
+ */
+export const RETIRED_SESSION_GRACE_MS = 5000;
+
+/**
  * The registration loop: register with a fresh challenge, heartbeat every expiresInMs / 3
  * (jittered exponential backoff after a failure), and re-register — only from here, the
  * heartbeat path — when Pinboard answers 409 reregister or superseded, offering the resident
@@ -51,6 +59,8 @@ export class Registration {
   sessionId: string | null = null;
   /** The session a pending re-register reclaims from. */
   prevSessionId: string | null = null;
+  /** The session held before, and until when attestations for it are accepted. */
+  private retired: { sessionId: string; untilMs: number } | null = null;
   expiresInMs = 15_000;
   operatorDraining = false;
   degraded = false;
@@ -129,10 +139,21 @@ export class Registration {
   private async deregister(): Promise<void> {
     const sessionId = this.sessionId;
     this.sessionId = null;
-    // Forwards already on their way still carry this audience: keep accepting it until the
-    // listener closes (the loop is stopped, so nothing registers again).
-    if (sessionId) this.prevSessionId = sessionId;
-    if (sessionId) await this.tries("deregister", { sessionId });
+    if (sessionId) {
+      // Forwards already on their way carry this audience: accepted for the grace only.
+      this.retire(sessionId);
+      await this.tries("deregister", { sessionId });
+    }
+  }
+
+  /** The previous session while attestations for it are still accepted (RETIRED_SESSION_GRACE_MS), else null. */
+  retiredSessionId(): string | null {
+    const retired = this.retired;
+    return retired !== null && this.options.now() < retired.untilMs ? retired.sessionId : null;
+  }
+
+  private retire(sessionId: string): void {
+    this.retired = { sessionId, untilMs: this.options.now() + RETIRED_SESSION_GRACE_MS };
   }
 
   /** Releases placements quoting their epochs; false when it gave up after three tries. */
@@ -206,6 +227,7 @@ export class Registration {
     if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
       this.options.log.warn("session lost, re-registering", { error: answer.body.error });
       this.prevSessionId = this.sessionId;
+      this.retire(this.sessionId);
       this.sessionId = null;
       return this.reregister();
     }

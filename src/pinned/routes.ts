@@ -71,12 +71,13 @@ export function buildRoutes(d: RouteDeps): Hono {
 
   app.all("*", async (c) => {
     const request = c.req.raw;
-    const target = parseInstancePath(new URL(request.url).pathname, d.basePath);
+    const url = new URL(request.url);
+    const target = parseInstancePath(url.pathname, d.basePath);
     if (!target) return notFound();
     const { ns, id, rest } = target;
     const upgrade = canUpgrade(c);
 
-    const claims = await d.guard.verify(request);
+    const claims = await d.guard.verify(request, url);
     if (!claims) return upgrade ? acceptAndClose(c, 1008, "invalid attestation") : invalidAttestation();
     const isAlarm = request.method === "POST" && rest === "/_alarm";
     if (isAlarm && !(await d.guard.hasProxySecret(request))) return invalidProxySecret();

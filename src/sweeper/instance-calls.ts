@@ -1,8 +1,9 @@
-import { signAttestation } from "../contract/attestation.ts";
+import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import type { AppDeps } from "../deps.ts";
 import type { Resolution } from "../data-plane/resolver.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/headers.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
+import { WorkerUrlError, instanceUrl } from "../outbound/worker-url.ts";
 
 export interface WorkerAnswer {
   /** The HTTP status, 0 when no answer came back. */
@@ -18,21 +19,30 @@ const BODY_CAP = 64 * 1024;
 /**
  * The sweeper's calls on an instance's owner: POST {advertiseUrl}{ns}/{id}/_wake (attested,
  * Pinboard-Epoch) and POST …/_alarm (attested, Pinboard-Proxy-Secret, Pinboard-Epoch), bounded
- * by the wake timeout.
+ * by the wake timeout. The attestation names the call: htm POST, htu the URL's path, the epoch.
  */
 export async function callInstance(
   deps: AppDeps,
   placement: Resolution,
   target: { ns: string; id: string; action: "_wake" | "_alarm" },
 ): Promise<WorkerAnswer> {
+  let url: string;
+  try {
+    url = instanceUrl(placement.advertiseUrl, target.ns, target.id, target.action);
+  } catch (err) {
+    // An id or namespace no URL can carry (".", ".."): a failed call, retried and parked like one.
+    if (!(err instanceof WorkerUrlError)) throw err;
+    return { status: 0, body: null, error: err.message };
+  }
+  const claims = { aud: placement.sessionId, htm: "POST", htu: attestationTarget(url, placement.advertiseUrl), epoch: placement.epoch };
   const headers: Record<string, string> = {
-    [ATTESTATION_HEADER]: await signAttestation(placement.secret, { aud: placement.sessionId }, Math.floor(deps.now() / 1000)),
+    [ATTESTATION_HEADER]: await signAttestation(placement.secret, claims, Math.floor(deps.now() / 1000), deps.runtime.hmacSha256),
     [EPOCH_HEADER]: placement.epoch,
     Accept: "application/json",
   };
   if (target.action === "_alarm") headers[PROXY_SECRET_HEADER] = placement.secret;
   const outcome = await callWorker(deps.fetch, {
-    url: `${placement.advertiseUrl}${target.ns}/${target.id}/${target.action}`,
+    url,
     method: "POST",
     headers,
     timeoutMs: deps.config.wakeTimeoutMs,

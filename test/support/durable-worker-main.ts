@@ -19,6 +19,8 @@ const worker = createWorker({
     redis: process.env.DURABLE_REDIS_CLUSTER_NODES ? clusterClient(process.env.DURABLE_REDIS_CLUSTER_NODES) : process.env.DURABLE_REDIS_URL!,
   }),
   logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
+  // Every call Pinboard makes (forwards, the sweeper's _wake and _alarm, stats) names itself.
+  requireBoundAttestation: true,
 });
 const listening = await worker.listen({ port: 0 });
 handleShutdownSignals(worker, { listening, graceMs: 2000 });

@@ -16,11 +16,22 @@ export function memoryLogger(): PinnedLogger & { lines: string[] } {
 }
 
 export async function attestation(
-  options: { aud?: string; secret?: string; nowSeconds?: number; caller?: string; depth?: number } = {},
+  options: {
+    aud?: string;
+    secret?: string;
+    nowSeconds?: number;
+    caller?: string;
+    depth?: number;
+    /** The request it names, as Pinboard binds it: method, target relative to the advertise URL, epoch. */
+    htm?: string;
+    htu?: string;
+    epoch?: string;
+  } = {},
 ): Promise<string> {
+  const { htm, htu, epoch } = options;
   return signAttestation(
     options.secret ?? SECRET,
-    { aud: options.aud ?? LOCAL_AUD, caller: options.caller, depth: options.depth },
+    { aud: options.aud ?? LOCAL_AUD, caller: options.caller, depth: options.depth, htm, htu, epoch },
     options.nowSeconds ?? Date.now() / 1000,
   );
 }

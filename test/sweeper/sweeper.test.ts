@@ -133,5 +133,5 @@ describe("the sweeper", () => {
 const bucketOf = (id: string) => new Keys("pinboard:", 16).bucketOf(id);
 async function attest(w: WorkerProcess): Promise<string> {
   const secret = JSON.parse((await t.redis.hget("pinboard:{global}:sessions", w.sessionId))!).secret as string;
-  return signAttestation(secret, { aud: w.sessionId }, Date.now() / 1000);
+  return signAttestation(secret, { aud: w.sessionId, htm: "GET", htu: "/_pinned/stats" }, Date.now() / 1000);
 }

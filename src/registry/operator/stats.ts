@@ -1,9 +1,10 @@
-import { signAttestation } from "../../contract/attestation.ts";
+import { attestationTarget, signAttestation } from "../../contract/attestation.ts";
 import type { PinboardClaim } from "../../auth/claims.ts";
 import type { AppDeps } from "../../deps.ts";
 import { visibleWorkers, type VisibleWorker } from "./fleet-view.ts";
 import { ATTESTATION_HEADER } from "../../contract/headers.ts";
 import { callWorker } from "../../outbound/worker-call.ts";
+import { WorkerUrlError, workerUrl } from "../../outbound/worker-url.ts";
 
 export const STATS_TIMEOUT_MS = 3000;
 export const STATS_CONCURRENCY = 8;
@@ -36,9 +37,16 @@ export async function fleetStats(deps: AppDeps, claim: PinboardClaim): Promise<{
 
 async function statsOf(deps: AppDeps, { record, namespaces }: VisibleWorker): Promise<StatsEntry> {
   const head = { sessionId: record.sessionId, clientId: record.clientId, hostname: deps.config.hostnameAware ? record.hostname : null };
-  const attestation = await signAttestation(record.secret, { aud: record.sessionId }, Math.floor(deps.now() / 1000));
+  let url: string;
+  try {
+    url = workerUrl(record.advertiseUrl, ["_pinned", "stats"]);
+  } catch (err) {
+    if (!(err instanceof WorkerUrlError)) throw err;
+    return { ...head, error: "unreachable" };
+  }
+  const attestation = await signAttestation(record.secret, { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) }, Math.floor(deps.now() / 1000), deps.runtime.hmacSha256);
   const outcome = await callWorker(deps.fetch, {
-    url: `${record.advertiseUrl}/_pinned/stats`,
+    url,
     method: "GET",
     headers: { [ATTESTATION_HEADER]: attestation, Accept: "application/json" },
     timeoutMs: STATS_TIMEOUT_MS,

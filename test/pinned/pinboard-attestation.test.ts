@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signAttestation } from "../../src/contract/attestation.ts";
+import type { PinnedWorker } from "../../src/pinned/index.ts";
+import { RETIRED_SESSION_GRACE_MS } from "../../src/pinned/registration.ts";
+import { Echo } from "../support/echo-instance.ts";
+import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { until } from "../support/local-worker.ts";
+import { Counter } from "../support/sample-instances.ts";
+
+/**
+ * Attestations as the real Pinboard Node entry signs them, against the worker library: a
+ * forward's attestation replayed on another call is refused, and an attestation for the session
+ * a worker held before is accepted for RETIRED_SESSION_GRACE_MS after it lost or gave it up, then
+ * never again.
+ */
+
+const LEASE_MS = 3000;
+let fleet: Fleet;
+let w: FleetWorker;
+beforeAll(async () => {
+  fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/echo": Echo, "/counter": Counter } });
+  w = await fleet.addWorker();
+  await fleet.skipColdStart();
+});
+afterAll(() => fleet?.close());
+
+const INVALID = { status: 403, body: { detail: "invalid attestation" } };
+const answer = async (res: Response) => ({ status: res.status, body: (await res.json()) as unknown });
+
+describe("a forward's attestation, as Pinboard signs it", () => {
+  it("names the forward's method, target and epoch", async () => {
+    const res = await fetch(`${fleet.pb.url}/echo/r1/some/path?x=1&y=%27`, { method: "POST", body: "hello" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { headers: Record<string, string>; attestation: Record<string, unknown> };
+    const epoch = body.headers["pinboard-epoch"]!;
+    const iat = body.attestation.iat as number;
+    expect(body.attestation).toEqual({ aud: w.worker.sessionId, iat, exp: iat + 30, htm: "POST", htu: "/echo/r1/some/path?x=1&y=%27", epoch });
+  });
+
+  it("is refused by the worker replayed on another path, method or epoch", async () => {
+    const res = await fetch(`${fleet.pb.url}/echo/r2/some/path?x=1`);
+    const body = (await res.json()) as { headers: Record<string, string> };
+    const token = body.headers["pinboard-attestation"]!;
+    const epoch = body.headers["pinboard-epoch"]!;
+    const replay = (path: string, init: { method?: string; epoch?: string } = {}) =>
+      fetch(`${w.worker.advertiseUrl}${path}`, { method: init.method ?? "GET", headers: { "Pinboard-Attestation": token, "Pinboard-Epoch": init.epoch ?? epoch } });
+
+    for (const [path, init] of [
+      ["/echo/r2/other/path?x=1", {}],
+      ["/echo/r3/some/path?x=1", {}],
+      ["/echo/r2/some/path?x=2", {}],
+      ["/echo/r2/some/path?x=1", { method: "DELETE" }],
+      ["/echo/r2/some/path?x=1", { epoch: String(BigInt(epoch) + 1n) }],
+    ] as const) {
+      expect({ path, init, ...(await answer(await replay(path, init))) }).toEqual({ path, init, ...INVALID });
+    }
+    // The very same call is still the call it names (the attestation's 30 s are what bound that).
+    expect((await replay("/echo/r2/some/path?x=1")).status).toBe(200);
+  });
+});
+
+describe("a worker that requires bound attestations (requireBoundAttestation)", () => {
+  it("gets forwards, and the operator's _pinned/stats call, from Pinboard", async () => {
+    const strict = await fleet.addWorker({ requireBoundAttestation: true, namespaces: { "/strict": Echo } });
+    try {
+      const res = await fetch(`${fleet.pb.url}/strict/s1/x?y=1`, { method: "PUT", body: "z" });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ method: "PUT", path: "/x", query: "?y=1", bodyBytes: 1 });
+
+      const operator = await fleet.pb.operatorCredential();
+      const stats = await fetch(`${fleet.pb.url}/registry/stats`, { headers: { authorization: `Bearer ${operator}` } });
+      const entry = ((await stats.json()) as { workers: { sessionId: string }[] }).workers.find((x) => x.sessionId === strict.worker.sessionId);
+      expect(entry).toMatchObject({ sessionId: strict.worker.sessionId, stats: { draining: false, namespaces: { "/strict": {} } } });
+    } finally {
+      await strict.stop();
+    }
+  });
+});
+
+describe("an attestation for the worker's previous session", () => {
+  /** A worker whose clock runs `skew.ms` ahead, so a test can step past the grace. */
+  async function skewedWorker(options: { fetch?: typeof fetch } = {}): Promise<{ entry: FleetWorker; skew: { ms: number } }> {
+    const skew = { ms: 0 };
+    const entry = await fleet.addWorker({ now: () => Date.now() + skew.ms, ...options });
+    return { entry, skew };
+  }
+
+  /** GET /_pinned/stats with an attestation for `aud`, signed on the worker's clock. */
+  async function statsFor(worker: PinnedWorker, aud: string, skew: { ms: number }): Promise<number> {
+    const token = await signAttestation(worker.secret, { aud, htm: "GET", htu: "/_pinned/stats" }, (Date.now() + skew.ms) / 1000);
+    const res = await fetch(`${worker.advertiseUrl}/_pinned/stats`, { headers: { "Pinboard-Attestation": token } });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  it("is accepted for the grace after a re-register, for forwards in flight, and refused after it", async () => {
+    const { entry, skew } = await skewedWorker();
+    const { worker } = entry;
+    const old = worker.sessionId!;
+    await fleet.t.flush();
+    await until(() => worker.sessionId !== old && worker.sessionId !== null, 10_000);
+    const live = worker.sessionId!;
+    expect(await statsFor(worker, old, skew)).toBe(200);
+    expect(await statsFor(worker, live, skew)).toBe(200);
+
+    skew.ms += RETIRED_SESSION_GRACE_MS + 1000;
+    expect(await statsFor(worker, old, skew)).toBe(403);
+    expect(await statsFor(worker, live, skew)).toBe(200);
+    await entry.stop();
+  });
+
+  it("is refused once the grace is over while the re-register keeps failing", async () => {
+    // Heartbeats reach Pinboard (and hear that the session is gone); registers never do.
+    const cut = { register: false };
+    const partial = ((input: RequestInfo | URL, init?: RequestInit) =>
+      cut.register && String(input).endsWith("/registry/register") ? Promise.reject(new TypeError("fetch failed: partitioned")) : fetch(input, init)) as typeof fetch;
+    const { entry, skew } = await skewedWorker({ fetch: partial });
+    const { worker } = entry;
+    const old = worker.sessionId!;
+    cut.register = true;
+    await fleet.t.flush();
+    await until(() => worker.sessionId === null, 10_000);
+    expect(await statsFor(worker, old, skew)).toBe(200);
+
+    skew.ms += RETIRED_SESSION_GRACE_MS + 1000;
+    expect(await statsFor(worker, old, skew)).toBe(403);
+    expect(worker.sessionId).toBeNull();
+    await entry.stop();
+  });
+
+  it("is refused once the grace is over after the worker deregistered", async () => {
+    const { entry, skew } = await skewedWorker();
+    const { worker } = entry;
+    const old = worker.sessionId!;
+    await worker.stop();
+    expect(await statsFor(worker, old, skew)).toBe(200);
+    skew.ms += RETIRED_SESSION_GRACE_MS + 1000;
+    expect(await statsFor(worker, old, skew)).toBe(403);
+    await entry.stop();
+  });
+});
