@@ -6,7 +6,8 @@
  *   PORT=8787 npm run dev
  *
  * Takes the same variables as `npm start` (PORT, HOST, REDIS_URL, PINBOARD_*), validated by the
- * same schema, and hands the PINBOARD_* ones to the Worker as vars. With UPSTASH_REDIS_REST_URL
+ * same schema, and hands the PINBOARD_* ones to the Worker through a private env file (never as
+ * `--var` arguments, which `ps` shows to every user; ./dev/worker-env-file.ts). With UPSTASH_REDIS_REST_URL
  * and UPSTASH_REDIS_REST_TOKEN set it talks to that REST endpoint instead (no bridge, no local
  * Redis). With no passport key it mints a development key and prints credentials, like
  * `npm start`. Crons do not fire in local dev, so this script runs the Worker's cron handler
@@ -24,6 +25,7 @@ import { describeDevPassport, mintDevPassport } from "../src/node/dev-credential
 import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
 import { freePort } from "../src/node/free-port.ts";
 import { startRedisRest, type RedisRestServer } from "./redis-rest.ts";
+import { EnvFileError, writeWorkerEnvFile, type WorkerEnvFile } from "./dev/worker-env-file.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
@@ -40,11 +42,6 @@ export function workerVars(env: Record<string, string | undefined>): Record<stri
     vars[name] = value;
   }
   return vars;
-}
-
-/** `--var NAME:value` pairs for wrangler (it splits on the first colon). */
-export function varArgs(vars: Record<string, string>): string[] {
-  return Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 }
 
 function urlHost(host: string): string {
@@ -80,6 +77,8 @@ interface Running {
   redis?: EmbeddedRedis;
   bridge?: RedisRestServer;
   wrangler?: ChildProcess;
+  /** The Worker's settings, secrets included, for `wrangler dev --env-file`. */
+  envFile?: WorkerEnvFile;
   sweeper?: ReturnType<typeof setInterval>;
 }
 
@@ -114,6 +113,7 @@ function stopChild(child: ChildProcess | undefined, graceMs = 10_000): Promise<v
 async function stopAll(running: Running): Promise<void> {
   if (running.sweeper) clearInterval(running.sweeper);
   await stopChild(running.wrangler);
+  await running.envFile?.remove().catch(() => {});
   await running.bridge?.close().catch(() => {});
   await running.redis?.stop().catch(() => {});
 }
@@ -155,6 +155,8 @@ async function start(config: Config, running: Running): Promise<void> {
   // PORT=0 means any free port, as for `npm start`; wrangler needs a real one.
   const port = config.port || (await freePort());
   if (stopping) return;
+  running.envFile = await writeWorkerEnvFile(vars);
+  if (stopping) return;
   const args = [
     WRANGLER,
     "dev",
@@ -162,12 +164,16 @@ async function start(config: Config, running: Running): Promise<void> {
     "--ip", config.host,
     "--port", String(port),
     "--show-interactive-dev-session=false",
-    ...varArgs(vars),
+    "--env-file", running.envFile.path,
   ];
   running.wrangler = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...env,
+      // The env file is the Worker's whole configuration: loaded (not .dev.vars), and not
+      // overridden by this shell's variables.
+      CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
       WRANGLER_SEND_METRICS: env.WRANGLER_SEND_METRICS ?? "false",
       // Pinboard never reads request.cf: skip Miniflare's download of it (a 3 s stall offline).
       CLOUDFLARE_CF_FETCH_ENABLED: env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
@@ -239,7 +245,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.error(
-      err instanceof ConfigError
+      err instanceof ConfigError || err instanceof EnvFileError
         ? err.message
         : err instanceof PortInUseError
           ? `pinboard dev: ${err.message}`

@@ -1,7 +1,5 @@
 import { getRequestListener } from "@hono/node-server";
 import cluster from "node:cluster";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
@@ -16,9 +14,8 @@ import { clusterMetricsSource } from "./node/cluster-metrics.ts";
 import { processCount, runProcessCluster } from "./node/process-cluster.ts";
 import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./node/serving-process.ts";
 import { NodeDataPlane } from "./node/data-plane/server.ts";
-
-/** How long an idle client connection is kept (announced as Keep-Alive: timeout=65). */
-const CLIENT_KEEP_ALIVE_MS = 65_000;
+import { nodeHmacSha256 } from "./node/hmac.ts";
+import { startListeners } from "./node/listeners.ts";
 
 /**
  * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
@@ -27,6 +24,8 @@ const CLIENT_KEEP_ALIVE_MS = 65_000;
  */
 export interface RunningPinboard {
   url: string;
+  /** The admin port's URL (registry, console, /openapi.json, /metrics) with PINBOARD_ADMIN_PORT. */
+  adminUrl?: string;
   config: Config;
   stop(): Promise<void>;
 }
@@ -48,12 +47,12 @@ export interface StartNodeOptions {
 export async function startNode(env: Record<string, string | undefined> = process.env, options: StartNodeOptions = {}): Promise<RunningPinboard> {
   let config = parseConfig(env);
   const log = createLogger(config.logLevel);
-  let devBanner: ((url: string, durableRedisUrl?: string) => string) | undefined;
+  let devBanner: ((url: string, durableRedisUrl?: string, adminUrl?: string) => string) | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
     const dev = await mintDevPassport(options.devKeyDir);
     if (dev.keyFileError !== undefined) log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
     config = { ...config, passport: { ...config.passport, secret: dev.secret } };
-    devBanner = (url, durableRedisUrl) => describeDevPassport(dev, url, durableRedisUrl);
+    devBanner = (url, durableRedisUrl, adminUrl) => describeDevPassport(dev, url, durableRedisUrl, adminUrl);
   }
 
   const redis = await redisFromConfig(config, log);
@@ -75,45 +74,39 @@ export async function startNode(env: Record<string, string | undefined> = proces
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
-    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss() },
+    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss(), hmacSha256: nodeHmacSha256 },
   });
   await deps.fleet.refresh();
   const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
   const sweeper = startSweeperTimer(deps);
 
   metrics?.bind(deps);
-  const { app, dataPlane } = createPinboard(deps, {
+  if (config.admin.hostname !== undefined) log.warn("PINBOARD_ADMIN_HOSTNAME applies to the Workers entry only; on Node, PINBOARD_ADMIN_PORT serves the operator surface apart");
+  const { app, admin, dataPlane } = createPinboard(deps, {
     ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics, options.metricsSource?.(metrics.registry)) } : {}),
     peerAddress: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
+    separateAdmin: config.admin.port !== undefined,
   });
   // The data plane is served on node:http's own objects; the Hono app (health, registry,
   // /metrics) gets every other request. No `websocket` option: the Hono adapter leaves upgrades
-  // alone and the data plane takes them all. requireHostHeader off: a request without Host gets
-  // the protocol's 400 missing Host header from the app, not Node's bare 400.
+  // alone and the data plane takes them all. With PINBOARD_ADMIN_PORT the registry, the console,
+  // /openapi.json and /metrics are on the admin listener instead (src/node/listeners.ts).
   const honoListener = getRequestListener(app.fetch, { hostname: config.host });
   const nodeDataPlane = new NodeDataPlane({ deps, dataPlane, fallback: honoListener, defaultHost: config.host });
-  const server = createServer({ requireHostHeader: false }, nodeDataPlane.listener);
-  nodeDataPlane.attach(server);
-  server.listen(config.port, config.host);
-  // Idle client connections stay open longer than a load balancer's usual 60 s idle timeout, so
-  // a client or balancer never sends on a connection Pinboard has just closed (Node's 5 s default
-  // races any client that keeps connections longer, and shows up as their 502s).
-  server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
-  server.headersTimeout = CLIENT_KEEP_ALIVE_MS + 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", reject);
+  const listeners = await startListeners(config, {
+    data: nodeDataPlane.listener,
+    attach: (server) => nodeDataPlane.attach(server),
+    ...(admin ? { admin: getRequestListener(admin.fetch, { hostname: config.host }) } : {}),
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}${config.basePath}`;
-  log.info("pinboard listening", { url, redis: redis.describe, serving: deps.fleet.peek().serving });
+  const { url, adminUrl } = listeners;
+  log.info("pinboard listening", { url, ...(adminUrl ? { adminUrl } : {}), redis: redis.describe, serving: deps.fleet.peek().serving });
   if (redis.embedded) console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
-  if (devBanner) console.log(devBanner(url, durableRedisForWorkers(config, redis.embedded?.url)));
+  if (devBanner) console.log(devBanner(url, durableRedisForWorkers(config, redis.embedded?.url), adminUrl));
 
   let stopping: Promise<void> | undefined;
   return {
     url,
+    ...(adminUrl ? { adminUrl } : {}),
     config,
     stop() {
       stopping ??= (async () => {
@@ -121,10 +114,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
         clearInterval(renew);
         await sweeper.stop();
         await nodeDataPlane.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await listeners.close();
         await redis.port.close();
         await redis.durable?.close();
         await redis.embedded?.stop();

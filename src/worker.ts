@@ -1,6 +1,6 @@
 import type { ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
 import type { Hono } from "hono";
-import { createPinboard } from "./app.ts";
+import { cloudflarePeer, createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
@@ -15,6 +15,8 @@ type Env = Record<string, unknown>;
 
 interface Isolate {
   app: Hono<AppEnv>;
+  /** With PINBOARD_ADMIN_HOSTNAME: the operator surface, answered on that hostname only. */
+  admin?: { hostname: string; app: Hono<AppEnv> };
   deps: AppDeps;
 }
 
@@ -39,9 +41,22 @@ function isolateFor(env: Env): Isolate {
   }
   const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
   const deps = buildDeps({ config, redis, runtime: { name: "workers", startedAt: Date.now() } });
-  isolate = { app: createPinboard(deps).app, deps };
+  // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
+  const adminHostname = config.admin.hostname;
+  const built = createPinboard(deps, { peerAddress: cloudflarePeer, separateAdmin: adminHostname !== undefined });
+  isolate = { app: built.app, deps, ...(adminHostname !== undefined && built.admin ? { admin: { hostname: adminHostname, app: built.admin } } : {}) };
   isolateEnv = env;
   return isolate;
+}
+
+/**
+ * The app a request goes to: with PINBOARD_ADMIN_HOSTNAME, that hostname gets the operator surface
+ * (console, registry, /openapi.json) and every other hostname health and the data plane, so no
+ * worker page is ever served on the console's origin.
+ */
+function appFor(current: Isolate, request: Request): Hono<AppEnv> {
+  if (current.admin === undefined) return current.app;
+  return new URL(request.url).hostname === current.admin.hostname ? current.admin.app : current.app;
 }
 
 function configFailure(err: unknown): Response {
@@ -61,7 +76,7 @@ export default {
     } catch (err) {
       return configFailure(err);
     }
-    return current.app.fetch(request, env, ctx);
+    return appFor(current, request).fetch(request, env, ctx);
   },
 
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {

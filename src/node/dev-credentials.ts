@@ -78,9 +78,10 @@ export async function mintDevPassport(dir?: string): Promise<DevPassport & { key
 /**
  * What a local start prints: the development credentials, and the command that starts the example
  * worker against this Pinboard (with the Redis its durable state must share, so that the sweeper
- * sees the worker's durability index).
+ * sees the worker's durability index). With PINBOARD_ADMIN_PORT, workers and operators use
+ * `adminUrl` (the registry lives there) and clients `baseUrl`.
  */
-export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRedisUrl?: string): string {
+export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRedisUrl?: string, adminUrl: string = baseUrl): string {
   const key =
     dev.keyFile === undefined
       ? ["No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key (for this run only)."]
@@ -103,13 +104,13 @@ export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRe
     ...(durableRedisUrl
       ? [
           "Start a worker (in another terminal, after the exports above):",
-          `  PINBOARD_URL=${baseUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a npx tsx examples/worker.ts`,
+          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a npx tsx examples/worker.ts`,
         ]
       : []),
     "Try:",
     `  curl -s ${baseUrl}/healthz`,
     `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
-    `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${baseUrl}/registry/health`,
+    `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${adminUrl}/registry/health`,
   ].join("\n");
 }
 

@@ -83,7 +83,9 @@ export async function runProcessCluster(options: { config: Config; processes: nu
   cluster.on("listening", (_worker, address) => {
     if (listening) return;
     listening = true;
-    printBanner(log, config, processes, urlOf(address, config), embedded, dev);
+    // Each process listens on the data port before the admin port: the first address is the data port's.
+    const adminUrl = config.admin.port ? urlOf({ ...address, port: config.admin.port }, config) : undefined;
+    printBanner(log, config, processes, { url: urlOf(address, config), adminUrl }, embedded, dev);
   });
   cluster.on("exit", (worker, code, signal) => {
     alive.delete(worker);
@@ -126,11 +128,18 @@ function urlOf(address: Address, config: Config): string {
 }
 
 /** What a lone process prints once it listens (src/node.ts), printed once for all processes. */
-function printBanner(log: Logger, config: Config, processes: number, url: string, embedded: EmbeddedRedis | undefined, dev: DevPassport | undefined): void {
-  log.info("pinboard processes listening", { url, processes });
+function printBanner(
+  log: Logger,
+  config: Config,
+  processes: number,
+  { url, adminUrl }: { url: string; adminUrl: string | undefined },
+  embedded: EmbeddedRedis | undefined,
+  dev: DevPassport | undefined,
+): void {
+  log.info("pinboard processes listening", { url, ...(adminUrl ? { adminUrl } : {}), processes });
   if (embedded) console.log(`Redis: embedded redis-server at ${embedded.url} (not persisted; stopped with Pinboard)`);
   if (dev) {
-    console.log(describeDevPassport(dev, url, durableRedisForWorkers(config, embedded?.url)));
+    console.log(describeDevPassport(dev, url, durableRedisForWorkers(config, embedded?.url), adminUrl));
     return;
   }
   const minting = describeMinting(config.passport);

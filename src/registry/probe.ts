@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import { PROXY_SECRET_HEADER } from "../contract/headers.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
+import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
 
 export type ProbeOutcome = "pass" | "mismatch" | "fail";
 
@@ -24,11 +25,12 @@ export async function probeChallenge(
 ): Promise<ProbeOutcome> {
   let url: string;
   try {
-    url = `${target.advertiseUrl}/_pinned/challenge?challenge=${encodeURIComponent(target.challenge)}`;
-  } catch {
-    // A challenge that is not well-formed UTF-16 (a lone surrogate) makes encodeURIComponent
-    // throw: a failed probe like any other, not a 500.
-    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: "challenge is not well-formed" });
+    url = workerUrl(target.advertiseUrl, ["_pinned", "challenge"], [["challenge", target.challenge]]);
+  } catch (err) {
+    // A challenge that is not well-formed UTF-16 (a lone surrogate), or an advertise URL the
+    // builder refuses: a failed probe like any other, not a 500.
+    if (!(err instanceof WorkerUrlError)) throw err;
+    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: err.message });
     return "fail";
   }
   const outcome = await callWorker(deps.fetch, {

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/node/free-port.ts";
@@ -72,6 +74,24 @@ const accepts = (port: number) =>
     socket.once("error", () => resolve(false));
   });
 
+/** The command lines of every live process in process group `pgid` (Linux /proc), arguments joined by spaces. */
+function groupCommandLines(pgid: number): string[] {
+  const lines: string[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // pid (comm) state ppid pgrp …: read after the last ")", comm may hold anything.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pgrp) !== pgid || state === "Z") continue;
+      lines.push(readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" "));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return lines;
+}
+
 describe("npm run dev", () => {
   it("runs the Workers entry in wrangler dev with the npm start variables, and stops on SIGTERM", async () => {
     const port = await freePort();
@@ -84,6 +104,22 @@ describe("npm run dev", () => {
       const token = await waitFor("the dev credentials", dev, async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1], 10_000);
       const redisPort = Number(/embedded redis-server redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.output())?.[1]);
       expect(redisPort).toBeGreaterThan(0);
+
+      // No secret on a command line (`ps` shows those to every user): wrangler reads the
+      // Worker's settings from a 0600 env file in a private temporary directory.
+      const secret = /PINBOARD_PASSPORT_SECRET=(\S+)/.exec(dev.output())?.[1];
+      expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const commands = groupCommandLines(dev.child.pid!);
+      const wranglerLine = commands.find((line) => line.includes("wrangler.js dev"));
+      expect(wranglerLine).toBeDefined();
+      expect(commands.filter((line) => line.includes(secret!) || line.includes("--var") || line.includes("REST_TOKEN"))).toEqual([]);
+      const envFile = /--env-file (\S+)/.exec(wranglerLine!)?.[1];
+      expect(envFile).toMatch(/\/pinboard-dev-[^/]+\/worker\.env$/);
+      expect(statSync(envFile!).mode & 0o777).toBe(0o600);
+      expect(statSync(dirname(envFile!)).mode & 0o777).toBe(0o700);
+      const settings = readFileSync(envFile!, "utf8");
+      expect(settings).toContain(`PINBOARD_PASSPORT_SECRET='${secret}'\n`);
+      expect(settings).toMatch(/^UPSTASH_REDIS_REST_TOKEN='[A-Za-z0-9_-]{32}'$/m);
 
       // PINBOARD_BASE_PATH reached the Worker: nothing is served outside it.
       const outside = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -113,6 +149,8 @@ describe("npm run dev", () => {
       }
       expect(await accepts(port)).toBe(false);
       expect(await accepts(redisPort)).toBe(false);
+      // The env file goes with it.
+      expect(existsSync(dirname(envFile!))).toBe(false);
     } finally {
       signalGroup(dev.child, "SIGKILL");
       await worker.close();

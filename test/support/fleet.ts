@@ -50,7 +50,8 @@ export async function startFleet(options: {
     workers: [],
     async addWorker(overrides = {}) {
       const worker = createWorker({
-        pinboardUrl: pb.url,
+        // With PINBOARD_ADMIN_PORT the registry is on the admin listener.
+        pinboardUrl: pb.adminUrl ?? pb.url,
         credential: token,
         namespaces: options.namespaces ?? { "/echo": Echo },
         logger: quietLogger,

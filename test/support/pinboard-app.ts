@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { createPinboard } from "../../src/app.ts";
+import { cloudflarePeer, createPinboard } from "../../src/app.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
@@ -40,7 +40,8 @@ export async function startTestPinboard(target: RedisTarget, env: Record<string,
     log: createLogger(config.logLevel),
   });
   await deps.fleet.refresh();
-  const app = createPinboard(deps).app;
+  // The peer as Workers reads it (CF-Connecting-IP): these tests name a client's address with it.
+  const app = createPinboard(deps, { peerAddress: cloudflarePeer }).app;
   return {
     app,
     deps,

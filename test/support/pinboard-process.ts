@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { get } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { freePort } from "../../src/node/free-port.ts";
@@ -9,6 +10,8 @@ import { reapOnExit } from "../../src/node/reap-on-exit.ts";
 export interface PinboardProcess {
   url: string;
   port: number;
+  /** The admin listener's URL (with the base path) when the env sets PINBOARD_ADMIN_PORT. */
+  adminUrl?: string;
   passportSecret: string;
   process: ChildProcess;
   /** Everything the process printed so far. */
@@ -67,7 +70,7 @@ export async function startPinboardProcess(options: {
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`pinboard exited with ${child.exitCode}:\n${output}`);
-    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    const ready = await readyz(url);
     if (ready) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
@@ -76,9 +79,11 @@ export async function startPinboardProcess(options: {
     await new Promise((r) => setTimeout(r, 50));
   }
 
+  const adminPort = options.env?.PINBOARD_ADMIN_PORT;
   return {
     url,
     port,
+    ...(adminPort ? { adminUrl: `http://127.0.0.1:${adminPort}${options.env?.PINBOARD_BASE_PATH ?? ""}` } : {}),
     passportSecret: TEST_PASSPORT_SECRET,
     process: child,
     output: () => output,
@@ -94,4 +99,19 @@ export async function startPinboardProcess(options: {
       child.kill("SIGKILL");
     },
   };
+}
+
+/**
+ * GET /readyz on a connection of its own, closed after the answer: a pooled keep-alive connection
+ * left open by the readiness poll would count against the process's PINBOARD_MAX_CONNECTIONS.
+ */
+function readyz(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(`${url}/readyz`, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.setTimeout(2000, () => req.destroy());
+  });
 }
