@@ -10,7 +10,9 @@
  *
  * Serves what @upstash/redis 1.39 sends: `POST /` (one command), `POST /pipeline` (several,
  * not atomic), `POST /multi-exec` (one MULTI/EXEC), with `Authorization: Bearer <token>` and
- * optional `Upstash-Encoding: base64`. Path-style commands (`GET /get/k`) and the SSE endpoints
+ * optional `Upstash-Encoding: base64`. Like Upstash it refuses a missing or wrong token (401
+ * `WRONGPASS …`) and a body over its max request size (413 `ERR max request size exceeded`,
+ * 1,000,000 bytes unless `maxBodyBytes` says otherwise). Path-style commands (`GET /get/k`) and the SSE endpoints
  * (`/subscribe`, `/monitor`) are not served: the client only uses the latter for pub/sub.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -38,16 +40,28 @@ export interface RedisRestOptions {
   host?: string;
   /** Port to listen on; a free one chosen by the kernel when omitted. */
   port?: number;
+  /** The largest request body served (413 `ERR max request size exceeded` past it); MAX_BODY_BYTES by default. */
+  maxBodyBytes?: number;
 }
 
 export interface RedisRestServer {
   /** Base URL for UPSTASH_REDIS_REST_URL, e.g. http://127.0.0.1:8079 */
   url: string;
   port: number;
+  /** Changes the token the bridge accepts, as rotating it in the Upstash console does (clients holding the old one get 401). */
+  setToken(token: string): void;
+  /** How many HTTP requests the bridge has received so far (each a subrequest of a Worker). */
+  requests(): number;
   close(): Promise<void>;
 }
 
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * The largest request body served by default: 1,000,000 bytes, Upstash's max request size on its
+ * free tier as Pinboard's budget was chosen (1 MB; paid plans allow 10 MB), so that local runs and
+ * tests meet the strictest limit a deployment may have. The REST adapter keeps each request under
+ * 900,000 bytes (src/redis/upstash-batch.ts).
+ */
+export const MAX_BODY_BYTES = 1_000_000;
 /** What Upstash answers (HTTP 401) to a missing or wrong token. */
 export const UNAUTHORIZED = "WRONGPASS invalid or missing auth token";
 
@@ -80,7 +94,8 @@ export async function startRedisRest(options: RedisRestOptions): Promise<RedisRe
     throw err;
   }
 
-  const expected = digest(options.token);
+  let expected = digest(options.token);
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       console.error("redis-rest: request failed", err);
@@ -89,7 +104,9 @@ export async function startRedisRest(options: RedisRestOptions): Promise<RedisRe
     });
   });
 
+  let received = 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    received++;
     const bearer = /^Bearer +(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
     if (bearer === undefined || !timingSafeEqual(digest(bearer), expected)) {
       return send(res, 401, errorBody(UNAUTHORIZED));
@@ -100,7 +117,7 @@ export async function startRedisRest(options: RedisRestOptions): Promise<RedisRe
     }
     if (req.method !== "POST") return send(res, 405, errorBody("ERR only POST is supported"));
 
-    const raw = await readBody(req, MAX_BODY_BYTES);
+    const raw = await readBody(req, maxBodyBytes);
     if (raw === null) {
       res.setHeader("Connection", "close");
       return send(res, 413, errorBody("ERR max request size exceeded"));
@@ -176,6 +193,10 @@ export async function startRedisRest(options: RedisRestOptions): Promise<RedisRe
   return {
     url: `http://${urlHost(options.host ?? "127.0.0.1")}:${port}`,
     port,
+    setToken(token) {
+      expected = digest(token);
+    },
+    requests: () => received,
     close() {
       closed ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { RedisUnavailableError } from "./redis/guarded.ts";
+import { redactRedisText, redactStack } from "./redis/redis-errors.ts";
 
 /**
  * The one error type of Pinboard. Routes throw it; `renderError` turns it into the response.
@@ -72,7 +73,9 @@ export function errorAnswer(err: unknown, site: ErrorSite, log: ErrorLogger & { 
     log.warn("redis unavailable", { path: site.path, error: err.message });
     return answerOf(PinboardError.refusal("redis unavailable, retry"));
   }
-  log.error("unhandled error", { method: site.method, path: site.path, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  // Redacted like every Redis error: a client error that got here unwrapped must not log a command's arguments.
+  const error = err instanceof Error ? redactStack(err.stack ?? err.message) : redactRedisText(String(err));
+  log.error("unhandled error", { method: site.method, path: site.path, error });
   return answerOf(PinboardError.of(500, "internal error"));
 }
 

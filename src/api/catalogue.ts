@@ -147,7 +147,7 @@ const OPERATOR_ROUTES: RouteEntry[] = [
       prefix: { description: "id prefix" },
       tag: { description: "exact owner tag (untagged rows are left out)" },
       limit: { description: "paging (an extension of the protocol): at most this many entries, 1–1000; the answer's `cursor` goes on" },
-      cursor: { description: "the `cursor` of the previous page (with `limit`)" },
+      cursor: { description: "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), with the same filters" },
     },
     ok: answers.overviewOk,
     okDescription: "the fleet as this credential may see it",

@@ -1,5 +1,6 @@
 import type { Command, Globals } from "./args.ts";
 import { OperatorClient } from "./client.ts";
+import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
 import { drainAnswer, healthAnswer, overviewAnswer, statsAnswer, undrainAnswer, windDownAnswer, workersAnswer } from "./schemas.ts";
 
@@ -40,7 +41,7 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       return globals.json ? json(answer) : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
     }
     case "overview": {
-      const answer = await client.get("/registry/overview", { ns: command.ns, prefix: command.prefix, tag: command.tag });
+      const answer = await readWholeOverview(client, { ns: command.ns, prefix: command.prefix, tag: command.tag });
       return globals.json ? json(answer) : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
     }
     case "stats": {

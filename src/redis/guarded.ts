@@ -1,21 +1,18 @@
 import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
 import type { LuaScript } from "../contract/lua-script.ts";
+import { RedisReplyError, RedisUnavailableError, redisErrorText } from "./redis-errors.ts";
 
-/** Redis could not be reached or could not answer in time; the request may be retried. */
-export class RedisUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-    this.name = "RedisUnavailableError";
-  }
-}
+export { RedisReplyError, RedisUnavailableError } from "./redis-errors.ts";
 
 /** Redis answered, but with a state it is in rather than a fault of the command: retry later. */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/;
 
 /**
- * A reply error (ioredis' ReplyError, @upstash/redis' UpstashError) means Redis ran the command
- * and refused it: a bug worth a 500. Anything else — a closed connection, a timeout, a failed
- * fetch, a cluster without a primary — means Redis is unavailable.
+ * A reply error (the TCP client's ReplyError, the REST adapter's RedisReplyError, a raw
+ * UpstashError) means Redis ran the command and refused it: a bug worth a 500. Anything else — a
+ * closed connection, a timeout, a failed fetch, a cluster without a primary — means Redis is
+ * unavailable. (The REST adapter itself turns the endpoint's own failures — 401/403/413/5xx,
+ * WRONGPASS — into RedisUnavailableError: src/redis/upstash-errors.ts.)
  */
 export function isUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return true;
@@ -24,13 +21,20 @@ export function isUnavailable(err: unknown): boolean {
   return !replied || TRANSIENT_REPLY.test(err.message);
 }
 
-function asUnavailable(err: unknown): unknown {
-  return isUnavailable(err) ? (err instanceof RedisUnavailableError ? err : new RedisUnavailableError(err)) : err;
+/**
+ * What GuardedRedis lets through: RedisUnavailableError (answered 503), or a RedisReplyError
+ * (answered 500); both with the redacted message only, so no caller can log a command's arguments.
+ */
+function asGuarded(err: unknown): Error {
+  if (err instanceof RedisUnavailableError) return err;
+  if (isUnavailable(err)) return new RedisUnavailableError(err);
+  return err instanceof RedisReplyError ? err : new RedisReplyError(redisErrorText(err));
 }
 
 /**
  * Wraps a Redis port so that every transport failure surfaces as RedisUnavailableError, which
- * the error handler answers with 503 and Retry-After instead of a 500.
+ * the error handler answers with 503 and Retry-After instead of a 500, and every other Redis
+ * error as a RedisReplyError with a redacted message.
  */
 export class GuardedRedis implements RedisPort {
   constructor(readonly inner: RedisPort) {}
@@ -40,9 +44,9 @@ export class GuardedRedis implements RedisPort {
     try {
       pending = work();
     } catch (err) {
-      return Promise.reject(asUnavailable(err));
+      return Promise.reject(asGuarded(err));
     }
-    return pending.catch((err: unknown) => Promise.reject(asUnavailable(err)));
+    return pending.catch((err: unknown) => Promise.reject(asGuarded(err)));
   }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {

@@ -1,13 +1,13 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, badRequest, forbidden } from "../errors.ts";
-import { parseRegisterBucket, registerBucketCall, registerSession } from "../redis/scripts/index.ts";
-import { applyFieldRules, type RegistrationFields } from "./field-rules.ts";
+import { registerSession } from "../redis/scripts/index.ts";
+import { applyFieldRules } from "./field-rules.ts";
 import { probeChallenge } from "./probe.ts";
-import { envOf, parseRecord, type WorkerRecord } from "./record.ts";
+import { parseRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
+import { mirrorAndReclaim, undoRegistration, type Instance } from "./register-fanout.ts";
 import type { RegisterBody } from "./schemas.ts";
-import { queueWindDown } from "./control-queue.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
 
 /**
@@ -30,7 +30,8 @@ export interface RegisterAnswer {
 /**
  * POST /registry/register: field rules (400), credential scope (403) before the probe, the
  * challenge probe (400 registration probe failed), then the fleet-wide write (409 conflicts)
- * and the bucket mirrors with the reclaim of in-memory instances.
+ * and the bucket mirrors with the reclaim of in-memory instances. When anything after the
+ * fleet-wide write fails, the registration is undone before the error answers (register-fanout.ts).
  */
 export async function register(deps: AppDeps, principal: Principal, body: RegisterBody): Promise<RegisterAnswer> {
   const { config, keys, redis } = deps;
@@ -73,7 +74,13 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
   const record = parseRecord(json);
 
   const prev = written.prevAllowed ? (body.prevSessionId ?? "") : "";
-  const duplicates = await mirrorAndReclaim(deps, record, json, fields, prev);
+  let duplicates: Instance[];
+  try {
+    duplicates = await mirrorAndReclaim(deps, record, json, fields.instances, prev);
+  } catch (err) {
+    await undoRegistration(deps, record, fields.instances, prev);
+    throw err;
+  }
   const drainDeadline = drainDeadlineSeconds(written.drainDeadline, written.now);
   deps.log.info("worker registered", {
     sessionId: record.sessionId,
@@ -88,48 +95,4 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
     ...(drainDeadline !== undefined ? { drainDeadline } : {}),
     ...(duplicates.length ? { duplicates } : {}),
   };
-}
-
-/**
- * Mirrors the new record into every bucket and reclaims the instances the worker still holds:
- * rows owned by prevSessionId re-bind (keeping their epoch), every other id is a duplicate. A
- * reclaimed row carrying a wind-down expiry re-queues its wind_down to the new session.
- */
-async function mirrorAndReclaim(
-  deps: AppDeps,
-  record: WorkerRecord,
-  json: string,
-  fields: RegistrationFields,
-  prevSessionId: string,
-): Promise<Array<{ ns: string; id: string }>> {
-  const { keys, config } = deps;
-  const byBucket = new Map<number, Array<{ ns: string; id: string }>>();
-  for (const instance of fields.instances) {
-    const b = keys.bucketOf(instance.id);
-    let list = byBucket.get(b);
-    if (!list) byBucket.set(b, (list = []));
-    list.push(instance);
-  }
-
-  const calls = keys.allBuckets().map((bucket) =>
-    registerBucketCall(keys, {
-      bucket,
-      record,
-      json,
-      leaseTtlMs: config.leaseTtlMs,
-      prevSessionId,
-      instances: (byBucket.get(bucket) ?? []).map(({ ns, id }) => ({ env: envOf(record, ns), ns, id })),
-    }),
-  );
-
-  const replies = await deps.redis.runMany(calls);
-  const duplicates: Array<{ ns: string; id: string }> = [];
-  const requeue: Promise<unknown>[] = [];
-  replies.forEach((reply, i) => {
-    const reclaimed = parseRegisterBucket(reply, calls[i]!);
-    for (const duplicate of reclaimed.duplicates) duplicates.push(duplicate);
-    for (const { ns, id, deadlineAt } of reclaimed.windDowns) requeue.push(queueWindDown(deps, record.sessionId, ns, id, deadlineAt));
-  });
-  await Promise.all(requeue);
-  return duplicates;
 }

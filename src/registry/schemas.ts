@@ -19,11 +19,20 @@ const headroom = z
   .min(0)
   .transform((value) => Math.min(value, MAX_HEADROOM));
 
+/**
+ * At most this many namespaces in one register (a longer list is the schema's 400 `expected
+ * {...}`). Every bucket mirror of the record names three keys per namespace, and the record
+ * travels with each; 256 keeps the largest such script call (253-character hostname, 128-character
+ * namespaces, an env per namespace) near 450 KB, under the REST adapter's 900,000-byte request
+ * budget (docs/operations.md).
+ */
+export const MAX_REGISTER_NAMESPACES = 256;
+
 export const registerBody = bodySchema(
   z.object({
     clientId: z.string().min(1).max(256),
     secret: z.string().min(1).max(1024),
-    namespaces: z.array(z.string()).min(1).max(1024),
+    namespaces: z.array(z.string()).min(1).max(MAX_REGISTER_NAMESPACES),
     advertiseUrl: z.string().min(1).max(2048),
     headroom,
     draining: z.boolean(),

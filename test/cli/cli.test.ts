@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { freePort } from "../../src/node/free-port.ts";
+import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
 import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
 import { registerBody } from "../support/registration.ts";
@@ -139,6 +140,32 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(json.workers.find((w: any) => w.sessionId === b)).toMatchObject({ clientId: "cli-b", namespaces: ["/rooms"], draining: false });
     expect(JSON.stringify(json)).not.toContain(worker.secret);
     expect(lines.slice(1).map((l) => l.split(" ")[0])).toEqual(ids);
+  });
+
+  it("follows the overview's cursor: of 30000 placements, the tagged ones the walk reaches last are shown", async () => {
+    const keys = new Keys("pinboard:", 16);
+    const writes = fleet.t.redis.client.pipeline();
+    const far: string[] = [];
+    for (let i = 0; i < 30_000; i++) {
+      const id = `bulk-${i}`;
+      const b = keys.bucketOf(id);
+      // The walk goes bucket by bucket; one request stops after about 20000 rows, before bucket 15.
+      const tag = b === 15 && far.length < 3 ? (far.push(id), "far") : "";
+      writes.hset(keys.placements(b, SINGLE_ENV, "/bulk"), id, `${a}\n1\n\n\n${tag}`);
+      writes.sadd(keys.spaces(b), `${SINGLE_ENV}\n/bulk`);
+    }
+    await writes.exec();
+    try {
+      const json = await cliJson(["overview", "--ns", "/bulk", "--tag", "far"]);
+      expect(json.cursor).toBeUndefined();
+      expect(json.namespaces.map((n: { namespace: string }) => n.namespace)).toEqual(["/bulk"]);
+      expect(json.namespaces[0].entries.map((e: { id: string }) => e.id).sort()).toEqual([...far].sort());
+    } finally {
+      for (let b = 0; b < 16; b++) {
+        await fleet.t.redis.client.del(keys.placements(b, SINGLE_ENV, "/bulk"));
+        await fleet.t.redis.client.srem(keys.spaces(b), `${SINGLE_ENV}\n/bulk`);
+      }
+    }
   });
 
   it("shows the overview with its filters ANDed", async () => {

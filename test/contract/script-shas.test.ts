@@ -52,6 +52,7 @@ describe("Lua script registry", () => {
         "ns-list-snapshot",
         "page-in-placeholder",
         "read-spent",
+        "rebind-rows",
         "record-failure",
         "record-success",
         "register-bucket",

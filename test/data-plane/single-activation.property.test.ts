@@ -521,24 +521,26 @@ describe("single activation: minimal reproductions", () => {
     await endColdStart(world);
     const first = await register(1);
     const node = world.nodes[0];
-    const original = node.deps.redis.runMany.bind(node.deps.redis);
-    let raced = false;
+    const original = node.deps.redis.run.bind(node.deps.redis);
+    let raced: Promise<void> | undefined;
     // Interleave deterministically: the re-register's fleet-wide script ran (the client map names
-    // the new session, no drain yet), then the operator's drain, then the register's bucket mirrors.
-    node.deps.redis.runMany = async (calls) => {
-      if (!raced && calls[0]?.script.name === "register-bucket") {
-        raced = true;
-        const res = await world.nodes[1].call("POST", "/registry/drain", { token: world.operatorToken, body: { clientId: clientIdOf(1), deadline: null } });
-        expect(res.status).toBe(200);
+    // the new session, no drain yet), then the operator's drain, then the register's bucket mirrors
+    // (each bucket's call waits for the drain).
+    node.deps.redis.run = async (script, scriptKeys, args) => {
+      if (script.name === "register-bucket") {
+        raced ??= world.nodes[1].call("POST", "/registry/drain", { token: world.operatorToken, body: { clientId: clientIdOf(1), deadline: null } }).then((res) => {
+          expect(res.status).toBe(200);
+        });
+        await raced;
       }
-      return original(calls);
+      return original(script, scriptKeys, args);
     };
     let second: { sessionId: string; draining: boolean };
     try {
       second = await register(1, { prevSessionId: first.sessionId });
-      expect(raced).toBe(true);
+      expect(raced).toBeDefined();
     } finally {
-      node.deps.redis.runMany = original;
+      node.deps.redis.run = original;
     }
     expect(second.draining).toBe(false); // registered before the drain
     const ws = await readWorld(world);

@@ -145,6 +145,17 @@ describe("registry flow on the cluster", () => {
     for (let b = 0; b < 16; b++) expect(await fleet.t.redis.hget(keys.nsWorkers(b, "", "/docs"), sessionId)).toBeNull();
   });
 
+  it("a re-register reclaims rows of every bucket (rebind-rows, each call in its bucket's slot)", async () => {
+    const body = registerBody(worker, { namespaces: ["/reclaimed"] });
+    const first = await registerOk(pb, token, body);
+    const rows = (await idsInEveryBucket("kept", 1)).map((r) => r.id);
+    for (const id of rows) await putRow(fleet.t, "/reclaimed", id, { sessionId: first.sessionId, epoch: "7" });
+    const again = registerBody(worker, { clientId: body.clientId, namespaces: ["/reclaimed"], prevSessionId: first.sessionId, instances: { "/reclaimed": rows } });
+    const second = await registerOk(pb, token, again);
+    for (const id of rows) expect(await getRow(fleet.t, "/reclaimed", id)).toMatchObject({ sessionId: second.sessionId, epoch: "7" });
+    expect(await post("/registry/deregister", token, { sessionId: second.sessionId })).toEqual({ status: 200, body: {} });
+  });
+
   it("a bucket missing a namespace list copies the previous bucket's, held by another node", async () => {
     // A namespace only this challenge server serves: no heartbeat repairs the list meanwhile.
     const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/copied"] }));

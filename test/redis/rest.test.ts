@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES, UNAUTHORIZED, startRedisRest, type RedisRestServer } from "../../scripts/redis-rest.ts";
 import { freePort } from "../../src/node/free-port.ts";
 import { defineScript, type LuaScript } from "../../src/contract/lua-script.ts";
+import { GuardedRedis, RedisReplyError, RedisUnavailableError } from "../../src/redis/guarded.ts";
 import { UpstashRedis } from "../../src/redis/upstash.ts";
+import { REST_MAX_REQUEST_BYTES } from "../../src/redis/upstash-batch.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../support/redis.ts";
 
 // On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
@@ -118,6 +120,17 @@ describe("redis-rest bridge over raw HTTP", () => {
     expect(unknown.status).toBe(400);
     expect((unknown.json as { error: string }).error).toMatch(/^ERR unknown command 'NOSUCHCOMMAND'/);
     expect((await send("/", ["SET", "onlykey"])).status).toBe(400);
+  });
+
+  it("setToken rotates the token it accepts: the old one gets 401 from then on", async () => {
+    bridge.setToken("rotated-token");
+    try {
+      expect(await send("/", ["SET", "k", "v"])).toEqual({ status: 401, json: { error: UNAUTHORIZED } });
+      expect(await send("/", ["SET", "k", "v"], { token: "rotated-token" })).toEqual({ status: 200, json: { result: "OK" } });
+    } finally {
+      bridge.setToken(TOKEN);
+    }
+    expect(await send("/", ["GET", "k"])).toEqual({ status: 200, json: { result: "v" } });
   });
 
   it("rejects malformed bodies and connection-state commands with 400", async () => {
@@ -311,12 +324,13 @@ describe("redis-rest bridge over raw HTTP", () => {
       });
     }
 
-    it("refuses a declared body over 64 MiB with 413 before reading it", async () => {
+    it("refuses a declared body over 1,000,000 bytes (Upstash's free-tier max request size) with 413 before reading it", async () => {
+      expect(MAX_BODY_BYTES).toBe(1_000_000);
       const res = await postRaw((req) => req.write('["SET","k","'), { "Content-Length": MAX_BODY_BYTES + 1 });
       expect(res).toEqual({ status: 413, body: JSON.stringify({ error: "ERR max request size exceeded" }) });
     });
 
-    it("refuses a streamed body once it passes 64 MiB", async () => {
+    it("refuses a streamed body once it passes the limit", async () => {
       const chunk = Buffer.alloc(1024 * 1024, 0x61);
       const res = await postRaw(
         (req) => {
@@ -335,10 +349,24 @@ describe("redis-rest bridge over raw HTTP", () => {
       expect(await t.keys()).toEqual([]);
     });
 
-    it("accepts a large body under the limit", async () => {
-      const value = "x".repeat(8 * 1024 * 1024);
+    it("accepts a body just under the limit", async () => {
+      const value = "x".repeat(MAX_BODY_BYTES - 100);
       expect((await send("/", ["SET", "big", value])).json).toEqual({ result: "OK" });
       expect(await t.redis.client.strlen("big")).toBe(value.length);
+    });
+
+    it("takes another limit as maxBodyBytes", async () => {
+      const small = await startRedisRest({ ...bridgeTarget(t), token: TOKEN, maxBodyBytes: 1000 });
+      try {
+        const post = (value: string) =>
+          fetch(small.url, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(["SET", "k", value]) });
+        const over = await post("x".repeat(1000));
+        expect({ status: over.status, body: await over.json() }).toEqual({ status: 413, body: { error: "ERR max request size exceeded" } });
+        const under = await post("x".repeat(900));
+        expect({ status: under.status, body: await under.json() }).toEqual({ status: 200, body: { result: "OK" } });
+      } finally {
+        await small.close();
+      }
     });
   });
 });
@@ -456,3 +484,98 @@ describe("UpstashRedis adapter through the bridge", () => {
     expect(Math.abs(ms - Date.now())).toBeLessThan(5000);
   });
 });
+
+/** Every POST the adapter sends while `work` runs: its path and body size. */
+async function postsDuring(work: () => Promise<unknown>): Promise<Array<{ url: string; bytes: number }>> {
+  const posts: Array<{ url: string; bytes: number }> = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    posts.push({ url: String(input), bytes: Buffer.byteLength(String(init?.body ?? "")) });
+    return realFetch(input, init);
+  };
+  try {
+    await work();
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  return posts;
+}
+
+describe("UpstashRedis adapter: request budget and failures", () => {
+  const lengthScript = async () => {
+    const body = "return string.len(ARGV[1])";
+    return { ...defineScriptOnce("redis-rest-test-len", body), sha: await loadScript(t, body) };
+  };
+
+  it("splits commands of one turn into POSTs under the request budget, past the bridge's 1,000,000-byte limit in all", async () => {
+    const script = await lengthScript();
+    const arg = "s".repeat(60_000);
+    const calls = Array.from({ length: 40 }, (_, i) => ({ script, keys: [`{n${i}}k`], args: [arg] }));
+    let replies: unknown;
+    const posts = await postsDuring(async () => (replies = await adapter.runMany(calls)));
+    expect(replies).toEqual(Array(40).fill(60_000));
+    // 40 × 60 KB = 2.4 MB: three POSTs, each under the 900,000-byte budget (and so under the bridge's limit).
+    expect(posts.length).toBe(3);
+    for (const post of posts) {
+      expect(post.url).toBe(`${bridge.url}/pipeline`);
+      expect(post.bytes).toBeLessThanOrEqual(REST_MAX_REQUEST_BYTES);
+    }
+  });
+
+  it("answers a command over the endpoint's size limit as unavailability, naming no argument", async () => {
+    const secret = `sekrit-${"z".repeat(MAX_BODY_BYTES)}`;
+    const err = await adapter.set("{big}k", secret).then(() => null, (e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(RedisUnavailableError);
+    expect(err!.message).toBe("redis unavailable: ERR max request size exceeded");
+    expect(await t.redis.client.exists("{big}k")).toBe(0);
+  });
+
+  it("answers a wrong token (WRONGPASS) as unavailability: the message holds neither the arguments nor `command was`", async () => {
+    const script = await lengthScript();
+    bridge.setToken("rotated-token");
+    try {
+      const err = await adapter.run(script, ["k"], ['{"secret":"worker-secret-0123456789","account":"acme"}']).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      expect(err).toBeInstanceOf(RedisUnavailableError);
+      expect(err!.message).toBe(`redis unavailable: ${UNAUTHORIZED}`);
+      const guarded = await new GuardedRedis(adapter).hget("h", "f").then(() => null, (e: unknown) => e as Error);
+      expect(guarded).toBeInstanceOf(RedisUnavailableError);
+      expect(`${guarded!.message} ${guarded!.stack}`).not.toMatch(/command was|worker-secret|acme/);
+    } finally {
+      bridge.setToken(TOKEN);
+    }
+  });
+
+  it("keeps a reply error a reply error, with Redis' text only", async () => {
+    await t.redis.client.set("{w}s", "text");
+    const script = await uncachedScript("redis-rest-test-wrongtype", "return redis.call('HGET', KEYS[1], ARGV[1])");
+    const err = await adapter.run(script, ["{w}s"], ["field-with-sekrit"]).then(() => null, (e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(RedisReplyError);
+    expect(err!.name).toBe("ReplyError");
+    expect(err!.message).toMatch(/WRONGTYPE/);
+    expect(err!.message).not.toMatch(/sekrit|command was/);
+  });
+
+  it("answers per-item failures of a bridge whose Redis is down as unavailability", async () => {
+    const lonely = await startTestRedis();
+    const down = await startRedisRest({ ...bridgeTarget(lonely), token: TOKEN });
+    const orphan = new UpstashRedis({ url: down.url, token: TOKEN });
+    try {
+      await lonely.stop();
+      const err = await orphan.get("k").then(() => null, (e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(RedisUnavailableError);
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+const defined = new Map<string, LuaScript>();
+/** defineScript, once per name in this file (the registry refuses a second definition). */
+function defineScriptOnce(name: string, body: string): LuaScript {
+  let script = defined.get(name);
+  if (!script) defined.set(name, (script = defineScript(name, body, "")));
+  return script;
+}

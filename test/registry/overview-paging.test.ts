@@ -104,7 +104,7 @@ describe("GET /registry/overview with limit and cursor", () => {
       ["?limit=1.5", "invalid limit"],
       ["?limit=10&cursor=!!", "invalid cursor"],
       ["?limit=10&cursor=WzEsMiwzXQ", "invalid cursor"],
-      ["?cursor=WzAsIiIsIjAiLDBd", "invalid cursor"],
+      ["?cursor=WzEsMiwzXQ", "invalid cursor"],
     ] as const) {
       const { status, body } = await overview(query, op);
       expect({ query, status, body }).toEqual({ query, status: 400, body: { error } });

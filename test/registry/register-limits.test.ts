@@ -1,4 +1,9 @@
+import type { Hono } from "hono";
 import { beforeEach, describe, expect, it } from "vitest";
+import { cloudflarePeer, createPinboard } from "../../src/app.ts";
+import { RESERVED_NAMESPACES } from "../../src/contract/names.ts";
+import type { AppEnv } from "../../src/deps.ts";
+import { routeNamespaces } from "../../src/own-routes.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { sha256, sha256Head } from "../../src/redis/sha256.ts";
 import { changedKeys, keyspaceDigest } from "../support/keyspace.ts";
@@ -10,8 +15,8 @@ import { heartbeatBody, registerBody, registerOk } from "../support/registration
 import { getRow, putRow } from "../support/rows.ts";
 
 /**
- * Limits on what a register (and a heartbeat) may ask of Pinboard: how many instance ids, how
- * weak a secret, how large a headroom, which namespace names.
+ * Limits on what a register (and a heartbeat) may ask of Pinboard: how many instance ids and
+ * namespaces, how weak a secret, how large a headroom, which namespace names.
  */
 
 let t: TestRedis;
@@ -74,6 +79,22 @@ describe("instances: at most 100000 ids per register", () => {
       expect(sha256Head(s)).toBe(head);
       expect(keys.bucketOf(s)).toBe(head % 16);
     }
+  });
+});
+
+describe("namespaces: at most 256 per register", () => {
+  const names = (count: number) => Array.from({ length: count }, (_, i) => `/wide-${i}`);
+
+  it("refuses 257 with the schema's 400 before the probe, touching no Redis key", async () => {
+    const expected = (await (await pb.call("POST", "/registry/register", { token, body: {} })).json()) as { error: string };
+    expect(expected.error).toMatch(/^expected \{clientId: string, secret: string, namespaces: string\[\]/);
+    await refused(registerBody(worker, { namespaces: names(257) }), expected.error);
+  });
+
+  it("registers 256, mirrored into every bucket's namespace lists", async () => {
+    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: names(256) }));
+    expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).namespaces).toHaveLength(256);
+    for (const b of [0, 15]) expect(await t.redis.hget(`pinboard:{${b}}:nsw:/wide-255`, sessionId)).not.toBeNull();
   });
 });
 
@@ -149,14 +170,37 @@ describe("headroom: any finite number ≥ 0, stored clamped to 0 … 1000000", (
 });
 
 describe("namespaces that shadow Pinboard's routes", () => {
-  for (const ns of ["/registry", "/_pinned", "/healthz", "/readyz", "/metrics"]) {
+  // /console and /openapi.json too: a worker page there would share the console's origin and
+  // path, and could register a service worker over the console (and read its credential).
+  for (const ns of ["/registry", "/_pinned", "/healthz", "/readyz", "/metrics", "/console", "/openapi.json"]) {
     it(`refuses ${ns} with 400 reserved namespace`, async () => {
       await refused(registerBody(worker, { namespaces: ["/threads", ns] }), `reserved namespace: ${ns}`);
     });
   }
 
+  it("reserves the first segment of every route the app mounts, or the app is not built", () => {
+    const paths = (app: { routes: Array<{ path: string }> }) => app.routes.map((r) => r.path);
+    const metrics = (root: Hono<AppEnv>) => void root.get("/metrics", (c) => c.text(""));
+    const whole = createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: metrics });
+    expect(routeNamespaces(paths(whole.app))).toEqual(["/console", "/healthz", "/metrics", "/openapi.json", "/readyz", "/registry"]);
+    const apart = createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: metrics, separateAdmin: true });
+    expect(routeNamespaces(paths(apart.app))).toEqual(["/healthz", "/readyz"]);
+    expect(routeNamespaces(paths(apart.admin!))).toEqual(["/console", "/healthz", "/metrics", "/openapi.json", "/readyz", "/registry"]);
+    for (const ns of [...routeNamespaces(paths(whole.app)), "/_pinned"]) expect(RESERVED_NAMESPACES.has(ns)).toBe(true);
+
+    const status = (root: Hono<AppEnv>) => void root.get("/status/now", (c) => c.text(""));
+    const refusal = "Pinboard's own routes under /status are not reserved namespaces: add them to RESERVED_NAMESPACES in src/contract/names.ts";
+    expect(() => createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: status })).toThrow(refusal);
+    expect(() => createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: status, separateAdmin: true })).toThrow(refusal);
+  });
+
+  it("refuses the dot segments /. and /.. with 400 invalid namespace", async () => {
+    await refused(registerBody(worker, { namespaces: ["/threads", "/."] }), "invalid namespace: /.");
+    await refused(registerBody(worker, { namespaces: ["/.."] }), "invalid namespace: /..");
+  });
+
   it("allows names that only resemble them", async () => {
-    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/registry2", "/metrics-v1", "/pinned"] }));
-    expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).namespaces).toEqual(["/registry2", "/metrics-v1", "/pinned"]);
+    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/registry2", "/metrics-v1", "/pinned", "/...", "/.x", "/console2"] }));
+    expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).namespaces).toEqual(["/registry2", "/metrics-v1", "/pinned", "/...", "/.x", "/console2"]);
   });
 });

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
+import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../scripts/bundle-worker.ts";
 import { workerCompatibility } from "../../scripts/worker-compatibility.ts";
-import { startRedisRest } from "../../scripts/redis-rest.ts";
+import { startRedisRest, type RedisRestServer } from "../../scripts/redis-rest.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import type { TestRedis } from "./redis.ts";
 
@@ -12,6 +13,12 @@ export interface WorkersEntry {
   /** Base URL of the Worker on loopback (no trailing slash), for real HTTP `fetch(url + path)`. */
   url: string;
   mf: Miniflare;
+  /** The REST bridge the Worker's @upstash/redis talks to (setToken rotates its token). */
+  bridge: RedisRestServer;
+  /** The REST token the Worker holds (UPSTASH_REDIS_REST_TOKEN). */
+  token: string;
+  /** Every line the Worker wrote to stdout and stderr so far (its JSON log lines among them). */
+  logs(): string[];
   /** Runs the Worker's cron handler once (a sweep pass) and waits for it to finish. */
   scheduled(cron?: string): Promise<void>;
   stop(): Promise<void>;
@@ -23,11 +30,32 @@ export interface WorkersEntry {
  * @upstash/redis exactly as in production. `env` adds or overrides bindings (PINBOARD_* vars);
  * the passport secret is TEST_PASSPORT_SECRET.
  */
-export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" | "clusterNodes">; env?: Record<string, string> }): Promise<WorkersEntry> {
+export async function startWorkersEntry(options: {
+  redis: Pick<TestRedis, "url" | "clusterNodes">;
+  env?: Record<string, string>;
+  /** The bridge's max request size (its default, Upstash's 1,000,000 bytes, otherwise). */
+  bridgeMaxBodyBytes?: number;
+}): Promise<WorkersEntry> {
   const [scriptPath, compatibility] = await Promise.all([bundleWorker(), workerCompatibility()]);
   const token = randomBytes(16).toString("hex");
   const { url, clusterNodes } = options.redis;
-  const bridge = await startRedisRest({ token, ...(clusterNodes ? { clusterNodes: clusterNodes.split(",") } : { redisUrl: url }) });
+  const bridge = await startRedisRest({
+    token,
+    ...(clusterNodes ? { clusterNodes: clusterNodes.split(",") } : { redisUrl: url }),
+    ...(options.bridgeMaxBodyBytes !== undefined ? { maxBodyBytes: options.bridgeMaxBodyBytes } : {}),
+  });
+  const lines: string[] = [];
+  // Kept for the test to read, and passed on as Miniflare would print them by default.
+  const collect = (stream: Readable, out: NodeJS.WriteStream) => {
+    let rest = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      out.write(chunk);
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const part of parts) lines.push(part);
+    });
+  };
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({
@@ -37,6 +65,10 @@ export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" 
       scriptPath,
       ...compatibility,
       cf: false, // the app never reads request.cf; never download it
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        collect(stdout, process.stdout);
+        collect(stderr, process.stderr);
+      },
       bindings: {
         PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
         PINBOARD_LOG_LEVEL: "warn",
@@ -52,6 +84,9 @@ export async function startWorkersEntry(options: { redis: Pick<TestRedis, "url" 
     return {
       url,
       mf: running,
+      bridge,
+      token,
+      logs: () => [...lines],
       async scheduled(cron = "* * * * *") {
         const worker = await running.getWorker();
         const result = await worker.scheduled({ cron, scheduledTime: new Date() });

@@ -9,6 +9,7 @@ export * from "./heartbeat-bucket.ts";
 export * from "./heartbeat-session.ts";
 export * from "./register-bucket.ts";
 export * from "./register-session.ts";
+export * from "./rebind-rows.ts";
 export * from "./read-spent.ts";
 export * from "./release-row.ts";
 export * from "./tag-row.ts";

@@ -4,15 +4,17 @@ import { badRequest } from "../../errors.ts";
 import { isNamespace } from "../../contract/names.ts";
 import { envOf } from "../record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
-import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, pagedRows, type PageCursor } from "./overview-paging.ts";
+import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, type PageCursor } from "./overview-paging.ts";
+import { walkRows } from "./overview-walk.ts";
 import { placementScopeError, publicWorker } from "./scope.ts";
 
 export interface OverviewFilters {
   ns?: string;
   prefix?: string;
   tag?: string;
-  /** Paging (an extension of the protocol): at most this many entries in all, and a cursor to go on. */
+  /** Paging (an extension of the protocol): at most this many entries in all. */
   limit?: number;
+  /** Where a previous answer stopped (its `cursor`: the limit, or the walk's budget, was reached). */
   cursor?: PageCursor;
 }
 
@@ -36,7 +38,7 @@ export interface NamespaceGroup {
 /**
  * Validates the query: ns must be a namespace (400 invalid namespace), tag not blank (400 empty
  * tag), limit an integer from 1 to 1000 (400 invalid limit), cursor one this route gave out
- * (400 invalid cursor, and only with a limit).
+ * (400 invalid cursor).
  */
 export function parseOverviewFilters(query: Record<string, string | undefined>): OverviewFilters {
   const filters: OverviewFilters = {};
@@ -54,7 +56,7 @@ export function parseOverviewFilters(query: Record<string, string | undefined>):
     filters.limit = Number(query.limit);
   }
   if (query.cursor !== undefined) {
-    const cursor = filters.limit === undefined ? null : decodeCursor(query.cursor);
+    const cursor = decodeCursor(query.cursor);
     if (cursor === null) throw badRequest("invalid cursor");
     filters.cursor = cursor;
   }
@@ -64,7 +66,9 @@ export function parseOverviewFilters(query: Record<string, string | undefined>):
 /**
  * GET /registry/overview: the visible workers, the hostname-aware bindings and the live
  * placements grouped by (hostname, env, namespace). Filters are ANDed: ns drops other
- * namespaces, prefix and tag filter entries (untagged rows never match a tag).
+ * namespaces, prefix and tag filter entries (untagged rows never match a tag). The walk over the
+ * rows is bounded per request (overview-walk.ts): an answer that stopped before the end, at
+ * `limit` or at the budget, names a `cursor` to go on from, paged or not.
  */
 export async function overview(deps: AppDeps, claim: PinboardClaim, filters: OverviewFilters) {
   const { keys, config, redis } = deps;
@@ -103,18 +107,9 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
     group(host, env, ns).entries.push({ id, sessionId, ...paged, ...(expiry ? { expiry: Number(expiry) } : {}), ...(tag ? { tag } : {}) });
     return true;
   };
-  if (filters.limit === undefined) {
-    for (const bucket of keys.allBuckets()) {
-      for (const space of await redis.smembers(keys.spaces(bucket))) {
-        const [env = "", ns = ""] = space.split("\n");
-        if (filters.ns !== undefined && filters.ns !== ns) continue;
-        for (const [id, raw] of Object.entries(await redis.hgetall(keys.placements(bucket, env, ns)))) accept(env, ns, id, raw);
-      }
-    }
-  } else {
-    page.next = await pagedRows(deps, filters, filters.limit, accept);
-    await addAlarms(deps, [...groups.values()]);
-  }
+  const walk = { ...(filters.ns !== undefined ? { ns: filters.ns } : {}), ...(filters.cursor ? { from: filters.cursor } : {}), limit: page.left };
+  page.next = await walkRows(deps, walk, accept);
+  if (filters.limit !== undefined) await addAlarms(deps, [...groups.values()]);
   const bindings = { hostnames: {} as Record<string, string>, envs: {} as Record<string, string> };
   if (aware) {
     const [hostnames, envs] = await Promise.all([redis.hgetall(keys.hostnameBindings), redis.hgetall(keys.envBindings)]);
