@@ -7,7 +7,7 @@ import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
 import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
 import { registerBody } from "../support/registration.ts";
-import { getRow, putRow } from "../support/rows.ts";
+import { getRow, putRow, putRows } from "../support/rows.ts";
 
 /**
  * The operator CLI as operators run it: a separate process (`node --import tsx src/cli/main.ts`,
@@ -144,17 +144,14 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
 
   it("follows the overview's cursor: of 30000 placements, the tagged ones the walk reaches last are shown", async () => {
     const keys = new Keys("pinboard:", 16);
-    const writes = fleet.t.redis.client.pipeline();
     const far: string[] = [];
-    for (let i = 0; i < 30_000; i++) {
+    const rows = Array.from({ length: 30_000 }, (_, i) => {
       const id = `bulk-${i}`;
-      const b = keys.bucketOf(id);
       // The walk goes bucket by bucket; one request stops after about 20000 rows, before bucket 15.
-      const tag = b === 15 && far.length < 3 ? (far.push(id), "far") : "";
-      writes.hset(keys.placements(b, SINGLE_ENV, "/bulk"), id, `${a}\n1\n\n\n${tag}`);
-      writes.sadd(keys.spaces(b), `${SINGLE_ENV}\n/bulk`);
-    }
-    await writes.exec();
+      const tag = keys.bucketOf(id) === 15 && far.length < 3 ? (far.push(id), "far") : "";
+      return { id, row: { sessionId: a, epoch: "1", tag } };
+    });
+    await putRows(fleet.t, "/bulk", rows);
     try {
       const json = await cliJson(["overview", "--ns", "/bulk", "--tag", "far"]);
       expect(json.cursor).toBeUndefined();

@@ -153,14 +153,6 @@ describe.each([
     if (c.requests.some((r) => r.headers.some((h) => /^expect:/i.test(h)))) expect(headerOf(seen[0]!.headers, "expect")).toBeUndefined();
   });
 
-  it.runIf(tag === "n")("an absolute-form target names the request's authority, for routing and X-Forwarded-Host alike", async () => {
-    const id = `echo-${tag}abs`;
-    const got = await rawExchange(entry.url, [`GET http://other.example${NS}/${id} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`], ["GET"]);
-    expect(got.responses.map((r) => r.status)).toEqual([200]);
-    const seen = worker.seen.find((s) => s.target === `${NS}/${id}`)!;
-    expect(headerOf(seen.headers, "x-forwarded-host")).toBe("other.example");
-  });
-
   it("a property over the framing parts: forwarded exactly, or refused with its reason", async () => {
     let run = 0;
     await fc.assert(

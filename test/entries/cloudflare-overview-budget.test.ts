@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { OVERVIEW_BUDGET } from "../../src/registry/operator/overview-walk.ts";
 import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
 import { credential } from "../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { registerBody } from "../support/registration.ts";
+import { putRows } from "../support/rows.ts";
 import { startWorkersEntry, type WorkersEntry } from "../support/workerd-entry.ts";
 
 /**
@@ -36,15 +36,8 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(200);
   sessionId = ((await res.json()) as { sessionId: string }).sessionId;
-  const keys = new Keys("pinboard:", 16);
-  const writes = t.redis.client.pipeline();
-  for (let i = 0; i < ROWS; i++) {
-    const id = `row-${String(i).padStart(6, "0")}`;
-    const b = keys.bucketOf(id);
-    writes.hset(keys.placements(b, SINGLE_ENV, "/budget"), id, `${sessionId}\n1\n\n\n${i === ROWS - 7 ? "needle" : ""}`);
-    writes.sadd(keys.spaces(b), `${SINGLE_ENV}\n/budget`);
-  }
-  await writes.exec();
+  const rows = Array.from({ length: ROWS }, (_, i) => ({ id: `row-${String(i).padStart(6, "0")}`, row: { sessionId, epoch: "1", tag: i === ROWS - 7 ? "needle" : "" } }));
+  await putRows(t, "/budget", rows);
 });
 afterAll(async () => {
   await wk?.stop();
