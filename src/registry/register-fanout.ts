@@ -19,9 +19,10 @@ export interface Instance {
 }
 
 /**
- * Mirrors the record into every bucket, then reclaims `instances`: rows owned by prevSessionId
- * re-bind to the new session keeping their epoch (rebind-rows, at most REBIND_CHUNK_IDS ids per
- * script call), every other id is a duplicate. Answers the duplicates.
+ * Mirrors the record into every bucket and reclaims `instances`: rows owned by prevSessionId
+ * re-bind to the new session keeping their epoch, every other id is a duplicate. A bucket's first
+ * REBIND_CHUNK_IDS ids re-bind in its register-bucket call, atomically with the mirror that
+ * replaces the previous session's; the rest after it, through rebind-rows. Answers the duplicates.
  */
 export async function mirrorAndReclaim(
   deps: AppDeps,
@@ -31,23 +32,27 @@ export async function mirrorAndReclaim(
   prevSessionId: string,
 ): Promise<Instance[]> {
   const { keys, config } = deps;
-  await settleAll(deps, keys.allBuckets().map((bucket) => registerBucketCall(keys, { bucket, record, json, leaseTtlMs: config.leaseTtlMs })));
-  if (instances.length === 0) return [];
+  const byBucket = new Map<number, Array<{ env: string; ns: string; id: string }>>();
+  for (const { ns, id } of instances) {
+    const bucket = keys.bucketOf(id);
+    let rows = byBucket.get(bucket);
+    if (!rows) byBucket.set(bucket, (rows = []));
+    rows.push({ env: envOf(record, ns), ns, id });
+  }
+  const mirrors = keys.allBuckets().map((bucket) =>
+    registerBucketCall(keys, { bucket, record, json, leaseTtlMs: config.leaseTtlMs, prevSessionId, rows: (byBucket.get(bucket) ?? []).slice(0, REBIND_CHUNK_IDS) }),
+  );
+  const rest = [...byBucket.values()].flatMap((rows) => rows.slice(REBIND_CHUNK_IDS));
+  const more = rest.length === 0 ? [] : rebindRowsCalls(keys, { from: prevSessionId, to: record.sessionId, guardClientId: record.clientId, rows: rest });
 
-  const calls = rebindRowsCalls(keys, {
-    from: prevSessionId,
-    to: record.sessionId,
-    guardClientId: record.clientId,
-    rows: instances.map(({ ns, id }) => ({ env: envOf(record, ns), ns, id })),
-  });
-  const replies = await settleAll(deps, calls);
   const duplicates: Instance[] = [];
   const windDowns: Array<{ ns: string; id: string; deadlineAt: number }> = [];
-  replies.forEach((reply, i) => {
-    const result = parseRebindRows(reply, calls[i]!);
+  const collect = (result: ReturnType<typeof parseRebindRows>) => {
     for (const duplicate of result.duplicates) duplicates.push(duplicate);
     for (const windDown of result.windDowns) windDowns.push(windDown);
-  });
+  };
+  (await settleAll(deps, mirrors)).forEach((reply, i) => collect(parseRebindRows((reply as RedisReply[]).slice(1), mirrors[i]!)));
+  (await settleAll(deps, more)).forEach((reply, i) => collect(parseRebindRows(reply, more[i]!)));
   // A reclaimed row's wind-down re-queues to the new session, in calls of at most a chunk each.
   for (let start = 0; start < windDowns.length; start += REBIND_CHUNK_IDS) {
     await queueWindDowns(deps, record.sessionId, windDowns.slice(start, start + REBIND_CHUNK_IDS));

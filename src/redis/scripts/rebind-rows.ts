@@ -1,7 +1,7 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisReply, ScriptCall } from "../port.ts";
-import { LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
+import { LUA_PAIR, LUA_REBIND_ROWS, LUA_ROW } from "./lua-lib.ts";
 
 /**
  * rebind-rows: re-binds placement rows of one bucket from one session to another, keeping their
@@ -22,33 +22,18 @@ import { LUA_PAIR, LUA_ROW } from "./lua-lib.ts";
  * Returns {duplicates: index, id…, re-bound rows carrying a wind-down expiry: index, id, expiry…}.
  * A duplicate is an id neither re-bound nor already owned by `to`.
  */
-const LUA = `${LUA_PAIR}${LUA_ROW}
+const LUA = `${LUA_PAIR}${LUA_ROW}${LUA_REBIND_ROWS}
 local from, to, guard = ARGV[1], ARGV[2], ARGV[3]
 local live = from ~= ''
 if live and guard ~= '' then
   local cur = redis.call('HGET', KEYS[1], guard)
   live = cur and pair(cur) == to
 end
-
-local dups, requeue = {}, {}
-for i = 4, #ARGV, 2 do
-  local kidx, id = tonumber(ARGV[i]), ARGV[i + 1]
-  local raw = redis.call('HGET', KEYS[kidx], id)
-  local row = raw and row_decode(raw)
-  if live and row and row.sid == from then
-    row.sid = to
-    redis.call('HSET', KEYS[kidx], id, row_encode(row))
-    if row.expiry ~= '' then
-      requeue[#requeue + 1] = tostring(kidx); requeue[#requeue + 1] = id; requeue[#requeue + 1] = row.expiry
-    end
-  elseif not (row and row.sid == to) then
-    dups[#dups + 1] = tostring(kidx); dups[#dups + 1] = id
-  end
-end
+local dups, requeue = rebind_rows(from, to, live, 4)
 return {dups, requeue}
 `;
 
-export const rebindRowsScript = defineScript("rebind-rows", LUA, "c1f4ea602c7de5968616ba517543a06cc50b6ec5");
+export const rebindRowsScript = defineScript("rebind-rows", LUA, "49997b4520dab72f994a47fe84fb86db79c6c619");
 
 /** The most ids one rebind-rows call carries (a few milliseconds of Lua: two commands per id). */
 export const REBIND_CHUNK_IDS = 2000;
@@ -63,9 +48,10 @@ export interface RebindRowsInput {
   rows: ReadonlyArray<{ env: string; ns: string; id: string }>;
 }
 
-/** A rebind-rows call, with the namespace of each placements hash it names (KEYS[2] on). */
+/** A call that re-binds rows, with the namespace of each placements hash it names (after headLength keys). */
 export interface RebindRowsCall extends ScriptCall {
   readonly placementNs: readonly string[];
+  readonly headLength: number;
 }
 
 export interface RebindRowsResult {
@@ -94,6 +80,15 @@ export function rebindRowsCalls(keys: Keys, input: RebindRowsInput): RebindRowsC
 
 function chunkCall(keys: Keys, input: RebindRowsInput, bucket: number, rows: ReadonlyArray<{ env: string; ns: string; id: string }>): RebindRowsCall {
   const callKeys = [keys.clients(bucket)];
+  const { placementNs, pairs } = rebindPairs(keys, bucket, rows, callKeys);
+  return { script: rebindRowsScript, keys: callKeys, args: [input.from, input.to, input.guardClientId, ...pairs], placementNs, headLength: 1 };
+}
+
+/**
+ * The placements hashes `rows` name, appended to `callKeys`, and the pairs (KEYS index, id) of
+ * LUA_REBIND_ROWS; linear in the rows.
+ */
+export function rebindPairs(keys: Keys, bucket: number, rows: ReadonlyArray<{ env: string; ns: string; id: string }>, callKeys: string[]): { placementNs: string[]; pairs: (string | number)[] } {
   const placementNs: string[] = [];
   const indexOf = new Map<string, number>();
   const pairs: (string | number)[] = [];
@@ -107,12 +102,13 @@ function chunkCall(keys: Keys, input: RebindRowsInput, bucket: number, rows: Rea
     }
     pairs.push(index, id);
   }
-  return { script: rebindRowsScript, keys: callKeys, args: [input.from, input.to, input.guardClientId, ...pairs], placementNs };
+  return { placementNs, pairs };
 }
 
+/** What a rebind-rows call, or the rebind part of a register-bucket call, came to. */
 export function parseRebindRows(reply: RedisReply, call: RebindRowsCall): RebindRowsResult {
   const [dups = [], rebound = []] = reply as [string[]?, string[]?];
-  const nsOf = (kidx: number) => call.placementNs[kidx - 2] ?? "";
+  const nsOf = (kidx: number) => call.placementNs[kidx - call.headLength - 1] ?? "";
   const duplicates: RebindRowsResult["duplicates"] = [];
   for (let j = 0; j < dups.length; j += 2) duplicates.push({ ns: nsOf(Number(dups[j])), id: dups[j + 1]! });
   const windDowns: RebindRowsResult["windDowns"] = [];

@@ -1,31 +1,38 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
-import type { ScriptCall } from "../port.ts";
-import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS } from "./lua-lib.ts";
+import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_REBIND_ROWS, LUA_ROW } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
+import { rebindPairs, type RebindRowsCall } from "./rebind-rows.ts";
 
 /**
- * register-bucket: the per-bucket mirror of POST /registry/register, atomic in one {bucket} slot.
+ * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.
  * Mirrors the record into the bucket (unless a newer registration of the same client, or a later
  * revision of this record — a drain applied meanwhile — got here first), joins the namespace
- * lists and prunes dead mirrors. The reclaim of the worker's in-memory instances runs after it,
- * in chunks (rebind-rows.ts), so that no one script call grows with the ids a register names.
+ * lists, prunes dead mirrors, and reclaims the first chunk (at most REBIND_CHUNK_IDS) of the
+ * worker's in-memory instances in this bucket: rows owned by prevSessionId re-bind to the new
+ * session keeping their epoch, in the same step that moves the client's mirror, so no reader
+ * sees a row of the replaced session without that session's mirror. Ids past the chunk re-bind
+ * afterwards through rebind-rows.ts, so no one call grows with the ids a register names.
  *
  * KEYS[1]            workers   hash sessionId → record JSON (the bucket's mirror)
  * KEYS[2]            clients   hash clientId → sessionId \n generation
  * KEYS[3]            worker expiries  zset sessionId → expiry (the index over KEYS[1])
  * KEYS[4 … 3+3L]     namespace lists, three keys each: list, expiries, summary (lua-ns-list.ts)
+ * KEYS[4+3L …]       placements hashes named by the reclaim pairs
  * ARGV[1] sessionId
  * ARGV[2] record JSON (carries clientId and gen)
  * ARGV[3] lease TTL ms
  * ARGV[4] L, the number of namespace lists
+ * ARGV[5] prevSessionId or "" (reclaims nothing when "")
+ * ARGV[6 …] reclaim pairs: index into KEYS of a placements hash, id
  *
- * Returns "ok", or "stale" when a newer registration of the client holds the bucket.
+ * Returns {"ok" | "stale", {duplicates: index, id…}, {re-bound with a wind-down: index, id, expiry…}};
+ * "stale" (a newer registration of the client holds the bucket) re-binds nothing.
  */
-const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_EXPIRY_INDEX}${LUA_PRUNE_MIRRORS}${LUA_LIST_ENTRY}${LUA_NS_LIST}
+const LUA = `${LUA_NOW}${LUA_PAIR}${LUA_ROW}${LUA_REBIND_ROWS}${LUA_EXPIRY_INDEX}${LUA_PRUNE_MIRRORS}${LUA_LIST_ENTRY}${LUA_NS_LIST}
 local now = now_ms()
 local sid, json, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local nlists = tonumber(ARGV[4])
+local nlists, prev = tonumber(ARGV[4]), ARGV[5]
 local rec = cjson.decode(json)
 
 local status = 'ok'
@@ -58,27 +65,36 @@ if status == 'ok' then
 end
 
 prune_mirrors(KEYS[1], KEYS[3], now, lease)
-return status
+local dups, requeue = rebind_rows(prev, sid, status == 'ok' and prev ~= '', 6)
+return {status, dups, requeue}
 `;
 
-export const registerBucketScript = defineScript("register-bucket", LUA, "8f24f18409d372232071fbbe941e145eab0df5ce");
+export const registerBucketScript = defineScript("register-bucket", LUA, "c536cd0324cc2a0300236a202d9f3ae5d2614ccf");
 
 export interface RegisterBucketInput {
   bucket: number;
-  /** The record mirrored: its namespace lists are among the call's keys. */
   record: { sessionId: string; hostname: string; namespaces: readonly string[] };
   /** The record's JSON as mirrored (carries clientId and gen). */
   json: string;
   leaseTtlMs: number;
+  /** The session whose rows are reclaimed, "" for none. */
+  prevSessionId: string;
+  /** The first chunk (at most REBIND_CHUNK_IDS) of the instances held in this bucket, each with its namespace's env. */
+  rows: ReadonlyArray<{ env: string; ns: string; id: string }>;
 }
 
-export function registerBucketCall(keys: Keys, input: RegisterBucketInput): ScriptCall {
+/** A register-bucket call; its reply's rebind part reads with parseRebindRows (after its status). */
+export function registerBucketCall(keys: Keys, input: RegisterBucketInput): RebindRowsCall {
   const { bucket, record } = input;
   const lists = keys.nsListKeysFor(bucket, record.hostname, record.namespaces);
+  const callKeys = [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), ...lists];
+  const headLength = callKeys.length;
+  const { placementNs, pairs } = rebindPairs(keys, bucket, input.rows, callKeys);
   return {
     script: registerBucketScript,
-    keys: [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), ...lists],
-    args: [record.sessionId, input.json, input.leaseTtlMs, record.namespaces.length],
+    keys: callKeys,
+    args: [record.sessionId, input.json, input.leaseTtlMs, record.namespaces.length, input.prevSessionId, ...pairs],
+    placementNs,
+    headLength,
   };
 }
-
