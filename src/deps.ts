@@ -1,5 +1,5 @@
 import type { Passport, Principal } from "./auth/passport.ts";
-import type { SyncHmacSha256 } from "./contract/attestation.ts";
+import type { SyncJwsHs256 } from "./contract/attestation.ts";
 import type { Config } from "./config.ts";
 import type { Fleet } from "./serving-fleet.ts";
 import type { Logger } from "./log.ts";
@@ -13,8 +13,8 @@ export interface RuntimeInfo {
   name: "node" | "workers";
   startedAt: number;
   rssBytes?: () => number;
-  /** A synchronous HMAC-SHA256 for attestations, where the runtime has one (Node). */
-  hmacSha256?: SyncHmacSha256;
+  /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */
+  signJws?: SyncJwsHs256;
 }
 
 /** Everything the app core needs, built by an entry (src/worker.ts, src/node.ts). */

@@ -14,7 +14,7 @@ import { clusterMetricsSource } from "./node/cluster-metrics.ts";
 import { processCount, runProcessCluster } from "./node/process-cluster.ts";
 import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./node/serving-process.ts";
 import { NodeDataPlane } from "./node/data-plane/server.ts";
-import { nodeHmacSha256 } from "./node/hmac.ts";
+import { nodeJwsHs256 } from "./node/jws.ts";
 import { startListeners } from "./node/listeners.ts";
 
 /**
@@ -74,7 +74,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
-    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss(), hmacSha256: nodeHmacSha256 },
+    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss(), signJws: nodeJwsHs256 },
   });
   await deps.fleet.refresh();
   const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));

@@ -1,4 +1,4 @@
-import { signAttestation, type SyncHmacSha256 } from "../contract/attestation.ts";
+import { signAttestation, type SyncJwsHs256 } from "../contract/attestation.ts";
 import { forwardRequestHeaders } from "./headers.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";
@@ -25,7 +25,7 @@ export async function attestedForwardHeaders(
   plan: Pick<ForwardPlan, "path" | "peer" | "trustedPeer" | "caller" | "acct">,
   request: Pick<InboundRequest, "method" | "search" | "headers" | "host" | "proto" | "upgrade">,
   nowSeconds: number,
-  hmac?: SyncHmacSha256,
+  jws?: SyncJwsHs256,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
     resolution.secret,
@@ -38,7 +38,7 @@ export async function attestedForwardHeaders(
       ...(plan.acct ? { acct: plan.acct } : {}),
     },
     nowSeconds,
-    hmac,
+    jws,
   );
   return forwardRequestHeaders(request.headers, {
     peer: plan.peer,

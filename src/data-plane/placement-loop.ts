@@ -157,7 +157,7 @@ export class PlacementLoop {
       advertiseUrl: resolution.advertiseUrl,
       pathAndQuery: `${path.ns}/${path.id}${path.rest}${request.search}`,
       method: request.method,
-      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.hmacSha256),
+      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.signJws),
       upgrade: request.upgrade,
       withBody: carriesBody(request.framing) && !replaced,
       framing: request.framing,

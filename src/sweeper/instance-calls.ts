@@ -36,7 +36,7 @@ export async function callInstance(
   }
   const claims = { aud: placement.sessionId, htm: "POST", htu: attestationTarget(url, placement.advertiseUrl), epoch: placement.epoch };
   const headers: Record<string, string> = {
-    [ATTESTATION_HEADER]: await signAttestation(placement.secret, claims, Math.floor(deps.now() / 1000), deps.runtime.hmacSha256),
+    [ATTESTATION_HEADER]: await signAttestation(placement.secret, claims, Math.floor(deps.now() / 1000), deps.runtime.signJws),
     [EPOCH_HEADER]: placement.epoch,
     Accept: "application/json",
   };

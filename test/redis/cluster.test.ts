@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import { registeredScripts } from "../../src/contract/lua-script.ts";
-import "../../src/redis/scripts/index.ts";
+import { REBIND_CHUNK_IDS } from "../../src/redis/scripts/index.ts";
 import { TcpRedis } from "../../src/node/redis/tcp.ts";
 import { resolvePlacement } from "../../src/data-plane/resolver.ts";
 import { runSweep } from "../../src/sweeper/sweep.ts";
@@ -10,7 +10,7 @@ import { startFleet, type Fleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { startRedisCluster, type RedisCluster } from "../support/redis-cluster.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { getRow, putRow } from "../support/rows.ts";
+import { getRow, putRow, putRows } from "../support/rows.ts";
 import { installStrictLua, SHEBANG, strictScript } from "../support/strict-lua.ts";
 
 /**
@@ -145,11 +145,14 @@ describe("registry flow on the cluster", () => {
     for (let b = 0; b < 16; b++) expect(await fleet.t.redis.hget(keys.nsWorkers(b, "", "/docs"), sessionId)).toBeNull();
   });
 
-  it("a re-register reclaims rows of every bucket (rebind-rows, each call in its bucket's slot)", async () => {
+  it("a re-register reclaims rows of every bucket (register-bucket and, past 2,000 ids in a bucket, rebind-rows)", async () => {
     const body = registerBody(worker, { namespaces: ["/reclaimed"] });
     const first = await registerOk(pb, token, body);
-    const rows = (await idsInEveryBucket("kept", 1)).map((r) => r.id);
-    for (const id of rows) await putRow(fleet.t, "/reclaimed", id, { sessionId: first.sessionId, epoch: "7" });
+    const spread = (await idsInEveryBucket("kept", 1)).map((r) => r.id);
+    const crowded: string[] = [];
+    for (let i = 0; crowded.length <= REBIND_CHUNK_IDS; i++) if (keys.bucketOf(`crowd-${i}`) === 3) crowded.push(`crowd-${i}`);
+    const rows = [...spread, ...crowded];
+    await putRows(fleet.t, "/reclaimed", rows.map((id) => ({ id, row: { sessionId: first.sessionId, epoch: "7" } })));
     const again = registerBody(worker, { clientId: body.clientId, namespaces: ["/reclaimed"], prevSessionId: first.sessionId, instances: { "/reclaimed": rows } });
     const second = await registerOk(pb, token, again);
     for (const id of rows) expect(await getRow(fleet.t, "/reclaimed", id)).toMatchObject({ sessionId: second.sessionId, epoch: "7" });

@@ -44,7 +44,7 @@ async function statsOf(deps: AppDeps, { record, namespaces }: VisibleWorker): Pr
     if (!(err instanceof WorkerUrlError)) throw err;
     return { ...head, error: "unreachable" };
   }
-  const attestation = await signAttestation(record.secret, { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) }, Math.floor(deps.now() / 1000), deps.runtime.hmacSha256);
+  const attestation = await signAttestation(record.secret, { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) }, Math.floor(deps.now() / 1000), deps.runtime.signJws);
   const outcome = await callWorker(deps.fetch, {
     url,
     method: "GET",
