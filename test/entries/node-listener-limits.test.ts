@@ -72,6 +72,14 @@ describe("the request timeout", () => {
     expect(cut.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + CHECK_MS + 500);
   });
 
+  it("answers 408 and closes a forward whose client never finishes its body, on the data port", async () => {
+    const head = `POST /echo/dribble/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n`;
+    const cut = await dribble(ports.data, head, " ", 200);
+    expect(parseAnswer(cut.received)).toEqual({ status: 408, body: '{"error":"request timeout"}' });
+    expect(cut.elapsedMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
+    expect(cut.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + CHECK_MS + 500);
+  });
+
   it("never cuts an answer that takes longer: the request itself was whole", async () => {
     const res = await fetch(`${fleet.pb.url}/echo/slow/x?sleep=${REQUEST_TIMEOUT_MS + CHECK_MS + 500}`);
     expect(res.status).toBe(200);

@@ -10,8 +10,8 @@ import { writeRawAnswer } from "./raw-answer.ts";
  * whichever layer found it. The connection always closes after the answer: the parser cannot
  * find the next request's start in bytes it could not read.
  *
- * A request already in flight on the connection (an earlier pipelined one) is answered first;
- * node:http's own handler would cut it and lose its answer.
+ * A complete request already in flight on the connection (an earlier pipelined one) is answered
+ * first; node:http's own handler would cut it and lose its answer.
  */
 export function answerClientError(err: ParserError, socket: Duplex): void {
   const refusal = clientErrorAnswer(err);
@@ -23,6 +23,13 @@ export function answerClientError(err: ParserError, socket: Duplex): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (!inFlight) {
     writeRawAnswer(socket, answer);
+    return;
+  }
+  if (!inFlight.req.complete) {
+    // The failing request is the one in flight (its body timed out or broke off): as node:http
+    // itself does, the answer if none has begun, and the connection ends, which cuts the forward.
+    if (inFlight.headersSent) socket.destroy();
+    else writeRawAnswer(socket, answer);
     return;
   }
   // After the answer in flight, unless that answer closes the connection itself (Pinboard's own
