@@ -55,7 +55,8 @@ describe("the owner's own timer", () => {
     await w.call("/counter/t2", { epoch: "1" });
     await store.put(ref("t2"), "1", [["alarmMode", '"throw-once"']]);
     await w.call("/counter/t2/alarm?in=0", { method: "POST", epoch: "1" });
-    await until(async () => (await stored(store, "t2", "alarms")) === 2, 5000);
+    // The instance stores its count, then the alarm's info: two writes, read once both are in.
+    await until(async () => (await stored(store, "t2", "alarms")) === 2 && ((await stored(store, "t2", "lastAlarmInfo")) as { isRetry?: boolean } | null)?.isRetry === true, 5000);
     expect(await stored(store, "t2", "lastAlarmInfo")).toEqual({ retryCount: 1, isRetry: true });
     await until(async () => (await store.getAlarm(ref("t2"))) === null);
   });
