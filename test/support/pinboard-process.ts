@@ -31,7 +31,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  * Its Redis is `redis` (a TestRedis: its cluster when it is one), `redisUrl` (REDIS_URL) or a
  * cluster's seed nodes `clusterNodes` (REDIS_CLUSTER_NODES).
  */
-export async function startPinboardProcess(options: {
+export interface PinboardProcessOptions {
   redis?: RedisTarget;
   redisUrl?: string;
   clusterNodes?: string;
@@ -40,7 +40,23 @@ export async function startPinboardProcess(options: {
   nodeArgs?: string[];
   /** TypeScript modules the process imports before the entry (after tsx), e.g. an instrument. */
   preloads?: string[];
-}): Promise<PinboardProcess> {
+}
+
+/**
+ * startOnce, again on another free port when the one picked was taken before the process bound
+ * it (a free port is only free until someone else listens on it: other tests start servers too).
+ */
+export async function startPinboardProcess(options: PinboardProcessOptions): Promise<PinboardProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof Error) || !err.message.includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
+async function startOnce(options: PinboardProcessOptions): Promise<PinboardProcess> {
   if ([options.redis, options.redisUrl, options.clusterNodes].filter(Boolean).length !== 1) {
     throw new Error("startPinboardProcess needs one of redis, redisUrl, clusterNodes");
   }
