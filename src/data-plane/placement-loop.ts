@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import { textAnswer } from "../errors.ts";
 import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
-import { attestedForwardHeaders } from "./attested-headers.ts";
+import { attestedForwardHeaders, forwardTarget } from "./attested-headers.ts";
 import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
 import { InflightGate } from "./inflight.ts";
@@ -152,10 +152,9 @@ export class PlacementLoop {
   /** The send itself: the owner's URL and the attested headers, decided here for every transport. */
   private async forwardOf<T>({ plan, request }: Job<T>, resolution: Resolution, replaced: boolean): Promise<Forward> {
     const { config } = this.deps;
-    const { path } = plan;
     return {
       advertiseUrl: resolution.advertiseUrl,
-      pathAndQuery: `${path.ns}/${path.id}${path.rest}${request.search}`,
+      pathAndQuery: forwardTarget(plan, request),
       method: request.method,
       headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.signJws),
       upgrade: request.upgrade,
