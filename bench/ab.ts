@@ -14,7 +14,7 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startNodeFlags } from "../scripts/start-flags.ts";
-import { freePort } from "../src/node/free-port.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { installReaper, killAll, ROOT, spawnNode, type Child } from "./children.ts";
 import { loadWindow, mb, type LoadSpec } from "./load.ts";
 import { cycle, fresh } from "./paths.ts";

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../src/node/free-port.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { killWhenBenchDies } from "./children.ts";
 
 export const NGINX_WORKER_PROCESSES = 1;

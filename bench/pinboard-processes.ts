@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startNodeFlags } from "../scripts/start-flags.ts";
-import { freePort } from "../src/node/free-port.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
 import { loadWindow, type LoadSpec } from "./load.ts";
 import { descendantsOf } from "./proc-stats.ts";

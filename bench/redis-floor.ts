@@ -2,7 +2,7 @@
  * redis-floor: the physical floor of one resolve. The resolve script (EVALSHA, EVAL on NOSCRIPT)
  * run straight against Redis through the same client library and adapter as Pinboard's Node
  * entry (ioredis via TcpRedis), with `connections` calls in flight for
- * `duration` seconds. The keys and arguments are built exactly as src/data-plane/resolver.ts builds
+ * `duration` seconds. The keys and arguments are built exactly as src/placement/resolver.ts builds
  * them. Two uses: hot ids that already have a live placement (the floor of pinboard-hot), and a
  * fresh id per call with a client-address affinity hash (the Redis cost of one new placement,
  * as pinboard-new makes them, for the workers-count scaling check).
@@ -13,9 +13,9 @@ import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import { resolveCall } from "../src/redis/scripts/index.ts";
 import type { ScriptCall } from "../src/redis/port.ts";
-import { TcpRedis } from "../src/node/redis/tcp.ts";
-import { randomSeed } from "../src/data-plane/resolver.ts";
-import { affinityHash } from "../src/data-plane/affinity.ts";
+import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
+import { randomSeed } from "../src/placement/resolver.ts";
+import { affinityHash } from "../src/placement/affinity.ts";
 import type { BenchArgs } from "./args.ts";
 import { bucketOf } from "./placements.ts";
 import { commandStats, resetRedisStats } from "./redis-stats.ts";

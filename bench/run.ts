@@ -12,7 +12,7 @@ import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { signAttestation } from "../src/contract/attestation.ts";
-import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/headers.ts";
+import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/header-names.ts";
 import { parseBenchArgs, USAGE, type BenchArgs, type Section } from "./args.ts";
 import { formatBusy } from "./busy-stretches.ts";
 import { installReaper, killAll, ROOT } from "./children.ts";

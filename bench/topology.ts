@@ -1,6 +1,6 @@
 /**
  * The processes of one bench run, each on its own so /proc can account them apart:
- *   - an embedded redis-server (src/node/embedded-redis.ts, as `npm start` runs one);
+ *   - an embedded redis-server (src/runtime/node/embedded-redis.ts, as `npm start` runs one);
  *   - one Pinboard Node entry (bench/pinboard-main.ts → startNode), compiled like `npm start` runs it;
  *   - worker fleets (bench/fleet-main.ts): the base fleet serving /hot and /new, and later the
  *     large fleet that brings /new to --workers live workers;
@@ -13,9 +13,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { mintCredential } from "../src/auth/mint.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
 import { startNodeFlags } from "../scripts/start-flags.ts";
-import { freePort } from "../src/node/free-port.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { Keys } from "../src/redis/keys.ts";
 import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
 import { nginxVersion, startNginx, type RunningNginx } from "./nginx.ts";

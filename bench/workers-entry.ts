@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { bundleWorker } from "../scripts/bundle-worker.ts";
 import { workerCompatibility } from "../scripts/worker-compatibility.ts";
 import { Miniflare } from "miniflare";
-import { freePort } from "../src/node/free-port.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { killWhenBenchDies, spawnNode, type Child } from "./children.ts";
 import { findDescendant } from "./proc-stats.ts";
 

@@ -21,9 +21,9 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, configVariableNames, parseConfig, type Config } from "../src/config.ts";
-import { describeDevPassport, mintDevPassport } from "../src/node/dev-credentials.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../src/node/embedded-redis.ts";
-import { freePort } from "../src/node/free-port.ts";
+import { describeDevPassport, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
 import { startRedisRest, type RedisRestServer } from "./redis-rest.ts";
 import { EnvFileError, writeWorkerEnvFile, type WorkerEnvFile } from "./dev/worker-env-file.ts";
 

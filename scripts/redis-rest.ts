@@ -59,7 +59,7 @@ export interface RedisRestServer {
  * The largest request body served by default: 1,000,000 bytes, Upstash's max request size on its
  * free tier as Pinboard's budget was chosen (1 MB; paid plans allow 10 MB), so that local runs and
  * tests meet the strictest limit a deployment may have. The REST adapter keeps each request under
- * 900,000 bytes (src/redis/upstash-batch.ts).
+ * 900,000 bytes (src/redis/rest/upstash-batch.ts).
  */
 export const MAX_BODY_BYTES = 1_000_000;
 /** What Upstash answers (HTTP 401) to a missing or wrong token. */

@@ -4,10 +4,11 @@ import { PinboardError, errorResponse, notFound, renderError } from "./errors.ts
 import { apiDescriptionRoutes } from "./api/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { healthRoutes } from "./health.ts";
-import { registryRoutes } from "./registry/routes.ts";
-import type { AffinityKey } from "./data-plane/affinity.ts";
+import { operatorRoutes } from "./operator/routes.ts";
+import { registryFallback, registryRoutes } from "./registry/routes.ts";
+import type { AffinityKey } from "./placement/affinity.ts";
 import { DataPlane } from "./data-plane/data-plane.ts";
-import { dataPlaneRoute } from "./data-plane/hono-route.ts";
+import { dataPlaneRoute } from "./data-plane/fetch-route.ts";
 import { requireReserved } from "./own-routes.ts";
 
 export type { AppDeps } from "./deps.ts";
@@ -41,9 +42,6 @@ export interface PinboardApp {
   dataPlane: DataPlane;
 }
 
-/** The peer on Workers: CF-Connecting-IP, which Cloudflare's edge sets (any client can send it elsewhere). */
-export const cloudflarePeer = (c: Context<AppEnv>): string => c.req.header("cf-connecting-ip") ?? "";
-
 /**
  * Builds the Pinboard app from explicit dependencies. It never reads `process` nor imports
  * `node:*`, so the same app runs on workerd and on Node. Everything lives under the base path
@@ -53,7 +51,7 @@ export const cloudflarePeer = (c: Context<AppEnv>): string => c.req.header("cf-c
  */
 export function createPinboard(deps: AppDeps, options: AppOptions): PinboardApp {
   const dataPlane = new DataPlane(deps, options.affinityKey ? { affinityKey: options.affinityKey } : {});
-  const operator = () => [apiDescriptionRoutes(deps.config.basePath), consoleRoutes(), registryRoutes(deps)];
+  const operator = () => [apiDescriptionRoutes(deps.config.basePath), consoleRoutes(), registryRoutes(deps), operatorRoutes(deps), registryFallback(deps)];
   const data = dataPlaneRoute(deps, dataPlane, options.peerAddress);
   if (!options.separateAdmin) {
     return { app: rooted(deps, [healthRoutes(deps), ...operator(), data], options.rootRoutes), dataPlane };

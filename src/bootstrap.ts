@@ -33,7 +33,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const keys = new Keys(config.prefix, config.shards);
   const passport = createPassport(config.passport, { fetch: fetchImpl, now, log });
-  const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.name}-${newSessionId()}` });
+  const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.label}-${newSessionId()}` });
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
   const durable = { redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis, keys: new DurableKeys(config.durable.prefix) };

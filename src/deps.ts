@@ -8,9 +8,20 @@ import type { DurableKeys } from "./contract/durable-index.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 
-/** What the runtime can tell about itself (Node has RSS; Workers does not). */
+/**
+ * What the runtime can do and tell about itself. The core asks these capabilities, never which
+ * runtime it is on; `label` only names the node in ids and logs.
+ */
 export interface RuntimeInfo {
-  name: "node" | "workers";
+  label: string;
+  /**
+   * "request-bound": work outlives its request only when handed to the request's waitUntil, and
+   * a client that goes away cancels the request's promises (Workers). "runs-on": a promise runs
+   * to its end by itself, timers run between requests (Node).
+   */
+  backgroundWork: "request-bound" | "runs-on";
+  /** The runtime's fetch hands over a decoded body for a Content-Encoding answer (undici does). */
+  fetchDecodesBodies: boolean;
   startedAt: number;
   rssBytes?: () => number;
   /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */
@@ -24,8 +35,8 @@ export interface AppDeps {
   keys: Keys;
   /** Milliseconds since the epoch (JS-side clock; Lua scripts use Redis TIME). */
   now: () => number;
+  /** How the core calls workers and JWKS URLs (a Node transport may forward on its own stack). */
   fetch: typeof fetch;
-  /** How a forward calls a worker (fetch with an AbortController unless the entry has better). */
   log: Logger;
   passport: Passport;
   fleet: Fleet;

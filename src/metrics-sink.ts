@@ -1,6 +1,6 @@
 /**
  * What the app reports as it works. The core keeps its own counters for /registry/health; the
- * Node entry adds a Prometheus registry behind the same calls (src/node/metrics.ts).
+ * Node entry adds a Prometheus registry behind the same calls (src/runtime/node/metrics.ts).
  */
 export interface MetricsSink {
   resolution(outcome: string): void;

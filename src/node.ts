@@ -5,21 +5,21 @@ import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
 import { parseConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport } from "./node/dev-credentials.ts";
-import { probeRedis, redisFromConfig } from "./node/redis-from-config.ts";
-import { startSweeperTimer } from "./node/sweeper-timer.ts";
-import { PrometheusMetrics } from "./node/metrics.ts";
-import { mountMetricsRoute, type MetricsSource } from "./node/metrics-route.ts";
-import { clusterMetricsSource } from "./node/cluster-metrics.ts";
-import { processCount, runProcessCluster } from "./node/process-cluster.ts";
-import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./node/serving-process.ts";
-import { NodeDataPlane } from "./node/data-plane/server.ts";
-import { nodeJwsHs256 } from "./node/jws.ts";
-import { startListeners } from "./node/listeners.ts";
+import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport } from "./runtime/node/dev-credentials.ts";
+import { probeRedis, redisFromConfig } from "./runtime/node/redis-from-config.ts";
+import { startSweeperTimer } from "./runtime/node/sweeper-timer.ts";
+import { PrometheusMetrics } from "./runtime/node/metrics.ts";
+import { mountMetricsRoute, type MetricsSource } from "./runtime/node/metrics-route.ts";
+import { clusterMetricsSource } from "./runtime/node/cluster-metrics.ts";
+import { processCount, runProcessCluster } from "./runtime/node/process-cluster.ts";
+import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/serving-process.ts";
+import { NodeDataPlane } from "./runtime/node/data-plane/server.ts";
+import { startListeners } from "./runtime/node/listeners.ts";
+import { nodeRuntime } from "./runtime/node/runtime-info.ts";
 
 /**
  * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
- * through the data plane (src/node/data-plane/), TCP Redis (or a private redis-server when
+ * through the data plane (src/runtime/node/data-plane/), TCP Redis (or a private redis-server when
  * REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
  */
 export interface RunningPinboard {
@@ -74,7 +74,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
     ...(metrics ? { metrics } : {}),
     ...(redis.durable ? { durableRedis: redis.durable } : {}),
     log,
-    runtime: { name: "node", startedAt: Date.now(), rssBytes: () => process.memoryUsage.rss(), signJws: nodeJwsHs256 },
+    runtime: nodeRuntime(),
   });
   await deps.fleet.refresh();
   const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
@@ -90,7 +90,7 @@ export async function startNode(env: Record<string, string | undefined> = proces
   // The data plane is served on node:http's own objects; the Hono app (health, registry,
   // /metrics) gets every other request. No `websocket` option: the Hono adapter leaves upgrades
   // alone and the data plane takes them all. With PINBOARD_ADMIN_PORT the registry, the console,
-  // /openapi.json and /metrics are on the admin listener instead (src/node/listeners.ts).
+  // /openapi.json and /metrics are on the admin listener instead (src/runtime/node/listeners.ts).
   const honoListener = getRequestListener(app.fetch, { hostname: config.host });
   const nodeDataPlane = new NodeDataPlane({ deps, dataPlane, fallback: honoListener, defaultHost: config.host });
   const listeners = await startListeners(config, {

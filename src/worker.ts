@@ -1,73 +1,8 @@
 import type { ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
-import type { Hono } from "hono";
-import { cloudflarePeer, createPinboard } from "./app.ts";
-import { buildDeps } from "./bootstrap.ts";
-import { ConfigError, parseConfig } from "./config.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
-import { UpstashRedis } from "./redis/upstash.ts";
+import { appFor, configFailure, isolateFor, type Env, type Isolate } from "./runtime/workers/isolate.ts";
 import { runSweep } from "./sweeper/sweep.ts";
 
-/**
- * The Cloudflare Workers entry: env bindings (wrangler.toml vars and secrets) become a parsed
- * config and an @upstash/redis client once per isolate; `scheduled` runs one sweep pass.
- */
-type Env = Record<string, unknown>;
-
-interface Isolate {
-  app: Hono<AppEnv>;
-  /** With PINBOARD_ADMIN_HOSTNAME: the operator surface, answered on that hostname only. */
-  admin?: { hostname: string; app: Hono<AppEnv> };
-  deps: AppDeps;
-}
-
-let isolate: Isolate | undefined;
-let isolateEnv: Env | undefined;
-
-function isolateFor(env: Env): Isolate {
-  if (isolate && isolateEnv === env) return isolate;
-  const config = parseConfig(env);
-  if (!config.redis.restUrl || !config.redis.restToken) {
-    throw new ConfigError([
-      "UPSTASH_REDIS_REST_URL: required on Workers (with UPSTASH_REDIS_REST_TOKEN). Locally, run `npm run dev` " +
-        "(it starts a Redis behind a REST bridge and passes both), or set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN " +
-        "(.dev.vars or --var locally; wrangler secret put UPSTASH_REDIS_REST_TOKEN when deployed)",
-    ]);
-  }
-  if (!config.passport.secret && !config.passport.jwks) {
-    throw new ConfigError([
-      "PINBOARD_PASSPORT_SECRET: required on Workers, or PINBOARD_PASSPORT_JWKS. Locally, run `npm run dev` " +
-        "(it mints a development key), or put it in .dev.vars; deployed: wrangler secret put PINBOARD_PASSPORT_SECRET",
-    ]);
-  }
-  const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
-  const deps = buildDeps({ config, redis, runtime: { name: "workers", startedAt: Date.now() } });
-  // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
-  const adminHostname = config.admin.hostname;
-  const built = createPinboard(deps, { peerAddress: cloudflarePeer, separateAdmin: adminHostname !== undefined });
-  isolate = { app: built.app, deps, ...(adminHostname !== undefined && built.admin ? { admin: { hostname: adminHostname, app: built.admin } } : {}) };
-  isolateEnv = env;
-  return isolate;
-}
-
-/**
- * The app a request goes to: with PINBOARD_ADMIN_HOSTNAME, that hostname gets the operator surface
- * (console, registry, /openapi.json) and every other hostname health and the data plane, so no
- * worker page is ever served on the console's origin.
- */
-function appFor(current: Isolate, request: Request): Hono<AppEnv> {
-  if (current.admin === undefined) return current.app;
-  return new URL(request.url).hostname === current.admin.hostname ? current.admin.app : current.app;
-}
-
-function configFailure(err: unknown): Response {
-  const message = err instanceof ConfigError ? err.message : "internal error";
-  console.error(err instanceof Error ? err.message : String(err));
-  return new Response(JSON.stringify({ error: message.startsWith("invalid configuration") ? "misconfigured" : "internal error" }), {
-    status: 500,
-    headers: { "content-type": "application/json" },
-  });
-}
-
+/** The Cloudflare Workers entry: `fetch` serves the app, `scheduled` runs one sweep pass. */
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     let current: Isolate;

@@ -6,12 +6,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { mintDevPassport } from "../../src/node/dev-credentials.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { mintDevPassport } from "../../src/runtime/node/dev-credentials.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { startNode, type RunningPinboard } from "../../src/node.ts";
 import { Operator, sleep } from "./http.ts";
-import { reapOnExit } from "../../src/node/reap-on-exit.ts";
+import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -10,11 +10,11 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startNodeFlags } from "../start-flags.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { createWorker, type Instance, type InstanceContext, type PinnedWebSocket, type PinnedWorker, type RequestContext } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
-import { reapOnExit } from "../../src/node/reap-on-exit.ts";
+import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { BodySchema } from "../http/json-body.ts";
 import { MAX_REGISTER_INSTANCES, MIN_SECRET_LENGTH } from "../registry/field-rules.ts";
-import { drainBody, undrainBody, windDownBody } from "../registry/operator/schemas.ts";
+import { drainBody, undrainBody, windDownBody } from "../operator/schemas.ts";
 import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "../registry/schemas.ts";
 import * as answers from "./answers.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { REFUSAL_ERRORS } from "../data-plane/outcomes.ts";
+import { REFUSAL_ERRORS } from "../placement/refusal.ts";
 import { ROUTES, sharedErrors, type ErrorAnswer, type RouteEntry } from "./catalogue.ts";
 
 /**

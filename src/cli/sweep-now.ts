@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { buildDeps } from "../bootstrap.ts";
 import { ConfigError, parseConfig, type Config } from "../config.ts";
 import { createLogger } from "../log.ts";
-import { redisFromConfig } from "../node/redis-from-config.ts";
+import { redisFromConfig } from "../runtime/node/redis-from-config.ts";
 import { runSweep, type SweepReport } from "../sweeper/sweep.ts";
 import { UsageError } from "./args.ts";
 import { renderPairs, renderTable } from "./table.ts";
@@ -52,7 +52,7 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
       redis: ports.port,
       ...(ports.durable ? { durableRedis: ports.durable } : {}),
       log: createLogger(env.PINBOARD_LOG_LEVEL ? config.logLevel : "warn", { log: console.error, error: console.error }),
-      runtime: { name: "node", startedAt: Date.now() },
+      runtime: { label: "node", backgroundWork: "runs-on", fetchDecodesBodies: true, startedAt: Date.now() },
     });
     const fleet = await deps.fleet.refresh();
     if (!fleet.serving) {

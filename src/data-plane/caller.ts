@@ -5,7 +5,7 @@ import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
 import type { HeaderSource } from "./inbound.ts";
-import { FROM_HEADER, SESSION_HEADER, SESSION_SECRET_HEADER, SUBREQUEST_DEPTH_HEADER } from "../contract/headers.ts";
+import { FROM_HEADER, SESSION_HEADER, SESSION_SECRET_HEADER, SUBREQUEST_DEPTH_HEADER } from "../contract/header-names.ts";
 
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {

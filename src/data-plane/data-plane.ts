@@ -1,10 +1,10 @@
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, errorAnswer, notFound } from "../errors.ts";
-import { clientIpAffinity, type AffinityKey } from "./affinity.ts";
+import { clientIpAffinity, type AffinityKey } from "../placement/affinity.ts";
 import { framingRefused } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
-import { InflightGate } from "./inflight.ts";
-import { OutlierTracker } from "./outliers.ts";
+import { InflightGate } from "../placement/inflight.ts";
+import { OutlierTracker } from "../placement/outliers.ts";
 import { PlacementLoop } from "./placement-loop.ts";
 import { planForward } from "./plan.ts";
 import { isDataPlanePath, parseDataPath } from "./route.ts";

@@ -1,7 +1,7 @@
 import { answerResponse } from "../errors.ts";
-import { forwardResponseHeaders, isActivationRefusal } from "./headers.ts";
+import { forwardResponseHeaders, isActivationRefusal } from "./header-hygiene.ts";
 import type { ClientLink } from "./inbound.ts";
-import { onBodyDone } from "./inflight.ts";
+import { onBodyDone } from "../placement/inflight.ts";
 import type { Delivery, Forward, Transport } from "./transport.ts";
 import { unreachableFetch } from "../outbound/failures.ts";
 

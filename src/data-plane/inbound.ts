@@ -1,5 +1,5 @@
 import { requestFraming, type RequestFraming } from "./framing.ts";
-import { isWebSocketUpgrade } from "./headers.ts";
+import { isWebSocketUpgrade } from "./header-hygiene.ts";
 
 /**
  * A client's request as the data plane reads it, whatever carries it: a Fetch API `Request` on
@@ -64,7 +64,7 @@ export class RawHeaderSource implements HeaderSource {
 
 /**
  * The client link of a Fetch API request: its signal (Workers aborts it when the client goes). A
- * class for the reason the Node entry's link is one (src/node/data-plane/client-link.ts): what an
+ * class for the reason the Node entry's link is one (src/runtime/node/data-plane/client-link.ts): what an
  * object literal with a getter reaches outlives young-generation collections.
  */
 class SignalLink implements ClientLink {

@@ -4,12 +4,12 @@ import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
 import { attestedForwardHeaders, forwardTarget } from "./attested-headers.ts";
 import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
-import { InflightGate } from "./inflight.ts";
-import { Refusal } from "./outcomes.ts";
-import { countsAsFailure, type OutlierTracker } from "./outliers.ts";
+import { InflightGate } from "../placement/inflight.ts";
+import { Refusal } from "../placement/refusal.ts";
+import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
-import { placeInstance } from "./place.ts";
-import type { Resolution } from "./resolver.ts";
+import { placeInstance } from "../placement/place-instance.ts";
+import type { Resolution } from "../placement/resolver.ts";
 import type { Delivery, Forward, Relay, Transport } from "./transport.ts";
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
@@ -133,14 +133,14 @@ export class PlacementLoop {
   }
 
   /**
-   * On Workers a client that goes away cancels its request's promises (an upload cut short, a
-   * body never read), and with them the code that would give the slot back: the isolate's count
-   * would leak for good. Deferring a promise that settles with the release keeps the request's
-   * work alive (waitUntil) until the slot is back, whatever the client does. Node needs no such
-   * hold: its promises run on.
+   * On a request-bound runtime (Workers) a client that goes away cancels its request's promises
+   * (an upload cut short, a body never read), and with them the code that would give the slot
+   * back: the isolate's count would leak for good. Deferring a promise that settles with the
+   * release keeps the request's work alive (waitUntil) until the slot is back, whatever the client
+   * does. Where promises run on (Node) no such hold is needed.
    */
   private holdOpen<T>(release: () => void, transport: Transport<T>): () => void {
-    if (this.deps.runtime.name !== "workers") return release;
+    if (this.deps.runtime.backgroundWork !== "request-bound") return release;
     let released!: () => void;
     transport.defer(new Promise<void>((resolve) => (released = resolve)));
     return () => {

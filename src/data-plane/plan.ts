@@ -1,11 +1,11 @@
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, badRequest } from "../errors.ts";
-import { affinityHash, clientAddress, type AffinityKey } from "./affinity.ts";
-import { hostnameBinding, SINGLE_BINDING, requestHostname } from "./bindings.ts";
+import { affinityHash, clientAddress, type AffinityKey } from "../placement/affinity.ts";
+import { hostnameBinding, SINGLE_BINDING, requestHostname } from "../placement/bindings.ts";
 import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
 import { dataPlanePassport, type AccountClaim } from "./data-passport.ts";
-import { Refusal } from "./outcomes.ts";
-import type { ResolveRequest } from "./resolver.ts";
+import { Refusal } from "../placement/refusal.ts";
+import type { ResolveRequest } from "../placement/resolver.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { DataPath } from "./route.ts";
 

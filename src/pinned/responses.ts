@@ -1,8 +1,8 @@
 /** Header names of the worker contract and the fixed answers pinned gives. */
 
-import { LEASE_UNHEALTHY, REFUSAL_HEADER } from "../contract/headers.ts";
+import { LEASE_UNHEALTHY, REFUSAL_HEADER } from "../contract/header-names.ts";
 
-export { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER } from "../contract/headers.ts";
+export { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER } from "../contract/header-names.ts";
 
 export function detail(status: number, message: string, headers: Record<string, string> = {}): Response {
   return json(status, { detail: message }, headers);

@@ -12,7 +12,7 @@ const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY
  * UpstashError) means Redis ran the command and refused it: a bug worth a 500. Anything else — a
  * closed connection, a timeout, a failed fetch, a cluster without a primary — means Redis is
  * unavailable. (The REST adapter itself turns the endpoint's own failures — 401/403/413/5xx,
- * WRONGPASS — into RedisUnavailableError: src/redis/upstash-errors.ts.)
+ * WRONGPASS — into RedisUnavailableError: src/redis/rest/upstash-errors.ts.)
  */
 export function isUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return true;

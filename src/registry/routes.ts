@@ -5,15 +5,14 @@ import { readJsonBody } from "../http/json-body.ts";
 import { deregister } from "./deregister.ts";
 import { requireScope, requireServing } from "./guards.ts";
 import { heartbeat } from "./heartbeat.ts";
-import { mountOperatorRoutes } from "./operator/routes.ts";
 import { register } from "./register.ts";
 import { release, tag } from "./release.ts";
 import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "./schemas.ts";
 
 /**
  * The /registry/* routes. Order for each: Passport (401/403), then the serving check (503),
- * then the body (413/400), then the route. Operator routes mount from their own module; an
- * unknown path authenticates as a worker and passes the serving check before its 404.
+ * then the body (413/400), then the route. The operator routes (src/operator/) and
+ * registryFallback mount after these.
  */
 export function registryRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -36,8 +35,16 @@ export function registryRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json(await deregister(deps, c.var.principal, sessionId));
   });
 
-  mountOperatorRoutes(app, deps);
+  return app;
+}
 
+/**
+ * The registry's last routes: an unknown /registry path authenticates as a worker and passes the
+ * serving check before its 404. Mounted after the operator routes, which share the prefix.
+ */
+export function registryFallback(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const worker = [requireScope(deps, "pinboard:worker"), requireServing(deps)] as const;
   app.all("/registry/*", ...worker, () => {
     throw notFound();
   });

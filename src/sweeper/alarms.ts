@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
 import { zremIfScore } from "../redis/scripts/index.ts";
-import { Refusal } from "../data-plane/outcomes.ts";
-import { placeForSweep } from "./place.ts";
+import { Refusal } from "../placement/refusal.ts";
+import { placeForSweep } from "./place-for-sweep.ts";
 import { callInstance } from "./instance-calls.ts";
 
 export interface AlarmReport {

@@ -1,7 +1,7 @@
 import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import type { AppDeps } from "../deps.ts";
-import type { Resolution } from "../data-plane/resolver.ts";
-import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/headers.ts";
+import type { Resolution } from "../placement/resolver.ts";
+import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/header-names.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { WorkerUrlError, instanceUrl } from "../outbound/worker-url.ts";
 

@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
 import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
-import { bindingFor } from "../data-plane/bindings.ts";
-import { Refusal } from "../data-plane/outcomes.ts";
+import { bindingFor } from "../placement/bindings.ts";
+import { Refusal } from "../placement/refusal.ts";
 import { newSessionId } from "../registry/session-ids.ts";
 
 /**

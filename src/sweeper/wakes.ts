@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { instanceMember } from "../contract/durable-index.ts";
 import { wakeProgress, type WakeOutcome } from "../redis/scripts/index.ts";
-import { Refusal } from "../data-plane/outcomes.ts";
-import { placeForSweep } from "./place.ts";
+import { Refusal } from "../placement/refusal.ts";
+import { placeForSweep } from "./place-for-sweep.ts";
 import { callInstance } from "./instance-calls.ts";
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
 import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";

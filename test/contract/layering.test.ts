@@ -5,6 +5,9 @@ import { describe, expect, it } from "vitest";
 
 /**
  * The layering docs/architecture.md draws, held by the import graph of the source text:
+ *   - each folder of src imports only folders of a lower layer (FOLDER_LAYERS), so no folder
+ *     cycle can form, the sweeper depends on placement and never on the data plane, and the two
+ *     runtime adapters (src/runtime/node, src/runtime/workers) never import each other;
  *   - the runtime-neutral core (everything reachable from src/app.ts or src/worker.ts, wrangler's
  *     entry) never imports `node:*` and never reads `process`;
  *   - src/contract imports nothing else of the project;
@@ -106,7 +109,57 @@ function reachableFrom(entries: string[]): Set<string> {
   return seen;
 }
 
+/**
+ * The layer of each folder: a folder imports only folders of a lower layer. The files at the
+ * root of src (the app, its deps, config, errors, log, the entries) compose the folders and are
+ * outside this rule; the core test below holds them.
+ */
+const FOLDER_LAYERS: Readonly<Record<string, number>> = {
+  contract: 0,
+  redis: 1,
+  http: 1,
+  auth: 2,
+  outbound: 2,
+  registry: 3,
+  placement: 4,
+  "data-plane": 5,
+  operator: 5,
+  sweeper: 5,
+  api: 6,
+  console: 7,
+  "runtime/node": 8,
+  "runtime/workers": 8,
+  cli: 9,
+};
+
+/** The folder of a source file as FOLDER_LAYERS names it; undefined at the root of src. */
+function folderOf(path: string): string | undefined {
+  const parts = relative(SRC, path).split("/");
+  if (parts.length === 1) return undefined;
+  return parts[0] === "runtime" ? `runtime/${parts[1]}` : parts[0];
+}
+
 describe("layering", () => {
+  it("every folder of src has a layer, and imports only folders of a lower one", () => {
+    const problems: string[] = [];
+    for (const file of files.values()) {
+      const from = folderOf(file.path);
+      if (from === undefined || from === "pinned") continue;
+      const layer = FOLDER_LAYERS[from];
+      if (layer === undefined) {
+        problems.push(`${rel(file.path)}: src/${from} has no layer in FOLDER_LAYERS`);
+        continue;
+      }
+      for (const target of projectImports(file)) {
+        const to = folderOf(target);
+        if (to === undefined || to === from || to === "pinned") continue;
+        const targetLayer = FOLDER_LAYERS[to];
+        if (targetLayer === undefined || targetLayer >= layer) problems.push(`${rel(file.path)} (src/${from}) imports ${rel(target)} (src/${to})`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("the code scanner sees imports and process reads in code only", () => {
     const sample = 'import { a } from "./a.ts";\nexport type { B } from "../b.ts";\nconst s = "process.env";\n// process.exit()\nconst t = `${process.env.X}`;\nawait import("node:fs");';
     expect(specifiers(sample)).toEqual(["./a.ts", "../b.ts", "node:fs"]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forwardRequestHeaders, forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/headers.ts";
+import { forwardRequestHeaders, forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/header-hygiene.ts";
 
 /**
  * The request headers of a forward, judged on the function both entries and both paths (HTTP and

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/headers.ts";
+import { forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/header-hygiene.ts";
 
 /**
  * The two forms of the client-facing response headers: Headers (any fetch) and the plain object

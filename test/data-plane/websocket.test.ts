@@ -3,7 +3,7 @@ import { signAttestation, verifyAttestation } from "../../src/contract/attestati
 import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { getRow, putRow } from "../support/rows.ts";
-import { HIGH_WATER, pipeSockets } from "../../src/node/data-plane/ws-pipe.ts";
+import { HIGH_WATER, pipeSockets } from "../../src/runtime/node/data-plane/ws-pipe.ts";
 import { eventually, openSocket, rejectedUpgrade, type TestSocket } from "../support/ws-client.ts";
 import { WsProbe } from "../support/ws-instances.ts";
 import { connectTo, localPeer } from "../support/ws-peers.ts";

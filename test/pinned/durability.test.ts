@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import {
   DurableKeys,
   instanceMember,

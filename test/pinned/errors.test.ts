@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { ChallengeState } from "../../src/pinned/challenge.ts";
 import { createWorker, RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { PinboardClient } from "../../src/pinned/pinboard-client.ts";

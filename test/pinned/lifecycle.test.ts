@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { createWorker, listenPinned } from "../../src/pinned/index.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { startFleet, type Fleet } from "../support/fleet.ts";

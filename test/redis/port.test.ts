@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineScript } from "../../src/contract/lua-script.ts";
 import { Redis } from "ioredis";
-import { TcpRedis } from "../../src/node/redis/tcp.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../support/redis.ts";
 
 let t: TestRedis;

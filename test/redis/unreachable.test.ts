@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 import { until } from "../support/local-worker.ts";
 

@@ -4,7 +4,7 @@ import { SignJWT } from "jose";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { probeChallenge } from "../../src/registry/probe.ts";
 import { createWorker, type Instance, type InstanceContext, type PinnedWorker, type RequestContext } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
@@ -226,7 +226,7 @@ interface Outcome {
  * that request did: no sleep decides it.
  */
 function runAsWorkers(app: TestPinboard): void {
-  (app.deps as { runtime: AppDeps["runtime"] }).runtime = { ...app.deps.runtime, name: "workers" };
+  (app.deps as { runtime: AppDeps["runtime"] }).runtime = { ...app.deps.runtime, label: "workers", backgroundWork: "request-bound" };
 }
 
 async function exchange(app: TestPinboard, path: string, init: RequestInit): Promise<Outcome> {

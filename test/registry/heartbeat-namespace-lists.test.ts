@@ -9,7 +9,7 @@ import { until } from "../support/local-worker.ts";
 
 /**
  * "Heartbeat re-adds the worker to every namespace list in its bucket" — what
- * test/data-plane/namespace-list-copy.test.ts leaves out: the lists of every bucket lost at once (so no
+ * test/placement/ns-list-copy.test.ts leaves out: the lists of every bucket lost at once (so no
  * bucket has one to copy and the data plane answers 404 unknown namespace), a heartbeat re-adding
  * its own worker only (another worker of the namespace comes back with its own heartbeat), and
  * the {hostname}{ns} lists of hostname-aware mode. Checked on the lists and through the data

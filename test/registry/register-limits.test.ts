@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { beforeEach, describe, expect, it } from "vitest";
-import { cloudflarePeer, createPinboard } from "../../src/app.ts";
+import { createPinboard } from "../../src/app.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { RESERVED_NAMESPACES } from "../../src/contract/names.ts";
 import type { AppEnv } from "../../src/deps.ts";
 import { routeNamespaces } from "../../src/own-routes.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SINGLE_ENV } from "../../src/redis/keys.ts";
-import { resolvePlacement } from "../../src/data-plane/resolver.ts";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";

@@ -4,7 +4,7 @@ import { createConnection } from "node:net";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { startChallengeServer } from "../support/challenge-server.ts";
 import { heartbeatBody, registerBody } from "../support/registration.ts";
 

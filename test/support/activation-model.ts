@@ -1,5 +1,5 @@
 /**
- * The model side of the single-activation property test (test/data-plane/single-activation.property.test.ts).
+ * The model side of the single-activation property test (test/placement/single-activation.property.test.ts).
  *
  * An action (what fast-check generates) is turned into a plan against the model (concrete session
  * ids, epochs and bodies), the plan is executed against the real world (activation-world.ts), and
@@ -8,8 +8,8 @@
  * world did something the spec does not allow. After every step `compareWorld` checks that Redis
  * holds exactly what the model says (rows, records, mirrors, namespace lists, client map).
  */
-import { resolvePlacement } from "../../src/data-plane/resolver.ts";
-import { Refusal } from "../../src/data-plane/outcomes.ts";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { Refusal } from "../../src/placement/refusal.ts";
 import {
   clientIdOf,
   endColdStart,

@@ -1,12 +1,12 @@
 /**
- * The real side of the single-activation property test (test/data-plane/single-activation.property.test.ts):
+ * The real side of the single-activation property test (test/placement/single-activation.property.test.ts):
  * one private Redis (a cluster under PINBOARD_TEST_REDIS=cluster) that can be flushed or stopped and
  * started again on its port(s), two
  * in-process Pinboard nodes sharing it, three challenge-server workers, and the "clock" that the
  * test drives by rewriting stored expiries (see the test file for why).
  */
 import { Keys } from "../../src/redis/keys.ts";
-import type { TcpRedis } from "../../src/node/redis/tcp.ts";
+import type { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";

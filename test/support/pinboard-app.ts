@@ -1,12 +1,13 @@
 import type { Hono } from "hono";
-import { cloudflarePeer, createPinboard } from "../../src/app.ts";
+import { createPinboard } from "../../src/app.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
-import { TcpRedis } from "../../src/node/redis/tcp.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 
 export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";
@@ -36,7 +37,9 @@ export async function startTestPinboard(target: RedisTarget, env: Record<string,
     config,
     redis,
     ...(durableRedis ? { durableRedis } : {}),
-    runtime: { name: "node", startedAt: Date.now() },
+    // Node's capabilities without RSS or the synchronous signer: attestations are signed by jose,
+    // as on the Workers entry.
+    runtime: { label: "node", backgroundWork: "runs-on", fetchDecodesBodies: true, startedAt: Date.now() },
     log: createLogger(config.logLevel),
   });
   await deps.fleet.refresh();

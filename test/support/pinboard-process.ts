@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { get } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
-import { reapOnExit } from "../../src/node/reap-on-exit.ts";
+import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
 
 export interface PinboardProcess {
   url: string;

@@ -4,8 +4,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
-import { freePort } from "../../src/node/free-port.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 
 /** One redis-server of a test cluster. */
 export interface ClusterNode {

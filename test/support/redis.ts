@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from "ioredis";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/node/embedded-redis.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { TcpRedis } from "../../src/node/redis/tcp.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { startRedisCluster, type RedisCluster } from "./redis-cluster.ts";
 
 function testRedisMode(): "single" | "cluster" {

@@ -2,13 +2,14 @@ import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hono } from "hono";
-import { cloudflarePeer, createPinboard } from "../../src/app.ts";
+import { createPinboard } from "../../src/app.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
 import type { MetricsSink } from "../../src/metrics-sink.ts";
-import { TcpRedis } from "../../src/node/redis/tcp.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 
@@ -41,7 +42,9 @@ export async function startServedPinboard(
   const deps = buildDeps({
     config,
     redis,
-    runtime: { name: "node", startedAt: Date.now() },
+    // Node's capabilities without RSS or the synchronous signer: attestations are signed by jose,
+    // as on the Workers entry.
+    runtime: { label: "node", backgroundWork: "runs-on", fetchDecodesBodies: true, startedAt: Date.now() },
     log: createLogger(config.logLevel),
     ...(options.now ? { now: options.now } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),

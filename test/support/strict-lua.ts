@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { LuaScript } from "../../src/contract/lua-script.ts";
-import { TcpRedis } from "../../src/node/redis/tcp.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 
 /**
  * Strict Lua for cluster tests. Redis 7.0 runs a script without a shebang in compatibility mode:

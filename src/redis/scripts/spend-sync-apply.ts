@@ -5,7 +5,7 @@ import { LUA_PAIR, LUA_SPENT } from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
 
 /**
- * spend-sync-apply: the second half of a spend sync (src/data-plane/spend-sync.ts), in one bucket t:
+ * spend-sync-apply: the second half of a spend sync (src/placement/spend-sync.ts), in one bucket t:
  * lowers a session's namespace list entries here to what it has spent everywhere, so that a
  * placement decision in t sees placements made in other buckets.
  *

@@ -3,7 +3,7 @@ import type { Keys } from "../keys.ts";
 import type { RedisReply, ScriptCall } from "../port.ts";
 
 /**
- * spend-sync-read: the first half of a spend sync (src/data-plane/spend-sync.ts), in one bucket.
+ * spend-sync-read: the first half of a spend sync (src/placement/spend-sync.ts), in one bucket.
  * Writes nothing. For each session of the batch: its spent count here (keys.ts `spent`, raw
  * `headroomRev \n count`, "" when none) and, when asked (in one bucket the session just placed
  * in, so its mirror is there), the namespace lists it belongs to, from its mirror: hostname and

@@ -1,0 +1,104 @@
+import { Redis } from "@upstash/redis/cloudflare";
+import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../port.ts";
+import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
+import { RestBatcher, REST_MAX_REQUEST_BYTES, type BatchedCommand } from "./upstash-batch.ts";
+
+export interface UpstashRedisOptions {
+  url: string;
+  token: string;
+  /** The largest POST body to send (REST_MAX_REQUEST_BYTES by default). */
+  maxRequestBytes?: number;
+}
+
+/**
+ * The Workers entry's Redis adapter: @upstash/redis over HTTP with automatic deserialization
+ * off (so "123" stays a string). Every command, reads included, goes through one RestBatcher:
+ * the commands of one event-loop turn share POST /pipeline requests, each under the REST
+ * endpoint's request-size limit (upstash-batch.ts), and a failure surfaces as
+ * RedisUnavailableError or a reply error with a redacted message (upstash-errors.ts), never as
+ * the client's own error, whose message carries the whole pipeline.
+ */
+export class UpstashRedis implements RedisPort {
+  readonly client: Redis;
+  private readonly batch: RestBatcher;
+
+  constructor(options: UpstashRedisOptions) {
+    this.client = new Redis({
+      url: options.url,
+      token: options.token,
+      automaticDeserialization: false,
+      enableTelemetry: false,
+      // The batcher pipelines (with a size budget the client's own auto-pipelining lacks).
+      enableAutoPipelining: false,
+    });
+    this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES);
+  }
+
+  private send<T>(command: BatchedCommand): Promise<T> {
+    return this.batch.send(command) as Promise<T>;
+  }
+
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    const argv = args.map(String);
+    return evalScript(
+      script,
+      (sha) => this.send<RedisReply>({ wire: ["evalsha", sha, keys.length, ...keys, ...argv], add: (p) => p.evalsha(sha, keys, argv) }),
+      (source) => this.send<RedisReply>({ wire: ["eval", source, keys.length, ...keys, ...argv], add: (p) => p.eval(source, keys, argv) }),
+    );
+  }
+
+  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
+    return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
+  }
+
+  async timeMs(): Promise<number> {
+    return timeReplyToMs(await this.send<[string, string]>({ wire: ["time"], add: (p) => p.time() }));
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.send<string | null>({ wire: ["get", key], add: (p) => p.get(key) });
+  }
+
+  async hgetall(key: string): Promise<Record<string, string>> {
+    // With deserialization off the client hands back Redis' flat [field, value, …] reply
+    // (its own pairing lives in the deserializer), and [] for a missing key.
+    const reply = await this.send<unknown>({ wire: ["hgetall", key], add: (p) => p.hgetall(key) });
+    return Array.isArray(reply) ? pairs(reply) : {};
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    await this.send({ wire: ["set", key, value], add: (p) => p.set(key, value) });
+  }
+
+  hget(key: string, field: string): Promise<string | null> {
+    return this.send<string | null>({ wire: ["hget", key, field], add: (p) => p.hget(key, field) });
+  }
+
+  async smembers(key: string): Promise<string[]> {
+    return (await this.send<unknown[]>({ wire: ["smembers", key], add: (p) => p.smembers(key) })).map(String);
+  }
+
+  async hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    const [next, flat] = await this.send<[string | number, unknown[]]>({
+      wire: ["hscan", key, cursor, "count", count],
+      add: (p) => p.hscan(key, cursor, { count }),
+    });
+    return [String(next), pairs(flat)];
+  }
+
+  async zmscore(key: string, members: string[]): Promise<(number | null)[]> {
+    if (members.length === 0) return [];
+    const scores = await this.send<unknown[] | null>({ wire: ["zmscore", key, ...members], add: (p) => p.zmscore(key, members) });
+    return members.map((_, i) => (scores?.[i] === null || scores?.[i] === undefined ? null : Number(scores[i])));
+  }
+
+  async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    const flat = await this.send<unknown[]>({
+      wire: ["zrange", key, min, max, "byscore", "limit", 0, limit, "withscores"],
+      add: (p) => p.zrange(key, min, max, { byScore: true, withScores: true, offset: 0, count: limit }),
+    });
+    return withScores(flat);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,147 @@
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { mintCredential } from "../../auth/mint.ts";
+import type { Config } from "../../config.ts";
+
+export interface DevPassport {
+  secret: string;
+  worker: string;
+  operator: string;
+  /** Where the key lives, relative to the working directory, and whether this start created it. */
+  keyFile?: { path: string; created: boolean };
+}
+
+/** The development key's file, relative to the working directory (git-ignored). */
+export const DEV_SECRET_FILE = join(".pinboard", "dev-passport-secret");
+
+/**
+ * The development key: read from `.pinboard/dev-passport-secret` in `dir` when an earlier start
+ * wrote it, else a random one written there (directory 0700, file 0600), so credentials printed
+ * by one `npm start` keep working after a restart. A key file that cannot be written (read-only
+ * checkout) leaves a key for this run only.
+ */
+export interface DevSecret {
+  secret: string;
+  /** DEV_SECRET_FILE, or absent when the key could not be saved (then `error` says why). */
+  path?: string;
+  created: boolean;
+  error?: string;
+}
+
+export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
+  const path = join(dir, DEV_SECRET_FILE);
+  let existing: string | undefined;
+  try {
+    existing = (await readFile(path, "utf8")).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`);
+  }
+  if (existing !== undefined) {
+    if (existing.length < 32) {
+      throw new Error(`${DEV_SECRET_FILE} holds no usable key (expected at least 32 characters): delete it and start again for a new key`);
+    }
+    return { secret: existing, path: DEV_SECRET_FILE, created: false };
+  }
+  const secret = randomBytes(32).toString("base64url");
+  try {
+    await mkdir(join(dir, ".pinboard"), { recursive: true, mode: 0o700 });
+    await writeFile(path, `${secret}\n`, { mode: 0o600, flag: "wx" });
+    await chmod(path, 0o600);
+    return { secret, path: DEV_SECRET_FILE, created: true };
+  } catch (err) {
+    // Another process wrote it between our read and write: use theirs.
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadOrCreateDevSecret(dir);
+    return { secret, created: true, error: (err as Error).message };
+  }
+}
+
+/**
+ * With no passport key configured, local runs use the development key (see
+ * loadOrCreateDevSecret; a random one when `dir` is not given) and mint one credential per role
+ * (all namespaces, all backend hosts, 24 h), so `npm start` works with curl at once.
+ */
+export async function mintDevPassport(dir?: string): Promise<DevPassport & { keyFileError?: string }> {
+  const loaded = dir === undefined ? undefined : await loadOrCreateDevSecret(dir);
+  const secret = loaded?.secret ?? randomBytes(32).toString("base64url");
+  const pinboard = { namespaces: ["*"], allowedBackendHosts: ["*"] };
+  const ttlSeconds = 24 * 3600;
+  return {
+    secret,
+    ...(loaded?.path !== undefined ? { keyFile: { path: loaded.path, created: loaded.created } } : {}),
+    ...(loaded?.error !== undefined ? { keyFileError: loaded.error } : {}),
+    worker: await mintCredential({ secret, sub: "dev-worker", scopes: ["pinboard:worker"], pinboard, ttlSeconds }),
+    operator: await mintCredential({ secret, sub: "dev-operator", scopes: ["pinboard:operator"], pinboard, ttlSeconds }),
+  };
+}
+
+/**
+ * What a local start prints: the development credentials, and the command that starts the example
+ * worker against this Pinboard (with the Redis its durable state must share, so that the sweeper
+ * sees the worker's durability index). With PINBOARD_ADMIN_PORT, workers and operators use
+ * `adminUrl` (the registry lives there) and clients `baseUrl`.
+ */
+export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRedisUrl?: string, adminUrl: string = baseUrl): string {
+  const key =
+    dev.keyFile === undefined
+      ? ["No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key (for this run only)."]
+      : dev.keyFile.created
+        ? [
+            `No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a development key and saved it in ${dev.keyFile.path}`,
+            "(git-ignored; later starts reuse it, so these credentials survive a restart; delete the file for a new key).",
+          ]
+        : [
+            `No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: using the development key from ${dev.keyFile.path}`,
+            "(written by an earlier start; delete the file for a new key).",
+          ];
+  return [
+    ...key,
+    `  PINBOARD_PASSPORT_SECRET=${dev.secret}`,
+    "Worker credential (pinboard:worker, all namespaces and hosts, 24 h):",
+    `  export PINBOARD_WORKER_TOKEN=${dev.worker}`,
+    "Operator credential (pinboard:operator, all namespaces and hosts, 24 h):",
+    `  export PINBOARD_OPERATOR_TOKEN=${dev.operator}`,
+    ...(durableRedisUrl
+      ? [
+          "Start a worker (in another terminal, after the exports above):",
+          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a npx tsx examples/worker.ts`,
+        ]
+      : []),
+    "Try:",
+    `  curl -s ${baseUrl}/healthz`,
+    `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
+    `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${adminUrl}/registry/health`,
+  ].join("\n");
+}
+
+/**
+ * What a start with PINBOARD_PASSPORT_SECRET prints: how to mint credentials with that secret
+ * (scripts/mint-credential.ts; `-s` keeps npm's own lines out of the token). Nothing for a JWKS:
+ * its credentials come from the identity provider.
+ */
+export function describeMinting(passport: { secret?: string; issuer?: string; audience?: string }): string | undefined {
+  if (passport.secret === undefined) return undefined;
+  const claims = [
+    ...(passport.issuer !== undefined ? [`--issuer ${shellQuote(passport.issuer)}`] : []),
+    ...(passport.audience !== undefined ? [`--audience ${shellQuote(passport.audience)}`] : []),
+  ].join(" ");
+  const mint = (args: string) => `$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
+  return [
+    "Passport: HS256 with PINBOARD_PASSPORT_SECRET. Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
+    "narrow --namespaces and --hosts for real workers, `npm run -s mint-credential -- --help` lists every flag):",
+    `  export PINBOARD_WORKER_TOKEN=${mint("--sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*'")}`,
+    `  export PINBOARD_OPERATOR_TOKEN=${mint("--sub operator --scope pinboard:operator --namespaces '*'")}`,
+  ].join("\n");
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:@=+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
+export function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
+  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
+  if (url === undefined) return undefined;
+  if (new URL(url).password === "") return url;
+  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
+}

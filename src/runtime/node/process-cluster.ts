@@ -1,0 +1,148 @@
+import cluster, { type Address, type Worker } from "node:cluster";
+import { availableParallelism } from "node:os";
+import type { Config } from "../../config.ts";
+import { createLogger, type Logger } from "../../log.ts";
+import { answerMetricsScrapes } from "./cluster-metrics.ts";
+import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport, type DevPassport } from "./dev-credentials.ts";
+import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
+import { SHUTDOWN_GRACE_MS } from "./serving-process.ts";
+
+/** A process that dies is forked again after this, doubling with each that dies young in a row. */
+const RESTART_MIN_MS = 200;
+const RESTART_MAX_MS = 10_000;
+/** A process that ran this long died of something else than its start: back to RESTART_MIN_MS. */
+const STABLE_AFTER_MS = 30_000;
+
+/** PINBOARD_PROCESSES as a count: "auto" is one process per CPU. */
+export function processCount(setting: number | "auto"): number {
+  return setting === "auto" ? availableParallelism() : setting;
+}
+
+/**
+ * The primary of PINBOARD_PROCESSES > 1: serves nothing itself. It starts what the processes
+ * must share (the embedded redis-server when no Redis is configured, the development key when no
+ * passport key is), forks `processes` node:cluster workers that each run startNode on the shared
+ * port (src/runtime/node/serving-process.ts), prints the start banner once, restarts a process that dies
+ * (with a back-off), answers /metrics scrapes with the aggregate of all of them, and on SIGTERM or
+ * SIGINT stops them all gracefully, then the embedded Redis, and exits 0.
+ *
+ * Resolves once the processes are forked; throws (nothing forked, nothing left running) when the
+ * shared Redis or key cannot be set up.
+ */
+export async function runProcessCluster(options: { config: Config; processes: number; devKeyDir: string }): Promise<void> {
+  const { config, processes } = options;
+  const log = createLogger(config.logLevel);
+  const shared: Record<string, string> = {};
+
+  let dev: DevPassport | undefined;
+  if (!config.passport.secret && !config.passport.jwks) {
+    const minted = await mintDevPassport(options.devKeyDir);
+    if (minted.keyFileError !== undefined) log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
+    dev = minted;
+    shared.PINBOARD_PASSPORT_SECRET = minted.secret;
+  }
+  const { redis } = config;
+  const embedded = redis.clusterNodes?.length || redis.url || (redis.restUrl && redis.restToken) ? undefined : await startEmbeddedRedis();
+  if (embedded) shared.REDIS_URL = embedded.url;
+
+  if (config.metrics) answerMetricsScrapes();
+  const alive = new Set<Worker>();
+  const bornAt = new Map<Worker, number>();
+  const restarts = new Set<ReturnType<typeof setTimeout>>();
+  let earlyDeaths = 0;
+  let listening = false;
+  let shuttingDown = false;
+  let allExited: () => void = () => {};
+
+  const fork = () => {
+    const worker = cluster.fork(shared);
+    alive.add(worker);
+    bornAt.set(worker, Date.now());
+  };
+
+  const shutdown = (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    for (const timer of restarts) clearTimeout(timer);
+    setTimeout(() => {
+      for (const worker of alive) worker.process.kill("SIGKILL");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    new Promise<void>((resolve) => {
+      allExited = resolve;
+      if (alive.size === 0) resolve();
+    })
+      .then(() => embedded?.stop())
+      .then(
+        () => process.exit(code),
+        () => process.exit(1),
+      );
+    for (const worker of alive) worker.process.kill("SIGTERM");
+  };
+
+  cluster.on("listening", (_worker, address) => {
+    if (listening) return;
+    listening = true;
+    // Each process listens on the data port before the admin port: the first address is the data port's.
+    const adminUrl = config.admin.port ? urlOf({ ...address, port: config.admin.port }, config) : undefined;
+    printBanner(log, config, processes, { url: urlOf(address, config), adminUrl }, embedded, dev);
+  });
+  cluster.on("exit", (worker, code, signal) => {
+    alive.delete(worker);
+    const lived = Date.now() - (bornAt.get(worker) ?? 0);
+    bornAt.delete(worker);
+    if (shuttingDown) {
+      if (alive.size === 0) allExited();
+      return;
+    }
+    const how = { pid: worker.process.pid, code, signal };
+    if (!listening) {
+      // Nothing ever served: the next start would fail the same way (port taken, …).
+      log.error("a pinboard process failed to start; stopping", how);
+      shutdown(1);
+      return;
+    }
+    earlyDeaths = lived >= STABLE_AFTER_MS ? 0 : earlyDeaths + 1;
+    const restartDelay = Math.min(RESTART_MIN_MS * 2 ** Math.max(0, earlyDeaths - 1), RESTART_MAX_MS);
+    log.warn("a pinboard process exited; starting another", { ...how, restartInMs: restartDelay });
+    const timer = setTimeout(() => {
+      restarts.delete(timer);
+      fork();
+    }, restartDelay);
+    restarts.add(timer);
+  });
+
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      console.error(`pinboard: ${signal}, shutting down`);
+      shutdown(0);
+    });
+  }
+  for (let i = 0; i < processes; i++) fork();
+}
+
+function urlOf(address: Address, config: Config): string {
+  const ip = address.address ?? config.host;
+  const host = address.addressType === 6 ? `[${ip}]` : ip;
+  return `http://${host}:${address.port}${config.basePath}`;
+}
+
+/** What a lone process prints once it listens (src/node.ts), printed once for all processes. */
+function printBanner(
+  log: Logger,
+  config: Config,
+  processes: number,
+  { url, adminUrl }: { url: string; adminUrl: string | undefined },
+  embedded: EmbeddedRedis | undefined,
+  dev: DevPassport | undefined,
+): void {
+  log.info("pinboard processes listening", { url, ...(adminUrl ? { adminUrl } : {}), processes });
+  if (embedded) console.log(`Redis: embedded redis-server at ${embedded.url} (not persisted; stopped with Pinboard)`);
+  if (dev) {
+    console.log(describeDevPassport(dev, url, durableRedisForWorkers(config, embedded?.url), adminUrl));
+    return;
+  }
+  const minting = describeMinting(config.passport);
+  if (minting !== undefined) console.log(minting);
+}
+

@@ -1,0 +1,169 @@
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+import type { RedisPort, RedisReply, ScriptCall } from "../../../redis/port.ts";
+import type { Logger } from "../../../log.ts";
+import type { LuaScript } from "../../../contract/lua-script.ts";
+import { ClusterRedis } from "./cluster-redis.ts";
+import { RespConnection } from "./resp-connection.ts";
+import { ServerRedis } from "./server-redis.ts";
+
+export interface TcpRedisOptions {
+  url?: string;
+  clusterNodes?: string[];
+  /** How long one command may wait for an answer before it fails (ms). */
+  commandTimeoutMs?: number;
+  /**
+   * Where connection errors and recoveries go (warn / info), each naming the address. Without
+   * it they reach callers only through rejected commands.
+   */
+  log?: Pick<Logger, "warn" | "info">;
+}
+
+/** What a server or cluster adapter implements; TcpRedis runs several scripts through its own `run`. */
+export type TcpPort = Omit<RedisPort, "runMany">;
+
+/** The same connection error is logged again at most this often while it lasts (ms). */
+const REPEAT_ERROR_LOG_MS = 30_000;
+
+/** The Redis a TcpRedis talks to, for logs: the URL with its password replaced, or the seed nodes. */
+export function describeRedisAddress(options: Pick<TcpRedisOptions, "url" | "clusterNodes">): string {
+  if (options.clusterNodes?.length) return `Redis Cluster ${options.clusterNodes.join(",")}`;
+  if (options.url === undefined) return "Redis";
+  try {
+    const url = new URL(options.url);
+    if (url.password) url.password = "***";
+    return url.toString().replace(/\/$/, "");
+  } catch {
+    return "Redis (unparsable URL)";
+  }
+}
+
+/**
+ * The Node entry's Redis adapter over TCP: one Redis server (REDIS_URL) on Pinboard's own
+ * pipelined connection (server-redis.ts), or a Redis Cluster (REDIS_CLUSTER_NODES) through
+ * ioredis (cluster-redis.ts). Either way it logs connection errors and recoveries by address and
+ * keeps the last error for /readyz.
+ */
+export class TcpRedis implements RedisPort {
+  /** The address (password redacted), as every log of this adapter names it. */
+  readonly address: string;
+  /** The last connection error's message, until the connection is ready again. */
+  lastError: string | undefined;
+  private readonly port: TcpPort;
+  private admin: Redis | Cluster | undefined;
+  private logged: { message: string; at: number } | undefined;
+
+  constructor(private readonly options: TcpRedisOptions) {
+    const timeoutMs = options.commandTimeoutMs ?? 5000;
+    this.address = describeRedisAddress(options);
+    if (options.clusterNodes?.length) {
+      const cluster = new Cluster(
+        options.clusterNodes.map((node) => {
+          const [host, port] = node.split(":");
+          return { host: host ?? "127.0.0.1", port: Number(port) };
+        }),
+        // No auto-pipelining on a cluster: ioredis batches the commands of several slots of one
+        // node into one pipeline, and retries a redirected pipeline only when every command got
+        // the same error and none was a write that succeeded. During a failover (MOVED to the
+        // dead primary, for several slots) or a resharding, the raw MOVED reply would reach the
+        // caller as a 500. Sent one by one, each command follows its own redirections, retries
+        // (retryDelayOnFailover, retryDelayOnClusterDown) and fails after maxRedirections as
+        // "too many redirections", which GuardedRedis answers with 503.
+        { enableAutoPipelining: false, redisOptions: ioredisOptions(timeoutMs), slotsRefreshTimeout: 2000 },
+      );
+      cluster.on("error", (err: Error) => this.failed(err));
+      cluster.on("ready", () => this.connected());
+      this.admin = cluster;
+      this.port = new ClusterRedis(cluster, timeoutMs);
+    } else if (options.url) {
+      const connection = new RespConnection({ url: options.url, timeoutMs, onError: (err) => this.failed(err), onReady: () => this.connected() });
+      this.port = new ServerRedis(connection);
+    } else {
+      throw new Error("TcpRedis needs a url or cluster nodes");
+    }
+  }
+
+  /**
+   * A full ioredis client of the same Redis, for administration and tests: on a cluster the one
+   * the port uses, on a server a connection of its own, opened on first use (the port never
+   * needs it).
+   */
+  get client(): Redis | Cluster {
+    return (this.admin ??= new Redis(this.options.url!, ioredisOptions(this.options.commandTimeoutMs ?? 5000)));
+  }
+
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    return this.port.run(script, keys, args);
+  }
+  runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
+    // Through this.run, one script at a time: both ports send concurrent commands at once anyway.
+    return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
+  }
+  timeMs(): Promise<number> {
+    return this.port.timeMs();
+  }
+  get(key: string): Promise<string | null> {
+    return this.port.get(key);
+  }
+  set(key: string, value: string): Promise<void> {
+    return this.port.set(key, value);
+  }
+  hgetall(key: string): Promise<Record<string, string>> {
+    return this.port.hgetall(key);
+  }
+  hget(key: string, field: string): Promise<string | null> {
+    return this.port.hget(key, field);
+  }
+  smembers(key: string): Promise<string[]> {
+    return this.port.smembers(key);
+  }
+  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+    return this.port.hscan(key, cursor, count);
+  }
+  zmscore(key: string, members: string[]): Promise<(number | null)[]> {
+    return this.port.zmscore(key, members);
+  }
+  zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
+    return this.port.zrangeByScore(key, min, max, limit);
+  }
+
+  async close(): Promise<void> {
+    const admin = this.admin !== undefined && !(this.admin instanceof Cluster) ? this.admin : undefined;
+    await this.port.close();
+    if (admin) await admin.quit().catch(() => admin.disconnect());
+  }
+
+  /** Errors reach callers through rejected commands; the log says where and what, once per distinct error (again every 30 s while it lasts). */
+  private failed(err: Error): void {
+    const message = describeError(err);
+    this.lastError = message;
+    const now = Date.now();
+    if (this.logged?.message === message && now - this.logged.at < REPEAT_ERROR_LOG_MS) return;
+    this.logged = { message, at: now };
+    this.options.log?.warn(`redis error at ${this.address}: ${message}`, { redis: this.address, error: message });
+  }
+
+  private connected(): void {
+    if (this.lastError !== undefined) this.options.log?.info(`redis connected at ${this.address}`, { redis: this.address });
+    this.lastError = undefined;
+    this.logged = undefined;
+  }
+}
+
+/** ioredis' settings for a cluster's nodes and the admin client. */
+function ioredisOptions(timeoutMs: number): RedisOptions {
+  return {
+    // RESP2, as Upstash speaks it and the scripts assume: Lua false is nil, numbers are integers.
+    protocol: 2,
+    enableAutoPipelining: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: timeoutMs,
+    lazyConnect: false,
+  };
+}
+
+/** An error's message, with the code of an aggregate (connect errors on dual-stack hosts). */
+function describeError(err: Error): string {
+  const code = (err as { code?: string }).code;
+  const message = err.message || (err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ") : "");
+  return message || code || String(err);
+}

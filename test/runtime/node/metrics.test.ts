@@ -1,0 +1,86 @@
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleet, type Fleet } from "../../support/fleet.ts";
+import { startPinboardProcess } from "../../support/pinboard-process.ts";
+import { startTestRedis } from "../../support/redis.ts";
+
+let fleet: Fleet;
+beforeAll(async () => {
+  fleet = await startFleet({ workers: 2, env: { PINBOARD_BASE_PATH: "/pb" } });
+  await fleet.skipColdStart();
+});
+afterAll(() => fleet.close());
+
+const root = () => fleet.pb.url.replace(/\/pb$/, "");
+const scrape = async (token?: string) =>
+  fetch(`${root()}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+type Family = { name: string; type: string; metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }> };
+
+describe("GET /metrics (Node entry)", () => {
+  it("serves Prometheus text that a real parser accepts, outside the base path", async () => {
+    for (let i = 0; i < 5; i++) expect((await fetch(`${fleet.pb.url}/echo/m-${i}`)).status).toBe(200);
+    expect((await fetch(`${fleet.pb.url}/nowhere/x`)).status).toBe(404);
+    const res = await scrape(await fleet.pb.operatorCredential());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const families = parsePrometheusTextFormat(await res.text()) as Family[];
+    const byName = new Map(families.map((f) => [f.name, f]));
+    const value = (name: string, labels: Record<string, string>) =>
+      Number(byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value);
+
+    expect(value("pinboard_resolutions_total", { outcome: "forward" })).toBe(5);
+    expect(value("pinboard_resolutions_total", { outcome: "unknown-ns" })).toBe(1);
+    expect(value("pinboard_forwards_total", { status_class: "2xx" })).toBe(5);
+    expect(byName.get("pinboard_forward_duration_seconds")?.type).toBe("HISTOGRAM");
+    expect(byName.get("pinboard_redis_script_duration_seconds")?.type).toBe("HISTOGRAM");
+    expect(value("pinboard_workers", { state: "live" })).toBe(2);
+    expect(value("pinboard_workers", { state: "draining" })).toBe(0);
+    expect(value("pinboard_placements", { namespace: "/echo" })).toBe(5);
+    expect(byName.has("pinboard_wakes_parked")).toBe(true);
+    expect(byName.has("pinboard_connections")).toBe(true);
+    expect(byName.has("pinboard_process_resident_memory_bytes")).toBe(true);
+  });
+
+  it("needs an operator credential with an unrestricted policy", async () => {
+    expect((await scrape()).status).toBe(401);
+    expect(await (await scrape()).json()).toEqual({ error: "unauthorized" });
+    expect((await scrape(await fleet.pb.workerCredential())).status).toBe(403);
+    for (const claim of [{ namespaces: ["/echo"] }, { hostnames: ["a.example"] }, { envs: ["prod"] }]) {
+      const res = await scrape(await fleet.pb.operatorCredential(claim));
+      expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ error: "forbidden" });
+    }
+    expect((await scrape(await fleet.pb.operatorCredential({ hostnames: ["*"], envs: ["*"] }))).status).toBe(200);
+  });
+
+  it("never shows a worker secret", async () => {
+    const text = await (await scrape(await fleet.pb.operatorCredential())).text();
+    for (const w of fleet.workers) expect(text).not.toContain(w.worker.secret);
+  });
+
+  it("is 500 metrics collection failed when the fleet cannot be read", async () => {
+    const t = await startTestRedis();
+    const pb = await startPinboardProcess({ redis: t });
+    try {
+      await t.stopServer();
+      const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ error: "metrics collection failed" });
+    } finally {
+      await pb.stop();
+      await t.stop();
+    }
+  });
+
+  it("is 404 unknown namespace without a metrics registry", async () => {
+    const pb = await startPinboardProcess({ redis: fleet.t, env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" } });
+    try {
+      const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ error: "unknown namespace" });
+    } finally {
+      await pb.stop();
+    }
+  });
+});

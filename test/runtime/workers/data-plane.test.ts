@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyAttestation } from "../../../src/contract/attestation.ts";
+import { createWorker, type PinnedWorker } from "../../../src/pinned/index.ts";
+import type { Listening } from "../../../src/pinned/node-server.ts";
+import { Echo } from "../../support/echo-instance.ts";
+import { credential } from "../../support/pinboard-app.ts";
+import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
+
+let t: TestRedis;
+let entry: WorkersEntry;
+let worker: PinnedWorker;
+let listening: Listening;
+
+beforeAll(async () => {
+  t = await startTestRedis();
+  entry = await startWorkersEntry({ redis: t });
+  worker = createWorker({
+    pinboardUrl: entry.url,
+    credential: await credential("pinboard:worker"),
+    namespaces: { "/echo": Echo },
+    logger: { info: () => {}, warn: () => {}, error: () => {} },
+  });
+  listening = await worker.listen({ port: 0 });
+  await worker.start();
+  for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
+});
+afterAll(async () => {
+  await worker.stop();
+  await listening.close();
+  await entry.stop();
+  await t.stop();
+});
+
+describe("the data plane inside workerd", () => {
+  it("places, attests and forwards through @upstash/redis and the REST bridge", async () => {
+    const res = await fetch(`${entry.url}/echo/w-1/path?q=1`, { headers: { "pinboard-epoch": "1", "x-custom": "kept" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-accel-buffering")).toBe("no");
+    const body = (await res.json()) as { path: string; query: string; epoch: string; headers: Record<string, string> };
+    expect(body.path).toBe("/path");
+    expect(body.query).toBe("?q=1");
+    expect(body.headers["x-custom"]).toBe("kept");
+    expect(body.headers["pinboard-epoch"]).toBe(body.epoch);
+    expect(body.epoch).not.toBe("1");
+    const claims = await verifyAttestation(body.headers["pinboard-attestation"]!, worker.secret, worker.sessionId!);
+    expect(claims?.aud).toBe(worker.sessionId);
+
+    const again = (await (await fetch(`${entry.url}/echo/w-1`)).json()) as { epoch: string; hits: number };
+    expect(again.epoch).toBe(body.epoch);
+    expect(again.hits).toBe(2);
+  });
+
+  it("answers the routing errors of the spec", async () => {
+    const unknown = await fetch(`${entry.url}/nowhere/x`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "unknown namespace" });
+    const bad = await fetch(`${entry.url}/echo/bad*id`);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("content-type")).toMatch(/^text\/plain/);
+  });
+});
