@@ -15,8 +15,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
-import { installReaper, killAll, ROOT, spawnNode, type Child } from "./children.ts";
-import { loadWindow, mb, type LoadSpec } from "./load.ts";
+import { type Child, installReaper, killAll, ROOT, spawnNode } from "./children.ts";
+import { type LoadSpec, loadWindow, mb } from "./load.ts";
 import { cycle, fresh } from "./paths.ts";
 import { placeThroughPinboard, startColdStartWindows } from "./placements.ts";
 import { peakRssBytes } from "./proc-stats.ts";
@@ -51,7 +51,15 @@ async function startBuild(top: Topology, label: string, dist: string, flags: str
   const env = { PORT: String(port), HOST: "127.0.0.1", REDIS_URL: top.redis.url, ...pinboardSettings(top.secret) };
   const child = spawnNode(`pinboard-${label}`, join(resolve(ROOT, dist), "bench/pinboard-main.js"), env, flags);
   await child.next((m) => m.bench === "ready", 60_000);
-  return { label: `${label} (${dist}${flags.length ? ` ${flags.join(" ")}` : ""})`, child, url: `http://127.0.0.1:${port}`, requests: 0, seconds: 0, cpu: 0, gcMs: 0 };
+  return {
+    label: `${label} (${dist}${flags.length ? ` ${flags.join(" ")}` : ""})`,
+    child,
+    url: `http://127.0.0.1:${port}`,
+    requests: 0,
+    seconds: 0,
+    cpu: 0,
+    gcMs: 0,
+  };
 }
 
 /** GC pause milliseconds since the last reset, all kinds together (pinboard-main's `mem`). */
@@ -77,16 +85,32 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   const [rounds, durationS, connections] = [Number(values.rounds), Number(values.duration), Number(values.connections)];
-  if (values.help || !values.a || !["hot", "new"].includes(values.load!) || ![rounds, durationS, connections].every((n) => n > 0)) {
+  if (
+    values.help ||
+    !values.a ||
+    !["hot", "new"].includes(values.load!) ||
+    ![rounds, durationS, connections].every((n) => n > 0)
+  ) {
     console.log(USAGE);
     process.exit(values.help ? 0 : 2);
   }
   requireWrk();
-  const flagsOf = (given: string | undefined) => (given === undefined ? startNodeFlags() : given.split(/\s+/).filter(Boolean));
+  const flagsOf = (given: string | undefined) =>
+    given === undefined ? startNodeFlags() : given.split(/\s+/).filter(Boolean);
 
   const top = await startTopology({ workers: 10, namespaces: ["/hot"] });
-  const sides = [await startBuild(top, "A", values.a, flagsOf(values["a-flags"])), await startBuild(top, "B", values.b!, flagsOf(values["b-flags"]))];
-  const quarantineEnds = await startColdStartWindows(top.pinboard.url, "/hot", top.keys.shards, top.admin, top.keys, LEASE_MS);
+  const sides = [
+    await startBuild(top, "A", values.a, flagsOf(values["a-flags"])),
+    await startBuild(top, "B", values.b!, flagsOf(values["b-flags"])),
+  ];
+  const quarantineEnds = await startColdStartWindows(
+    top.pinboard.url,
+    "/hot",
+    top.keys.shards,
+    top.admin,
+    top.keys,
+    LEASE_MS,
+  );
   console.error(`waiting out the cold-start lease (${LEASE_MS / 1000} s), then placing 1000 ids`);
   await sleep(quarantineEnds - Date.now() + 250);
   const ids = Array.from({ length: 1000 }, (_, i) => `h-${i}`);
@@ -107,14 +131,23 @@ async function main(argv: string[]): Promise<void> {
     }
   }
 
-  const rows = sides.map((s) => ({ rps: s.requests / s.seconds, cpu: (s.cpu / s.requests) * 1e4, gc: (s.gcMs / s.requests) * 1e4, rss: mb(peakRssBytes(s.child.pid)) ?? NaN }));
+  const rows = sides.map((s) => ({
+    rps: s.requests / s.seconds,
+    cpu: (s.cpu / s.requests) * 1e4,
+    gc: (s.gcMs / s.requests) * 1e4,
+    rss: mb(peakRssBytes(s.child.pid)) ?? NaN,
+  }));
   console.log(`\n${values.load} load, ${connections} connections, ${rounds} × ${durationS} s per build, alternating\n`);
   sides.forEach((s, k) => {
     const r = rows[k]!;
-    console.log(`${s.label}\n  ${r.rps.toFixed(0)} req/s, ${r.cpu.toFixed(2)} CPU s / 10k req, ${r.gc.toFixed(0)} ms GC pause / 10k req, peak RSS ${r.rss.toFixed(0)} MB`);
+    console.log(
+      `${s.label}\n  ${r.rps.toFixed(0)} req/s, ${r.cpu.toFixed(2)} CPU s / 10k req, ${r.gc.toFixed(0)} ms GC pause / 10k req, peak RSS ${r.rss.toFixed(0)} MB`,
+    );
   });
   const [a, b] = rows as [(typeof rows)[0], (typeof rows)[0]];
-  console.log(`\nB / A: ${(b.rps / a.rps).toFixed(3)} × req/s, ${(b.cpu / a.cpu).toFixed(3)} × CPU per request, ${(b.rss / a.rss).toFixed(3)} × peak RSS`);
+  console.log(
+    `\nB / A: ${(b.rps / a.rps).toFixed(3)} × req/s, ${(b.cpu / a.cpu).toFixed(3)} × CPU per request, ${(b.rss / a.rss).toFixed(3)} × peak RSS`,
+  );
   await Promise.all(sides.map((s) => s.child.stop()));
   await top.stop();
 }

@@ -110,9 +110,16 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
 }
 
 function sectionsOf(only: string | undefined, skipWorkerd: boolean): Set<Section> {
-  const names = only === undefined ? [...SECTIONS] : only.split(",").map((n) => n.trim()).filter(Boolean);
+  const names =
+    only === undefined
+      ? [...SECTIONS]
+      : only
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean);
   const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
-  if (unknown.length || names.length === 0) throw new Error(`--only: expected some of ${SECTIONS.join(", ")}, got ${JSON.stringify(only)}`);
+  if (unknown.length || names.length === 0)
+    throw new Error(`--only: expected some of ${SECTIONS.join(", ")}, got ${JSON.stringify(only)}`);
   const sections = new Set(names as Section[]);
   if (skipWorkerd) sections.delete("workerd");
   return sections;

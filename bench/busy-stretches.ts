@@ -44,8 +44,15 @@ export function busyStretches(file: string, minMs = 5, top = 12): BusyReport {
     const ms = current.us / 1000;
     for (const b of BUCKETS) if (ms >= b) histogram[`>=${b}ms`]!++;
     if (ms >= minMs) {
-      const areas = [...current.byArea].sort((a, b) => b[1] - a[1]).map(([name, us]) => ({ area: name, ms: us / 1000 }));
-      stretches.push({ atMs: current.atUs / 1000, ms, gcMs: (current.byArea.get("(garbage collector)") ?? 0) / 1000, areas });
+      const areas = [...current.byArea]
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, us]) => ({ area: name, ms: us / 1000 }));
+      stretches.push({
+        atMs: current.atUs / 1000,
+        ms,
+        gcMs: (current.byArea.get("(garbage collector)") ?? 0) / 1000,
+        areas,
+      });
     }
     current = undefined;
   };
@@ -68,12 +75,17 @@ export function busyStretches(file: string, minMs = 5, top = 12): BusyReport {
 }
 
 export function formatBusy(name: string, r: BusyReport): string {
-  const counts = Object.entries(r.histogram).map(([k, v]) => `${k} ${v}`).join(", ");
+  const counts = Object.entries(r.histogram)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ");
   const lines = [
     `Long tasks of Pinboard during ${name}: busy ${r.busyMs.toFixed(0)} of ${r.totalMs.toFixed(0)} ms (${((100 * r.busyMs) / r.totalMs).toFixed(0)} %); stretches ${counts}`,
   ];
   for (const s of r.stretches) {
-    const parts = s.areas.slice(0, 4).map((a) => `${a.area} ${a.ms.toFixed(1)}`).join(", ");
+    const parts = s.areas
+      .slice(0, 4)
+      .map((a) => `${a.area} ${a.ms.toFixed(1)}`)
+      .join(", ");
     lines.push(`  ${s.ms.toFixed(1).padStart(6)} ms at ${(s.atMs / 1000).toFixed(2)} s: ${parts}`);
   }
   return lines.join("\n");

@@ -8,9 +8,10 @@
  * for error messages. A bench child exits when its stdin closes, so even a SIGKILLed bench
  * leaves none of them behind.
  */
+
+import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { descendantsOf } from "./proc-stats.ts";
 
@@ -48,7 +49,10 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
   let tail = "";
   const keep = (text: string) => (tail = (tail + text).slice(-6000));
   const messages: Record<string, unknown>[] = [];
-  const waiters: Array<{ match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void }> = [];
+  const waiters: Array<{
+    match: (m: Record<string, unknown>) => boolean;
+    resolve: (m: Record<string, unknown>) => void;
+  }> = [];
   let buffered = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -57,7 +61,7 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       let msg: Record<string, unknown> | undefined;
-      if (line.startsWith("{\"bench\"")) {
+      if (line.startsWith('{"bench"')) {
         try {
           msg = JSON.parse(line) as Record<string, unknown>;
         } catch {
@@ -94,8 +98,12 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
       if (i >= 0) return Promise.resolve(messages.splice(i, 1)[0] as T);
       return new Promise<T>((resolve, reject) => {
         const waiter = { match, resolve: (m: Record<string, unknown>) => finish(() => resolve(m as T)) };
-        const timer = setTimeout(() => finish(() => reject(new Error(`${name}: no answer within ${timeoutMs} ms\n${tail}`))), timeoutMs);
-        const onExit = () => finish(() => reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${tail}`)));
+        const timer = setTimeout(
+          () => finish(() => reject(new Error(`${name}: no answer within ${timeoutMs} ms\n${tail}`))),
+          timeoutMs,
+        );
+        const onExit = () =>
+          finish(() => reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${tail}`)));
         child.once("exit", onExit);
         function finish(settle: () => void) {
           clearTimeout(timer);
@@ -131,10 +139,14 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
  */
 export function killWhenBenchDies(pid: number, options: { group?: boolean } = {}): void {
   const target = options.group ? `-${pid}` : String(pid);
-  const watchdog = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${target} 2>/dev/null`], {
-    stdio: "ignore",
-    detached: true,
-  });
+  const watchdog = spawn(
+    "sh",
+    ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${target} 2>/dev/null`],
+    {
+      stdio: "ignore",
+      detached: true,
+    },
+  );
   watchdog.unref();
 }
 

@@ -16,10 +16,11 @@
  * registered; fewer than asked when the bench sent "enough" on stdin).
  * Exits when stdin closes or on SIGTERM (without deregistering: the bench is tearing down).
  */
-import { serve } from "@hono/node-server";
+
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
+import { serve } from "@hono/node-server";
 import { createWorker, type Instance, type PinnedWorker } from "../src/pinned/index.ts";
 import { exitWithParent } from "./child-lifetime.ts";
 
@@ -46,8 +47,10 @@ export class Tiny implements Instance {
 /** Warnings and errors go to stderr, where the bench keeps a tail of them for its error messages. */
 const logger = {
   info: () => {},
-  warn: (message: string, fields?: Record<string, unknown>) => console.error(`[fleet warn] ${message} ${fields ? JSON.stringify(fields) : ""}`),
-  error: (message: string, fields?: Record<string, unknown>) => console.error(`[fleet error] ${message} ${fields ? JSON.stringify(fields) : ""}`),
+  warn: (message: string, fields?: Record<string, unknown>) =>
+    console.error(`[fleet warn] ${message} ${fields ? JSON.stringify(fields) : ""}`),
+  error: (message: string, fields?: Record<string, unknown>) =>
+    console.error(`[fleet error] ${message} ${fields ? JSON.stringify(fields) : ""}`),
 };
 
 function env(name: string, fallback?: string): string {
@@ -105,7 +108,10 @@ async function main(): Promise<void> {
   }
   // Pinboard may be starting alongside us: wait until it serves.
   for (const deadline = Date.now() + 60_000; ; ) {
-    const ready = await fetch(`${pinboardUrl}/readyz`).then((r) => (void r.arrayBuffer(), r.status === 200), () => false);
+    const ready = await fetch(`${pinboardUrl}/readyz`).then(
+      (r) => (void r.arrayBuffer(), r.status === 200),
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) throw new Error(`Pinboard at ${pinboardUrl} never became ready`);
     await new Promise((r) => setTimeout(r, 100));
@@ -126,7 +132,9 @@ async function main(): Promise<void> {
         continue; // stopped below after "enough", or refused for good: not part of the fleet
       }
       if (++registered % 50 === 0 && registered < apps.length) {
-        process.stdout.write(`${JSON.stringify({ bench: "progress", registered, seconds: (Date.now() - started) / 1000 })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ bench: "progress", registered, seconds: (Date.now() - started) / 1000 })}\n`,
+        );
       }
     }
   };
@@ -156,7 +164,12 @@ async function main(): Promise<void> {
       pid: process.pid,
       requested: count,
       seconds: (Date.now() - started) / 1000,
-      workers: live.map((w) => ({ clientId: w.clientId, sessionId: w.sessionId, advertiseUrl: w.advertiseUrl, secret: w.secret })),
+      workers: live.map((w) => ({
+        clientId: w.clientId,
+        sessionId: w.sessionId,
+        advertiseUrl: w.advertiseUrl,
+        secret: w.secret,
+      })),
     })}\n`,
   );
 }

@@ -16,7 +16,11 @@ export interface FramingSeen {
   bodyBytes: number;
 }
 
-function once(url: string, path: string, headers: Record<string, string>): Promise<Omit<FramingSeen, "front" | "mode">> {
+function once(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<Omit<FramingSeen, "front" | "mode">> {
   const origin = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request({ host: origin.hostname, port: origin.port, path, headers, agent: false }, (res) => {
@@ -24,7 +28,11 @@ function once(url: string, path: string, headers: Record<string, string>): Promi
       res.on("data", (chunk: Buffer) => (bodyBytes += chunk.length));
       res.once("end", () => {
         const te = res.headers["transfer-encoding"];
-        const framing = te?.includes("chunked") ? "chunked" : res.headers["content-length"] !== undefined ? "length" : (te ?? "close");
+        const framing = te?.includes("chunked")
+          ? "chunked"
+          : res.headers["content-length"] !== undefined
+            ? "length"
+            : (te ?? "close");
         resolve({ status: res.statusCode ?? 0, framing, bodyBytes });
       });
       res.once("error", reject);
@@ -46,9 +54,12 @@ export interface FramingProbe {
 export async function checkFraming(probes: FramingProbe[]): Promise<FramingSeen[]> {
   const seen: FramingSeen[] = [];
   for (const p of probes) {
-    for (const mode of ["length", "chunked"] as const) seen.push({ front: p.front, mode, ...(await once(p.url, p.path(mode), p.headers ?? {})) });
+    for (const mode of ["length", "chunked"] as const)
+      seen.push({ front: p.front, mode, ...(await once(p.url, p.path(mode), p.headers ?? {})) });
   }
-  const wrong = seen.filter((s) => s.front === "direct" && (s.status !== 200 || s.framing !== s.mode || s.bodyBytes !== 11));
+  const wrong = seen.filter(
+    (s) => s.front === "direct" && (s.status !== 200 || s.framing !== s.mode || s.bodyBytes !== 11),
+  );
   if (wrong.length) throw new Error(`the bench's worker does not answer as the modes say: ${JSON.stringify(wrong)}`);
   return seen;
 }
@@ -57,7 +68,9 @@ export function describeFraming(seen: FramingSeen[]): string {
   const fronts = [...new Set(seen.map((s) => s.front))];
   return fronts
     .map((front) => {
-      const modes = seen.filter((s) => s.front === front).map((s) => `${s.mode} → ${s.status} ${s.framing} ${s.bodyBytes} B`);
+      const modes = seen
+        .filter((s) => s.front === front)
+        .map((s) => `${s.mode} → ${s.status} ${s.framing} ${s.bodyBytes} B`);
       return `  ${front}: ${modes.join("; ")}`;
     })
     .join("\n");

@@ -3,7 +3,7 @@
  * (Content-Length, chunked) with req/s, p99 and the ratio to the plain node:http proxy of the
  * same run; the client-headroom line; 1 against 2 Pinboard processes; the paced rows.
  */
-import { fmt, ratio, rowName, textTable, type ScenarioResult } from "./report.ts";
+import { fmt, ratio, rowName, type ScenarioResult, textTable } from "./report.ts";
 
 export interface FrontLabel {
   front: string;
@@ -50,7 +50,8 @@ export function headroomLines(byName: (name: string) => ScenarioResult | undefin
   const proxies = fronts.filter((f) => f.front !== "direct" && f.front !== "ceiling");
   const ceiling = byName(rowName("ceiling", "length"));
   const fastest = fastestProxy(byName, proxies);
-  const share = (r: ScenarioResult) => (r.clientCpuShare == null ? "" : ` with wrk at ${fmt(100 * r.clientCpuShare, 0)} % of a core`);
+  const share = (r: ScenarioResult) =>
+    r.clientCpuShare == null ? "" : ` with wrk at ${fmt(100 * r.clientCpuShare, 0)} % of a core`;
   const client =
     ceiling && fastest
       ? `client ceiling: wrk drove ${fmt(ceiling.rps, 0)} req/s against nginx answering by itself${share(ceiling)} = ${fmt(ratio(ceiling.rps, fastest.rps), 2)}× the fastest proxy (${fastest.front}, ${fastest.framing}); ${ceiling.rps >= 3 * fastest.rps ? "the client was not the bottleneck" : "the client may have been the bottleneck"}`
@@ -67,14 +68,20 @@ export function headroomLines(byName: (name: string) => ScenarioResult | undefin
       if (!direct || rows.length === 0) return `worker headroom (${shape}): not measured`;
       const top = rows.reduce((a, b) => (b.rps > a.rps ? b : a));
       const close = rows.filter((p) => p.rps * 3 > direct.rps).map((p) => p.front);
-      const verdict = close.length === 0 ? "≥ 3× every proxy" : `within 3× of direct: ${close.join(", ")} (the worker may have been their limit)`;
+      const verdict =
+        close.length === 0
+          ? "≥ 3× every proxy"
+          : `within 3× of direct: ${close.join(", ")} (the worker may have been their limit)`;
       return `worker headroom (${shape}): direct ${fmt(direct.rps, 0)} req/s${share(direct)} = ${fmt(ratio(direct.rps, top.rps), 2)}× the fastest proxy (${top.front}); ${verdict}`;
     }),
   ];
 }
 
 /** The fastest proxy row of either answer shape. */
-function fastestProxy(byName: (name: string) => ScenarioResult | undefined, proxies: FrontLabel[]): { front: string; framing: string; rps: number } | undefined {
+function fastestProxy(
+  byName: (name: string) => ScenarioResult | undefined,
+  proxies: FrontLabel[],
+): { front: string; framing: string; rps: number } | undefined {
   let best: { front: string; framing: string; rps: number } | undefined;
   for (const { front } of proxies) {
     for (const framing of FRAMINGS) {
@@ -89,18 +96,49 @@ export function processTable(byName: (name: string) => ScenarioResult | undefine
   const one = byName(rowName("pinboard-hot-1proc", "length"));
   const two = byName(rowName("pinboard-hot-2proc", "length"));
   if (!one || !two) return null;
-  const head = ["Pinboard processes (hot, CL)", "req/s", "p50 ms", "p99 ms", "CPU s/10k (all)", "RSS MB (all)", "× 1 process"];
-  const line = (label: string, r: ScenarioResult) => [label, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.cpuPer10k.proxy, 2), fmt(r.proxyRssMb, 0), `${fmt(ratio(r.rps, one.rps), 2)}×`];
+  const head = [
+    "Pinboard processes (hot, CL)",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU s/10k (all)",
+    "RSS MB (all)",
+    "× 1 process",
+  ];
+  const line = (label: string, r: ScenarioResult) => [
+    label,
+    fmt(r.rps, 0),
+    fmt(r.p50Ms, 2),
+    fmt(r.p99Ms, 2),
+    fmt(r.cpuPer10k.proxy, 2),
+    fmt(r.proxyRssMb, 0),
+    `${fmt(ratio(r.rps, one.rps), 2)}×`,
+  ];
   return textTable(head, [line("1 (PINBOARD_PROCESSES unset)", one), line("2 (PINBOARD_PROCESSES=2)", two)]);
 }
 
-export function pacedTable(byName: (name: string) => ScenarioResult | undefined, fronts: FrontLabel[], rate: number): string | null {
+export function pacedTable(
+  byName: (name: string) => ScenarioResult | undefined,
+  fronts: FrontLabel[],
+  rate: number,
+): string | null {
   const plain = byName(`${rowName("plain", "length")}@${rate}/s`);
   const body = fronts.flatMap(({ front, label }) => {
     const r = byName(`${rowName(front, "length")}@${rate}/s`);
     if (!r) return [];
     const d = plain?.p99Ms != null && r.p99Ms != null && front !== "plain" ? r.p99Ms - plain.p99Ms : null;
-    return [[label, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), d === null ? "–" : `${d >= 0 ? "+" : "−"}${Math.abs(d).toFixed(2)}`, String(r.non2xx + r.errors)]];
+    return [
+      [
+        label,
+        fmt(r.rps, 0),
+        fmt(r.p50Ms, 2),
+        fmt(r.p99Ms, 2),
+        d === null ? "–" : `${d >= 0 ? "+" : "−"}${Math.abs(d).toFixed(2)}`,
+        String(r.non2xx + r.errors),
+      ],
+    ];
   });
-  return body.length ? textTable([`paced at ${rate} req/s (CL)`, "req/s", "p50 ms", "p99 ms", "p99 − plain ms", "failed"], body) : null;
+  return body.length
+    ? textTable([`paced at ${rate} req/s (CL)`, "req/s", "p50 ms", "p99 ms", "p99 − plain ms", "failed"], body)
+    : null;
 }

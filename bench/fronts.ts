@@ -14,7 +14,7 @@
  * so the worker does the same work behind every front.
  */
 import type { LoadSpec } from "./load.ts";
-import { cycle, fresh, type Framing } from "./paths.ts";
+import { cycle, type Framing, fresh } from "./paths.ts";
 import { rowName } from "./report.ts";
 import type { Topology } from "./topology.ts";
 import type { RunningWorkersEntry } from "./workers-entry.ts";
@@ -38,10 +38,17 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
   const worker = top.base.child.pid;
   const workerPath = new URL(top.base.workers[0]!.advertiseUrl).pathname;
   const specs: LoadSpec[] = [];
-  const add = (front: string, framing: Framing, spec: Omit<LoadSpec, "name" | "front" | "framing">) => specs.push({ name: rowName(front, framing), front, framing, ...spec });
+  const add = (front: string, framing: Framing, spec: Omit<LoadSpec, "name" | "front" | "framing">) =>
+    specs.push({ name: rowName(front, framing), front, framing, ...spec });
 
   for (const framing of FRAMINGS) {
-    add("direct", framing, { url: top.base.url, plan: cycle(`${workerPath}/hot/d-`, hotCount, framing), headers: c.attested, pids: { redis, worker }, note: "the worker itself, attested like a forward" });
+    add("direct", framing, {
+      url: top.base.url,
+      plan: cycle(`${workerPath}/hot/d-`, hotCount, framing),
+      headers: c.attested,
+      pids: { redis, worker },
+      note: "the worker itself, attested like a forward",
+    });
     add("plain", framing, {
       url: top.plain.url,
       plan: cycle("/hot/d-", hotCount, framing),
@@ -69,14 +76,34 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
   }
   const pb = { proxy: top.pinboard.pid, redis, worker };
   for (const framing of FRAMINGS) {
-    add("pinboard-hot", framing, { url: top.pinboard.url, plan: cycle("/hot/h-", hotCount, framing), pids: pb, note: `${hotCount} ids placed beforehand through Pinboard, cycled` });
+    add("pinboard-hot", framing, {
+      url: top.pinboard.url,
+      plan: cycle("/hot/h-", hotCount, framing),
+      pids: pb,
+      note: `${hotCount} ids placed beforehand through Pinboard, cycled`,
+    });
   }
-  add("pinboard-new", "length", { url: top.pinboard.url, plan: fresh("/new/n-", "length"), pids: pb, note: `a new id per request, ${c.baseWorkers} live workers; client-IP affinity sends all to one worker` });
+  add("pinboard-new", "length", {
+    url: top.pinboard.url,
+    plan: fresh("/new/n-", "length"),
+    pids: pb,
+    note: `a new id per request, ${c.baseWorkers} live workers; client-IP affinity sends all to one worker`,
+  });
   if (workerd) {
     const w = { proxy: workerd.pid, redis, worker };
     const bridge = "the REST bridge's CPU is not counted";
-    add("workerd-hot", "length", { url: workerd.url, plan: cycle("/hot/h-", hotCount, "length"), pids: w, note: `the Workers entry in workerd, the same hot ids; ${bridge}` });
-    add("workerd-new", "length", { url: workerd.url, plan: fresh("/new/w-", "length"), pids: w, note: `the Workers entry in workerd, a new id per request; ${bridge}` });
+    add("workerd-hot", "length", {
+      url: workerd.url,
+      plan: cycle("/hot/h-", hotCount, "length"),
+      pids: w,
+      note: `the Workers entry in workerd, the same hot ids; ${bridge}`,
+    });
+    add("workerd-new", "length", {
+      url: workerd.url,
+      plan: fresh("/new/w-", "length"),
+      pids: w,
+      note: `the Workers entry in workerd, a new id per request; ${bridge}`,
+    });
   }
   return specs;
 }
@@ -86,5 +113,10 @@ export function pacedSpecs(specs: LoadSpec[], rate: number, connections: number)
   const paced = ["plain", "nginx", "pinboard-hot"];
   return specs
     .filter((s) => s.framing === "length" && paced.includes(s.front ?? ""))
-    .map((s) => ({ ...s, name: `${s.name}@${rate}/s`, rate, note: `${s.note ?? ""}; paced: ${rate} req/s spread evenly over ${connections} connections` }));
+    .map((s) => ({
+      ...s,
+      name: `${s.name}@${rate}/s`,
+      rate,
+      note: `${s.note ?? ""}; paced: ${rate} req/s spread evenly over ${connections} connections`,
+    }));
 }

@@ -6,7 +6,7 @@
  * into one row: the median of the rounds for req/s and latencies, totals for the rest.
  */
 import type { Framing, PathPlan } from "./paths.ts";
-import { CpuWindow, watchedPeakRssBytes, watchedRssBytes, type Watched } from "./proc-stats.ts";
+import { CpuWindow, type Watched, watchedPeakRssBytes, watchedRssBytes } from "./proc-stats.ts";
 import type { ScenarioResult } from "./report.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -54,10 +54,30 @@ export interface Window {
 
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
-async function fire(spec: LoadSpec, headers: Record<string, string>, connections: number, durationS: number): Promise<Fired> {
+async function fire(
+  spec: LoadSpec,
+  headers: Record<string, string>,
+  connections: number,
+  durationS: number,
+): Promise<Fired> {
   const paced = spec.rate === undefined ? {} : { rate: spec.rate };
-  const r = await runWrk({ url: spec.url, plan: spec.plan, headers, connections, durationS: Math.max(1, Math.round(durationS)), ...paced });
-  return { requests: r.requests, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non2xx: r.non2xx, errors: r.errors, clientCpuS: r.clientCpuS };
+  const r = await runWrk({
+    url: spec.url,
+    plan: spec.plan,
+    headers,
+    connections,
+    durationS: Math.max(1, Math.round(durationS)),
+    ...paced,
+  });
+  return {
+    requests: r.requests,
+    seconds: r.seconds,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    clientCpuS: r.clientCpuS,
+  };
 }
 
 /** One measured window of a scenario, after its warm-up. */
@@ -103,7 +123,9 @@ export function combine(spec: LoadSpec, windows: Window[]): ScenarioResult {
     p99Ms: median(windows.map((w) => w.p99Ms)),
     non2xx: windows.reduce((s, w) => s + w.non2xx, 0),
     errors: windows.reduce((s, w) => s + w.errors, 0),
-    clientCpuShare: median(windows.map((w) => (w.clientCpuS === null || w.seconds === 0 ? null : w.clientCpuS / w.seconds))),
+    clientCpuShare: median(
+      windows.map((w) => (w.clientCpuS === null || w.seconds === 0 ? null : w.clientCpuS / w.seconds)),
+    ),
     cpuPer10k: { proxy: per10k("proxy"), redis: per10k("redis"), worker: per10k("worker") },
     proxyRssMb: windows[windows.length - 1]?.rssMb ?? null,
     proxyPeakRssMb: peaks.length ? Math.max(...peaks) : null,

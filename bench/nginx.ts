@@ -4,7 +4,7 @@
  * upstream block holding 64 keep-alive connections to the same worker server the other fronts
  * forward to, run in the foreground as a child of the bench and killed at the end.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,7 +71,10 @@ export async function startNginx(upstream: string, version: string): Promise<Run
   const conf = join(dir, "nginx.conf");
   writeFileSync(conf, config(dir, port, new URL(upstream)));
   // Its own process group, so the watchdog can take the workers along with the master.
-  const child: ChildProcess = spawn("nginx", ["-p", dir, "-c", conf, "-g", "daemon off;"], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const child: ChildProcess = spawn("nginx", ["-p", dir, "-c", conf, "-g", "daemon off;"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+  });
   if (child.pid === undefined) throw new Error("nginx: spawn failed");
   killWhenBenchDies(child.pid, { group: true });
   let stderr = "";
@@ -89,7 +92,10 @@ export async function startNginx(upstream: string, version: string): Promise<Run
   };
   for (const deadline = Date.now() + 10_000; ; ) {
     if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${stderr}`);
-    const up = await fetch(`${url}/`).then((r) => (void r.arrayBuffer(), true), () => false);
+    const up = await fetch(`${url}/`).then(
+      (r) => (void r.arrayBuffer(), true),
+      () => false,
+    );
     if (up) break;
     if (Date.now() > deadline) {
       await stop();

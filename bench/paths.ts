@@ -17,8 +17,17 @@ export type Framing = "length" | "chunked";
 /** The path suffix that selects the worker's answer shape. */
 export const suffixFor = (framing: Framing): string => `/${framing}`;
 
-export const cycle = (prefix: string, count: number, framing: Framing): PathPlan => ({ kind: "cycle", prefix, count, suffix: suffixFor(framing) });
-export const fresh = (prefix: string, framing: Framing): PathPlan => ({ kind: "fresh", prefix, suffix: suffixFor(framing) });
+export const cycle = (prefix: string, count: number, framing: Framing): PathPlan => ({
+  kind: "cycle",
+  prefix,
+  count,
+  suffix: suffixFor(framing),
+});
+export const fresh = (prefix: string, framing: Framing): PathPlan => ({
+  kind: "fresh",
+  prefix,
+  suffix: suffixFor(framing),
+});
 
 /** A tag for one window of fresh ids (8 hex characters). */
 export const freshTag = (): string => randomBytes(4).toString("hex");

@@ -15,9 +15,9 @@
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
-import { getHeapSpaceStatistics } from "node:v8";
 import { createInterface } from "node:readline";
-import { startNode, type RunningPinboard } from "../src/node.ts";
+import { getHeapSpaceStatistics } from "node:v8";
+import { type RunningPinboard, startNode } from "../src/node.ts";
 
 function say(msg: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ bench: msg.bench, ...msg })}\n`);
@@ -49,7 +49,11 @@ async function main(): Promise<void> {
   if (heapFile) {
     const heap = new Session();
     heap.connect();
-    await heap.post("HeapProfiler.startSampling", { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BENCH_PINBOARD_HEAP_MINOR !== "0" } as never);
+    await heap.post("HeapProfiler.startSampling", {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: process.env.BENCH_PINBOARD_HEAP_MINOR !== "0",
+    } as never);
     heapProfileDone = async () => {
       const { profile } = await heap.post("HeapProfiler.stopSampling");
       writeFileSync(heapFile, JSON.stringify(profile));

@@ -9,8 +9,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startNodeFlags } from "../scripts/start-flags.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
-import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
-import { loadWindow, type LoadSpec } from "./load.ts";
+import { type Child, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
+import { type LoadSpec, loadWindow } from "./load.ts";
 import { descendantsOf } from "./proc-stats.ts";
 import { rowName, type ScenarioResult } from "./report.ts";
 import type { ScenarioRunner } from "./scenarios.ts";
@@ -29,14 +29,24 @@ export interface PinboardProcesses {
 }
 
 export async function startPinboardProcesses(top: Topology, processes: number): Promise<PinboardProcesses> {
-  if (!existsSync(join(ROOT, NODE_ENTRY))) throw new Error(`${NODE_ENTRY} is missing: run \`npm run build\` (npm run bench does)`);
+  if (!existsSync(join(ROOT, NODE_ENTRY)))
+    throw new Error(`${NODE_ENTRY} is missing: run \`npm run build\` (npm run bench does)`);
   const port = await freePort();
-  const env = { PORT: String(port), HOST: "127.0.0.1", REDIS_URL: top.redis.url, ...pinboardSettings(top.secret), PINBOARD_PROCESSES: String(processes) };
+  const env = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    REDIS_URL: top.redis.url,
+    ...pinboardSettings(top.secret),
+    PINBOARD_PROCESSES: String(processes),
+  };
   const child = spawnNode(`pinboard-${processes}proc`, NODE_ENTRY, env, startNodeFlags());
   killWhenBenchDies(child.pid);
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 60_000; ; ) {
-    const status = await fetch(`${url}/readyz`).then((r) => (void r.arrayBuffer(), r.status), () => 0);
+    const status = await fetch(`${url}/readyz`).then(
+      (r) => (void r.arrayBuffer(), r.status),
+      () => 0,
+    );
     if (status === 200) break;
     if (child.process.exitCode !== null || Date.now() > deadline) {
       await child.stop();
@@ -65,12 +75,23 @@ export async function compareProcesses(
 ): Promise<{ rows: ScenarioResult[]; processCount: number }> {
   const two = await startPinboardProcesses(top, 2);
   try {
-    const twoSpec: LoadSpec = { ...hot, name: rowName("pinboard-hot-2proc", "length"), front: "pinboard-hot-2proc", url: two.url, pids: { ...hot.pids, proxy: { tree: two.pid } } };
+    const twoSpec: LoadSpec = {
+      ...hot,
+      name: rowName("pinboard-hot-2proc", "length"),
+      front: "pinboard-hot-2proc",
+      url: two.url,
+      pids: { ...hot.pids, proxy: { tree: two.pid } },
+    };
     await loadWindow(twoSpec, { connections: o.connections, durationS: 2, warmupS: 0 });
     const processCount = two.processCount();
     o.log(`PINBOARD_PROCESSES=2: ${processCount} process(es) in its tree`);
     twoSpec.note = `npm start's entry with PINBOARD_PROCESSES=2: ${processCount} process(es) in its tree; CPU and RSS summed over them`;
-    const oneSpec: LoadSpec = { ...hot, name: rowName("pinboard-hot-1proc", "length"), front: "pinboard-hot-1proc", note: "the bench's Pinboard (one process), measured beside the next row" };
+    const oneSpec: LoadSpec = {
+      ...hot,
+      name: rowName("pinboard-hot-1proc", "length"),
+      front: "pinboard-hot-1proc",
+      note: "the bench's Pinboard (one process), measured beside the next row",
+    };
     return { rows: await runner.rounds([oneSpec, twoSpec], o.rounds), processCount };
   } finally {
     await two.stop();

@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { Keys, SINGLE_ENV } from "../src/redis/keys.ts";
+import { type Keys, SINGLE_ENV } from "../src/redis/keys.ts";
 import { usedMemory } from "./redis-stats.ts";
 
 /** Same as Keys.bucketOf, synchronous (node:crypto), for filling many rows quickly. */
@@ -35,8 +35,17 @@ export function oneIdPerBucket(prefix: string, shards: number): string[] {
  * boot_time, and new placements there are refused (503) for one lease after it. Returns when
  * the windows end (Redis clock), so callers can run other scenarios meanwhile.
  */
-export async function startColdStartWindows(pinboardUrl: string, ns: string, shards: number, redis: Redis, keys: Keys, leaseMs: number): Promise<number> {
-  await Promise.all(oneIdPerBucket("boot", shards).map((id) => fetch(`${pinboardUrl}${ns}/${id}`).then((r) => r.arrayBuffer())));
+export async function startColdStartWindows(
+  pinboardUrl: string,
+  ns: string,
+  shards: number,
+  redis: Redis,
+  keys: Keys,
+  leaseMs: number,
+): Promise<number> {
+  await Promise.all(
+    oneIdPerBucket("boot", shards).map((id) => fetch(`${pinboardUrl}${ns}/${id}`).then((r) => r.arrayBuffer())),
+  );
   let latest = 0;
   for (let b = 0; b < shards; b++) latest = Math.max(latest, Number((await redis.get(keys.bootTime(b))) ?? 0));
   if (latest === 0) throw new Error("no bucket got a boot_time: is the namespace registered?");
@@ -46,7 +55,12 @@ export async function startColdStartWindows(pinboardUrl: string, ns: string, sha
 }
 
 /** Places each id through Pinboard (GET {ns}/{id}) with `concurrency` requests in flight. */
-export async function placeThroughPinboard(pinboardUrl: string, ns: string, ids: string[], concurrency = 64): Promise<void> {
+export async function placeThroughPinboard(
+  pinboardUrl: string,
+  ns: string,
+  ids: string[],
+  concurrency = 64,
+): Promise<void> {
   let next = 0;
   const one = async () => {
     while (next < ids.length) {
@@ -100,7 +114,12 @@ export async function fillRows(redis: Redis, keys: Keys, ns: string, count: numb
  * Redis memory per placement row: used_memory before and after writing `rows` rows in a
  * namespace of their own, divided by rows (the namespace's hash keys are then deleted).
  */
-export async function memoryPerRow(redis: Redis, keys: Keys, rows: number, sessions: string[]): Promise<{ rows: number; bytes: number; bytesPerRow: number; sampleRow: string }> {
+export async function memoryPerRow(
+  redis: Redis,
+  keys: Keys,
+  rows: number,
+  sessions: string[],
+): Promise<{ rows: number; bytes: number; bytesPerRow: number; sampleRow: string }> {
   const ns = "/bench-memory";
   const before = await usedMemory(redis);
   await fillRows(redis, keys, ns, rows, sessions);

@@ -6,7 +6,7 @@
  *
  * Prints {"bench":"ready","url":…,"pid":…}; exits when stdin closes or on SIGTERM.
  */
-import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
+import { Agent, createServer, type IncomingHttpHeaders, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exitWithParent } from "./child-lifetime.ts";
 
@@ -23,7 +23,14 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 }
 
 const server = createServer((req, res) => {
-  const options = { host: upstream.hostname, port: upstream.port, method: req.method, path: base + req.url, headers: endToEnd(req.headers), agent };
+  const options = {
+    host: upstream.hostname,
+    port: upstream.port,
+    method: req.method,
+    path: base + req.url,
+    headers: endToEnd(req.headers),
+    agent,
+  };
   const forward = request(options, (answer) => {
     res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
     answer.pipe(res);

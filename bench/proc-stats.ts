@@ -105,7 +105,8 @@ export function findDescendant(root: number, comm: string): number | undefined {
 /** A process alone, or with everything below it (nginx's workers, Pinboard's processes). */
 export type Watched = number | { tree: number } | undefined;
 
-const members = (w: Watched): number[] => (w === undefined ? [] : typeof w === "number" ? [w] : [w.tree, ...descendantsOf(w.tree)]);
+const members = (w: Watched): number[] =>
+  w === undefined ? [] : typeof w === "number" ? [w] : [w.tree, ...descendantsOf(w.tree)];
 
 function sum(values: Array<number | null>): number | null {
   return values.length === 0 || values.some((v) => v === null) ? null : values.reduce((a: number, b) => a + b!, 0);

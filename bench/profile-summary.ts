@@ -41,7 +41,11 @@ export function areaOf(url: string, name: string): string {
     return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
   }
   // node:internal/deps/undici/undici (the global fetch), node:internal/webstreams/…, node:_http_server
-  if (url.startsWith("node:")) return url.split("/").slice(0, url.includes("/deps/") ? 3 : 2).join("/");
+  if (url.startsWith("node:"))
+    return url
+      .split("/")
+      .slice(0, url.includes("/deps/") ? 3 : 2)
+      .join("/");
   if (url.startsWith("wasm://")) return "wasm (undici's llhttp)";
   const src = url.indexOf("/src/");
   if (src >= 0) return url.slice(src + 1);
@@ -98,7 +102,13 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
-      .map(([name, us]) => ({ [key]: name, ms: us / 1000, share: total ? us / total : 0 }) as { [P in K]: string } & { ms: number; share: number });
+      .map(
+        ([name, us]) =>
+          ({ [key]: name, ms: us / 1000, share: total ? us / total : 0 }) as { [P in K]: string } & {
+            ms: number;
+            share: number;
+          },
+      );
 
   return {
     file,
@@ -112,7 +122,10 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
 
 export function formatSummary(name: string, s: ProfileSummary): string {
   const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
-  const lines = [`CPU profile of Pinboard during ${name}: ${s.totalMs.toFixed(0)} ms sampled (${s.file})`, "  by area (self time):"];
+  const lines = [
+    `CPU profile of Pinboard during ${name}: ${s.totalMs.toFixed(0)} ms sampled (${s.file})`,
+    "  by area (self time):",
+  ];
   for (const a of s.areas) lines.push(`    ${pct(a.share)}  ${a.area}`);
   lines.push("  top functions (self time):");
   for (const f of s.selfTop) lines.push(`    ${pct(f.share)}  ${f.fn}`);

@@ -7,18 +7,19 @@
  * fresh id per call with a client-address affinity hash (the Redis cost of one new placement,
  * as pinboard-new makes them, for the workers-count scaling check).
  */
-import { CpuWindow } from "./proc-stats.ts";
-import { percentile, type ScenarioResult } from "./report.ts";
+
+import { affinityHash } from "../src/placement/affinity.ts";
+import { randomSeed } from "../src/placement/resolver.ts";
 import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
-import { resolveCall } from "../src/redis/scripts/index.ts";
 import type { ScriptCall } from "../src/redis/port.ts";
+import { resolveCall } from "../src/redis/scripts/index.ts";
 import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
-import { randomSeed } from "../src/placement/resolver.ts";
-import { affinityHash } from "../src/placement/affinity.ts";
 import type { BenchArgs } from "./args.ts";
 import { bucketOf } from "./placements.ts";
+import { CpuWindow } from "./proc-stats.ts";
 import { commandStats, resetRedisStats } from "./redis-stats.ts";
+import { percentile, type ScenarioResult } from "./report.ts";
 import { BALANCE_FACTOR, LEASE_MS, type Topology } from "./topology.ts";
 
 export interface FloorOptions {
@@ -40,7 +41,14 @@ export interface FloorOptions {
 }
 
 /** One resolve of `id`, as the data plane sends it in single mode (its seed drawn per call). */
-function callFor(keys: Keys, ns: string, id: string, leaseMs: number, balanceFactor: number, affinity: number | undefined): ScriptCall {
+function callFor(
+  keys: Keys,
+  ns: string,
+  id: string,
+  leaseMs: number,
+  balanceFactor: number,
+  affinity: number | undefined,
+): ScriptCall {
   return resolveCall(keys, {
     bucket: bucketOf(id, keys.shards),
     env: SINGLE_ENV,
@@ -109,7 +117,11 @@ export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
       non2xx: failures,
       errors: 0,
       statuses,
-      cpuPer10k: { proxy: null, redis: used.redis === undefined || n === 0 ? null : (used.redis / n) * 10_000, worker: null },
+      cpuPer10k: {
+        proxy: null,
+        redis: used.redis === undefined || n === 0 ? null : (used.redis / n) * 10_000,
+        worker: null,
+      },
       proxyRssMb: null,
       proxyPeakRssMb: null,
       seconds,
@@ -132,15 +144,34 @@ export interface FloorContext {
  * with hot ids, or with a new id per call and the affinity hash Pinboard derives from the bench's
  * client address, and appends the row.
  */
-export function floorRunner(c: FloorContext): (name: string, ns: string, ids: string[] | { freshPrefix: string }) => Promise<void> {
+export function floorRunner(
+  c: FloorContext,
+): (name: string, ns: string, ids: string[] | { freshPrefix: string }) => Promise<void> {
   const { top, args } = c;
   return async (name, ns, ids) => {
     c.log(`${name}: ${args.duration} s, ${args.connections} in flight`);
     const clientAffinity = await affinityHash("127.0.0.1");
-    const common = { name, redisUrl: top.redis.url, keys: top.keys, ns, ids, leaseMs: LEASE_MS, balanceFactor: BALANCE_FACTOR, redisPid: top.redis.process.pid! };
-    const row = await runRedisFloor({ ...common, ...(Array.isArray(ids) ? {} : { affinity: clientAffinity }), connections: args.connections, durationS: args.duration, beforeMeasure: () => resetRedisStats(top.admin) });
+    const common = {
+      name,
+      redisUrl: top.redis.url,
+      keys: top.keys,
+      ns,
+      ids,
+      leaseMs: LEASE_MS,
+      balanceFactor: BALANCE_FACTOR,
+      redisPid: top.redis.process.pid!,
+    };
+    const row = await runRedisFloor({
+      ...common,
+      ...(Array.isArray(ids) ? {} : { affinity: clientAffinity }),
+      connections: args.connections,
+      durationS: args.duration,
+      beforeMeasure: () => resetRedisStats(top.admin),
+    });
     row.redisUsecPerEvalsha = (await commandStats(top.admin)).evalsha?.usecPerCall ?? null;
     c.rows.push(row);
-    c.log(`${name}: ${row.rps.toFixed(0)} resolves/s, p50 ${row.p50Ms?.toFixed(2)} ms, Redis CPU ${row.cpuPer10k.redis?.toFixed(2)} s/10k`);
+    c.log(
+      `${name}: ${row.rps.toFixed(0)} resolves/s, p50 ${row.p50Ms?.toFixed(2)} ms, Redis CPU ${row.cpuPer10k.redis?.toFixed(2)} s/10k`,
+    );
   };
 }

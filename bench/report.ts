@@ -67,12 +67,28 @@ function pad(cells: string[], widths: number[]): string {
 /** A terminal table: the first column left-aligned, the others right-aligned. */
 export function textTable(head: string[], body: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
-  return [pad(head, widths), widths.map((w) => "-".repeat(w)).join("  "), ...body.map((b) => pad(b, widths))].join("\n");
+  return [pad(head, widths), widths.map((w) => "-".repeat(w)).join("  "), ...body.map((b) => pad(b, widths))].join(
+    "\n",
+  );
 }
 
 /** The scenario table, one row per scenario, aligned for a terminal. */
 export function scenarioTable(rows: ScenarioResult[]): string {
-  const head = ["scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "wrk CPU %", "mid CPU s/10k", "redis CPU s/10k", "worker CPU s/10k", "redis µs/evalsha", "mid RSS MB", "PB loop p99/max ms"];
+  const head = [
+    "scenario",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "non-2xx",
+    "errors",
+    "wrk CPU %",
+    "mid CPU s/10k",
+    "redis CPU s/10k",
+    "worker CPU s/10k",
+    "redis µs/evalsha",
+    "mid RSS MB",
+    "PB loop p99/max ms",
+  ];
   const body = rows.map((r) => [
     r.name,
     fmt(r.rps, 0),
@@ -94,6 +110,11 @@ export function scenarioTable(rows: ScenarioResult[]): string {
 
 export function targetTable(targets: Target[]): string {
   const head = ["target", "wanted", "measured", "verdict"];
-  const body = targets.map((t) => [t.name, t.target, t.measured, t.pass === null ? (t.target === "reported" ? "–" : "n/a") : t.pass ? "pass" : "MISS"]);
+  const body = targets.map((t) => [
+    t.name,
+    t.target,
+    t.measured,
+    t.pass === null ? (t.target === "reported" ? "–" : "n/a") : t.pass ? "pass" : "MISS",
+  ]);
   return textTable(head, body);
 }

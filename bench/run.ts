@@ -13,13 +13,13 @@ import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { signAttestation } from "../src/contract/attestation.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/header-names.ts";
-import { parseBenchArgs, USAGE, type BenchArgs, type Section } from "./args.ts";
+import { type BenchArgs, parseBenchArgs, type Section, USAGE } from "./args.ts";
 import { formatBusy } from "./busy-stretches.ts";
 import { installReaper, killAll, ROOT } from "./children.ts";
 import { checkFraming, describeFraming, type FramingSeen } from "./framing-check.ts";
 import { frontLabels, frontTable, headroomLines, pacedTable, processTable } from "./front-tables.ts";
 import { frontSpecs, pacedSpecs } from "./fronts.ts";
-import { loadWindow, mb, type LoadSpec } from "./load.ts";
+import { type LoadSpec, loadWindow, mb } from "./load.ts";
 import { nginxVersion } from "./nginx.ts";
 import { suffixFor } from "./paths.ts";
 import { compareProcesses } from "./pinboard-processes.ts";
@@ -27,12 +27,12 @@ import { memoryPerRow, placeThroughPinboard, startColdStartWindows } from "./pla
 import { rssBytes } from "./proc-stats.ts";
 import { formatSummary, type ProfileSummary } from "./profile-summary.ts";
 import { floorRunner } from "./redis-floor.ts";
-import { rowName, scenarioTable, targetTable, type ScenarioResult } from "./report.ts";
+import { rowName, type ScenarioResult, scenarioTable, targetTable } from "./report.ts";
 import { hotAtManyPlacements, idleRate, newAtManyWorkers } from "./scaling.ts";
 import { ScenarioRunner } from "./scenarios.ts";
-import { judge, type IdleRate } from "./targets.ts";
+import { type IdleRate, judge } from "./targets.ts";
 import { LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
-import { startWorkersEntry, type RunningWorkersEntry } from "./workers-entry.ts";
+import { type RunningWorkersEntry, startWorkersEntry } from "./workers-entry.ts";
 import { removeWrkScripts, requireWrk } from "./wrk.ts";
 
 const BASE_WORKERS = 10;
@@ -58,34 +58,59 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const extras: Record<string, unknown> = { wrk: wrkVersion };
   const byName = (name: string) => rows.find((r) => r.name === name);
 
-  if (nginxVersion() === null) log("nginx is not installed: its rows are skipped (apt-get install nginx-light to add them)");
-  log(`starting redis-server, Pinboard (Node entry), the base fleet, the plain node:http proxy${nginxVersion() === null ? "" : " and nginx"}`);
+  if (nginxVersion() === null)
+    log("nginx is not installed: its rows are skipped (apt-get install nginx-light to add them)");
+  log(
+    `starting redis-server, Pinboard (Node entry), the base fleet, the plain node:http proxy${nginxVersion() === null ? "" : " and nginx"}`,
+  );
   const top = (topology = await startTopology({ workers: BASE_WORKERS, namespaces: ["/hot", "/new"] }));
   const pb = top.pinboard;
   const redisPid = top.redis.process.pid!;
   const rss = (pid: number) => mb(rssBytes(pid));
   extras.idleRssMb = { pinboard: rss(pb.pid), plain: rss(top.plain.child.pid), fleet: rss(top.base.child.pid) };
-  log(`idle RSS: Pinboard ${(rss(pb.pid) ?? 0).toFixed(0)} MB (compiled), plain proxy ${(rss(top.plain.child.pid) ?? 0).toFixed(0)} MB (under tsx)`);
-  const runner = new ScenarioRunner({ admin: top.admin, pinboard: pb, connections: args.connections, durationS: args.duration, log });
+  log(
+    `idle RSS: Pinboard ${(rss(pb.pid) ?? 0).toFixed(0)} MB (compiled), plain proxy ${(rss(top.plain.child.pid) ?? 0).toFixed(0)} MB (under tsx)`,
+  );
+  const runner = new ScenarioRunner({
+    admin: top.admin,
+    pinboard: pb,
+    connections: args.connections,
+    durationS: args.duration,
+    log,
+  });
 
   log(`touching every bucket: new placements are refused for one lease (${LEASE_MS / 1000} s) from now`);
   const quarantineEnds = await startColdStartWindows(pb.url, "/hot", top.keys.shards, top.admin, top.keys, LEASE_MS);
   if (on("workerd")) {
     log("starting the Workers entry in workerd (Miniflare) with the REST bridge");
     workerd = await startWorkersEntry({ redisUrl: top.redis.url, bindings: pinboardSettings(top.secret) });
-    for (let i = 0; i < 100 && (await fetch(`${workerd.url}/readyz`).then((r) => (void r.arrayBuffer(), r.status), () => 0)) !== 200; i++) await sleep(100);
+    for (
+      let i = 0;
+      i < 100 &&
+      (await fetch(`${workerd.url}/readyz`).then(
+        (r) => (void r.arrayBuffer(), r.status),
+        () => 0,
+      )) !== 200;
+      i++
+    )
+      await sleep(100);
   }
 
   // Everything in front of worker 0 sends what a forward carries (attestation, epoch), so the
   // worker does the same work behind every front.
   const w0 = top.base.workers[0]!;
-  const attested = async () => ({ [ATTESTATION_HEADER]: await signAttestation(w0.secret, { aud: w0.sessionId }, Date.now() / 1000), [EPOCH_HEADER]: "1" });
+  const attested = async () => ({
+    [ATTESTATION_HEADER]: await signAttestation(w0.secret, { aud: w0.sessionId }, Date.now() / 1000),
+    [EPOCH_HEADER]: "1",
+  });
   const workerPath = new URL(w0.advertiseUrl).pathname;
   const headers = await attested();
   const framing: FramingSeen[] = await checkFraming([
     { front: "direct", url: top.base.url, path: (m) => `${workerPath}/hot/d-0${suffixFor(m)}`, headers },
     { front: "plain", url: top.plain.url, path: (m) => `/hot/d-0${suffixFor(m)}`, headers },
-    ...(top.nginx ? [{ front: "nginx", url: top.nginx.url, path: (m: "length" | "chunked") => `/hot/d-0${suffixFor(m)}`, headers }] : []),
+    ...(top.nginx
+      ? [{ front: "nginx", url: top.nginx.url, path: (m: "length" | "chunked") => `/hot/d-0${suffixFor(m)}`, headers }]
+      : []),
   ]);
 
   const wait = quarantineEnds - Date.now() + 250;
@@ -94,7 +119,9 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const hotIds = Array.from({ length: args.hot }, (_, i) => `h-${i}`);
   log(`placing ${hotIds.length} hot ids through Pinboard`);
   await placeThroughPinboard(pb.url, "/hot", hotIds);
-  framing.push(...(await checkFraming([{ front: "pinboard-hot", url: pb.url, path: (m) => `/hot/h-0${suffixFor(m)}` }])));
+  framing.push(
+    ...(await checkFraming([{ front: "pinboard-hot", url: pb.url, path: (m) => `/hot/h-0${suffixFor(m)}` }])),
+  );
   log(`answers as the client receives them (mode → status, framing, body):\n${describeFraming(framing)}`);
   extras.framing = framing;
 
@@ -119,7 +146,10 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   if (on("paced") && on("fronts")) {
     // The latency a front adds apart from queueing at saturation: every proxy at one offered
     // rate all of them sustain, a quarter of the slower side's saturated throughput.
-    rate = Math.max(10, Math.round(0.25 * Math.min(byName(hot.name)?.rps ?? 0, byName(rowName("plain", "length"))?.rps ?? 0)));
+    rate = Math.max(
+      10,
+      Math.round(0.25 * Math.min(byName(hot.name)?.rps ?? 0, byName(rowName("plain", "length"))?.rps ?? 0)),
+    );
     rows.push(...(await runner.rounds(pacedSpecs(specs, rate, args.connections), args.rounds, args.pacedDuration)));
   } else if (on("paced")) log("paced rows skipped: their rate comes from the fronts section's saturated rows");
   if (on("floors")) await floor(`redis-floor-new@${BASE_WORKERS}`, "/new", { freshPrefix: "fn" });
@@ -127,14 +157,19 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
     const dir = join(ROOT, "bench", "profiles");
     profiles["pinboard-hot"] = await runner.profile(hot, dir, "pinboard-hot");
     profiles["pinboard-new"] = await runner.profile(fresh10, dir, "pinboard-new");
-    if (rate !== null) profiles[`pinboard-hot@${rate}/s`] = await runner.profile({ ...hot, rate }, dir, "pinboard-hot-paced");
+    if (rate !== null)
+      profiles[`pinboard-hot@${rate}/s`] = await runner.profile({ ...hot, rate }, dir, "pinboard-hot-paced");
   }
   await workerd?.stop();
   workerd = undefined;
 
   if (on("processes")) {
     log("starting the Node entry (dist/src/node.js) with PINBOARD_PROCESSES=2 on the same Redis and fleet");
-    const compared = await compareProcesses(top, runner, hot, { connections: args.connections, rounds: args.rounds, log });
+    const compared = await compareProcesses(top, runner, hot, {
+      connections: args.connections,
+      rounds: args.rounds,
+      log,
+    });
     extras.processes = { asked: 2, processesInTree: compared.processCount };
     rows.push(...compared.rows);
   }
@@ -150,7 +185,12 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   let memory: Awaited<ReturnType<typeof memoryPerRow>> | null = null;
   if (on("memory")) {
     log(`Redis memory per placement row over ${args.memoryRows} rows`);
-    memory = await memoryPerRow(top.admin, top.keys, args.memoryRows, top.base.workers.map((w) => w.sessionId));
+    memory = await memoryPerRow(
+      top.admin,
+      top.keys,
+      args.memoryRows,
+      top.base.workers.map((w) => w.sessionId),
+    );
     log(`  ${memory.bytesPerRow.toFixed(1)} B/row (sample row ${memory.sampleRow})`);
   }
 
@@ -163,7 +203,14 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
     idleAtMany = many.idle;
   }
 
-  const derived = judge(byName, { bytesPerRow: memory?.bytesPerRow ?? null, hotAtBigName, newAtManyName, idleAt10, ...(idleAtMany ? { idleAtMany } : {}), rate });
+  const derived = judge(byName, {
+    bytesPerRow: memory?.bytesPerRow ?? null,
+    hotAtBigName,
+    newAtManyName,
+    idleAt10,
+    ...(idleAtMany ? { idleAtMany } : {}),
+    rate,
+  });
   const fronts = frontLabels(top.nginx);
   const sections = [
     `fronts × answer shape (${args.connections} connections, wrk -t1; each figure the median of ${args.rounds} round(s); × plain: req/s over the plain node:http proxy's)`,
@@ -198,7 +245,8 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
       nginx: top.nginx ? { version: top.nginx.version, workerProcesses: top.nginx.workerProcesses } : null,
       leaseTtlMs: LEASE_MS,
       coldStart: `every bucket touched first, then the default ${LEASE_MS / 1000} s lease waited out (the Workers entry started meanwhile)`,
-      caveat: "one run on a shared machine: other processes compete for the same cores; compare ratios within a run, not across runs",
+      caveat:
+        "one run on a shared machine: other processes compete for the same cores; compare ratios within a run, not across runs",
     },
     scenarios: rows,
     ratios: derived.ratios,

@@ -6,6 +6,7 @@
  */
 import type { BenchArgs } from "./args.ts";
 import type { LoadSpec } from "./load.ts";
+import { fresh } from "./paths.ts";
 import { fillRows } from "./placements.ts";
 import { CpuWindow } from "./proc-stats.ts";
 import { commandStats, describeCommands, resetRedisStats, slowLog } from "./redis-stats.ts";
@@ -13,7 +14,6 @@ import type { ScenarioResult } from "./report.ts";
 import type { ScenarioRunner } from "./scenarios.ts";
 import type { IdleRate } from "./targets.ts";
 import type { Topology } from "./topology.ts";
-import { fresh } from "./paths.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -25,7 +25,8 @@ export async function idleRate(pids: { proxy: number; redis: number }, ms: numbe
   return { proxy: (d.proxy ?? 0) / (ms / 1000), redis: (d.redis ?? 0) / (ms / 1000) };
 }
 
-const shortCount = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
+const shortCount = (n: number) =>
+  n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
 
 export interface ScalingContext {
   top: Topology;
@@ -41,10 +42,19 @@ export async function hotAtManyPlacements(c: ScalingContext, hot: LoadSpec): Pro
   const filled = args.placements - args.hot;
   c.log(`filling /hot with ${filled} more placement rows (pipelined HSETs)`);
   const t0 = Date.now();
-  await fillRows(top.admin, top.keys, "/hot", filled, top.base.workers.map((w) => w.sessionId));
+  await fillRows(
+    top.admin,
+    top.keys,
+    "/hot",
+    filled,
+    top.base.workers.map((w) => w.sessionId),
+  );
   c.extras.fill = { rows: filled, seconds: (Date.now() - t0) / 1000 };
   const name = `${hot.name}@${shortCount(args.placements)}`;
-  return c.runner.rounds([{ ...hot, name, note: `the same ${args.hot} hot ids among ${args.placements} placements in the namespace` }], 1);
+  return c.runner.rounds(
+    [{ ...hot, name, note: `the same ${args.hot} hot ids among ${args.placements} placements in the namespace` }],
+    1,
+  );
 }
 
 export interface NewAtManyWorkers {
@@ -58,15 +68,24 @@ export interface NewAtManyWorkers {
  * Registers `--workers` minus the base fleet more workers on /new (for at most
  * --register-budget seconds), then runs `floor` (the resolve script alone) and pinboard-new.
  */
-export async function newAtManyWorkers(c: ScalingContext, baseWorkers: number, floor: (name: string) => Promise<void>): Promise<NewAtManyWorkers> {
+export async function newAtManyWorkers(
+  c: ScalingContext,
+  baseWorkers: number,
+  floor: (name: string) => Promise<void>,
+): Promise<NewAtManyWorkers> {
   const { top, args } = c;
   const pb = top.pinboard.pid;
   const redisPid = top.redis.process.pid!;
   const more = args.workers - baseWorkers;
-  c.log(`registering ${more} more workers on /new (one process, one HTTP server, path prefixes; budget ${args.registerBudget} s)`);
+  c.log(
+    `registering ${more} more workers on /new (one process, one HTTP server, path prefixes; budget ${args.registerBudget} s)`,
+  );
   await resetRedisStats(top.admin);
   const regCpu = new CpuWindow({ pinboard: pb, redis: redisPid });
-  const large = await top.startFleet("large", more, ["/new"], { onProgress: (n, s) => c.log(`  ${n} registered after ${s.toFixed(0)} s`), budgetMs: args.registerBudget * 1000 });
+  const large = await top.startFleet("large", more, ["/new"], {
+    onProgress: (n, s) => c.log(`  ${n} registered after ${s.toFixed(0)} s`),
+    budgetMs: args.registerBudget * 1000,
+  });
   const regUsed = regCpu.delta();
   const live = baseWorkers + large.workers.length;
   c.extras.largeFleetRegistration = {
@@ -78,11 +97,16 @@ export async function newAtManyWorkers(c: ScalingContext, baseWorkers: number, f
     commands: describeCommands(await commandStats(top.admin), large.workers.length),
     slowlog: await slowLog(top.admin),
   };
-  c.log(`  ${large.workers.length}/${more} registered in ${large.registerSeconds.toFixed(1)} s; Redis CPU ${(regUsed.redis ?? 0).toFixed(1)} s, Pinboard CPU ${(regUsed.pinboard ?? 0).toFixed(1)} s`);
+  c.log(
+    `  ${large.workers.length}/${more} registered in ${large.registerSeconds.toFixed(1)} s; Redis CPU ${(regUsed.redis ?? 0).toFixed(1)} s, Pinboard CPU ${(regUsed.pinboard ?? 0).toFixed(1)} s`,
+  );
   // The background of a large fleet (heartbeats), before the load for comparison.
   const idleBefore = await idleRate({ proxy: pb, redis: redisPid }, 2000);
   await floor(`redis-floor-new@${live}`);
-  const short = live < args.workers ? ` (asked for ${args.workers}: registration ran out of its ${args.registerBudget} s budget)` : "";
+  const short =
+    live < args.workers
+      ? ` (asked for ${args.workers}: registration ran out of its ${args.registerBudget} s budget)`
+      : "";
   const spec: LoadSpec = {
     name: `pinboard-new:length@${live}`,
     front: "pinboard-new",
@@ -97,6 +121,8 @@ export async function newAtManyWorkers(c: ScalingContext, baseWorkers: number, f
   // still run; the window before is kept in the results for comparison.
   const idle = await idleRate({ proxy: pb, redis: redisPid }, 4000);
   c.extras.idleAtManyWindows = { before: idleBefore, after: idle };
-  c.log(`  idle with ${live} workers: Pinboard ${idle.proxy.toFixed(3)} CPU s/s, Redis ${idle.redis.toFixed(3)} CPU s/s (heartbeats)`);
+  c.log(
+    `  idle with ${live} workers: Pinboard ${idle.proxy.toFixed(3)} CPU s/s, Redis ${idle.redis.toFixed(3)} CPU s/s (heartbeats)`,
+  );
   return { live, rows, idle };
 }

@@ -11,11 +11,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import type { Child } from "./children.ts";
-import { combine, loadWindow, type LoadSpec, type Window } from "./load.ts";
 import { busyStretches } from "./busy-stretches.ts";
-import { summariseProfile, type ProfileSummary } from "./profile-summary.ts";
-import { commandStats, describeCommands, resetRedisStats, slowLog, type CommandStat } from "./redis-stats.ts";
+import type { Child } from "./children.ts";
+import { combine, type LoadSpec, loadWindow, type Window } from "./load.ts";
+import { type ProfileSummary, summariseProfile } from "./profile-summary.ts";
+import { type CommandStat, commandStats, describeCommands, resetRedisStats, slowLog } from "./redis-stats.ts";
 import type { ScenarioResult } from "./report.ts";
 
 export interface RunnerContext {
@@ -62,12 +62,16 @@ export class ScenarioRunner {
 
   /** Runs `specs` in `rounds` interleaved rounds of `durationS` in all (default: the context's); one combined row per spec, in order. */
   async rounds(specs: LoadSpec[], rounds: number, durationS = this.ctx.durationS): Promise<ScenarioResult[]> {
-    const tallies = new Map<string, Tally>(specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]));
+    const tallies = new Map<string, Tally>(
+      specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]),
+    );
     const perWindow = windowSeconds(durationS, rounds);
     for (let round = 0; round < rounds; round++) {
       for (const spec of orderOf(specs, round)) {
         const how = spec.rate ? `paced at ${spec.rate} req/s` : "wrk";
-        this.ctx.log(`${spec.name}${rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""}: ${perWindow} s, ${how}, ${this.ctx.connections} connections`);
+        this.ctx.log(
+          `${spec.name}${rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""}: ${perWindow} s, ${how}, ${this.ctx.connections} connections`,
+        );
         await this.window(spec, tallies.get(spec.name)!, round === 0 ? 1 : 0, perWindow);
       }
     }
@@ -96,9 +100,13 @@ export class ScenarioRunner {
     tally.slow.push(...(await slowLog(admin)));
     if (onPinboard) {
       pinboard.child.send("eld");
-      const { p50, p99, max } = await pinboard.child.next<{ p50: number; p99: number; max: number }>((m) => m.bench === "eld");
+      const { p50, p99, max } = await pinboard.child.next<{ p50: number; p99: number; max: number }>(
+        (m) => m.bench === "eld",
+      );
       // The worst window: a stall in any round shows.
-      tally.loop = tally.loop ? { p50: Math.max(tally.loop.p50, p50), p99: Math.max(tally.loop.p99, p99), max: Math.max(tally.loop.max, max) } : { p50, p99, max };
+      tally.loop = tally.loop
+        ? { p50: Math.max(tally.loop.p50, p50), p99: Math.max(tally.loop.p99, p99), max: Math.max(tally.loop.max, max) }
+        : { p50, p99, max };
       pinboard.child.send("mem");
       const mem = await pinboard.child.next((m) => m.bench === "mem");
       const { bench: _, ...usage } = mem;
@@ -116,7 +124,9 @@ export class ScenarioRunner {
       commands: describeCommands(tally.commands, row.requests),
       slowlog: tally.slow.sort((a, b) => b.usec - a.usec).slice(0, 5),
     };
-    this.ctx.log(`${row.name}: ${row.rps.toFixed(0)} req/s, p50 ${row.p50Ms?.toFixed(2)} ms, p99 ${row.p99Ms?.toFixed(2)} ms, non-2xx ${row.non2xx}, errors ${row.errors}`);
+    this.ctx.log(
+      `${row.name}: ${row.rps.toFixed(0)} req/s, p50 ${row.p50Ms?.toFixed(2)} ms, p99 ${row.p99Ms?.toFixed(2)} ms, non-2xx ${row.non2xx}, errors ${row.errors}`,
+    );
     return row;
   }
 

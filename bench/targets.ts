@@ -32,9 +32,11 @@ export function redisCostPerCall(r: ScenarioResult | undefined, idle?: IdleRate)
   return raw - background > 0 ? raw - background : null;
 }
 
-const diff = (a: number | null | undefined, b: number | null | undefined): number | null => (a == null || b == null ? null : a - b);
+const diff = (a: number | null | undefined, b: number | null | undefined): number | null =>
+  a == null || b == null ? null : a - b;
 const check = (value: number | null, ok: (v: number) => boolean): boolean | null => (value === null ? null : ok(value));
-const both = (a: number | null, b: number | null, limit: number): boolean | null => (a === null || b === null ? null : a <= limit && b <= limit);
+const both = (a: number | null, b: number | null, limit: number): boolean | null =>
+  a === null || b === null ? null : a <= limit && b <= limit;
 
 /** Rows that go through a proxy of some kind (everything measured against `direct`). */
 const PROXIES = ["plain", "nginx", "pinboard-hot", "pinboard-new", "workerd-hot", "workerd-new"];
@@ -69,10 +71,20 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
   const many = o.newAtManyName?.split("@")[1] ?? "1000";
 
   // The worker's headroom: direct against the fastest proxy, per answer shape (reported).
-  const fastestOf = (framing: "length" | "chunked") => PROXIES.map((f) => row(f, framing)).reduce<ScenarioResult | undefined>((a, r) => (r && (!a || r.rps > a.rps) ? r : a), undefined);
-  const headroom = (["length", "chunked"] as const).map((framing) => ({ framing, ratio: ratio(row("direct", framing)?.rps, fastestOf(framing)?.rps) }));
+  const fastestOf = (framing: "length" | "chunked") =>
+    PROXIES.map((f) => row(f, framing)).reduce<ScenarioResult | undefined>(
+      (a, r) => (r && (!a || r.rps > a.rps) ? r : a),
+      undefined,
+    );
+  const headroom = (["length", "chunked"] as const).map((framing) => ({
+    framing,
+    ratio: ratio(row("direct", framing)?.rps, fastestOf(framing)?.rps),
+  }));
   // The client's headroom: wrk against nginx answering by itself, against the fastest proxy of either shape.
-  const fastest = [fastestOf("length"), fastestOf("chunked")].reduce<ScenarioResult | undefined>((a, r) => (r && (!a || r.rps > a.rps) ? r : a), undefined);
+  const fastest = [fastestOf("length"), fastestOf("chunked")].reduce<ScenarioResult | undefined>(
+    (a, r) => (r && (!a || r.rps > a.rps) ? r : a),
+    undefined,
+  );
   const ceiling = row("ceiling");
 
   const ratios: Record<string, number | null> = {
@@ -88,10 +100,19 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     "pinboard-hot p99 - plain p99 (chunked, ms)": diff(hotChunked?.p99Ms, plainChunked?.p99Ms),
     "pinboard-hot p99 - plain p99, paced (ms)": diff(paced("pinboard-hot")?.p99Ms, paced("plain")?.p99Ms),
     "pinboard-hot p50 - plain p50, paced (ms)": diff(paced("pinboard-hot")?.p50Ms, paced("plain")?.p50Ms),
-    "2 processes/1 process rps (pinboard-hot)": ratio(byName(rowName("pinboard-hot-2proc", "length"))?.rps, byName(rowName("pinboard-hot-1proc", "length"))?.rps),
-    [`new@${many}/new@10 cost per request`]: ratio(costPerRequest(newMany, o.idleAtMany), costPerRequest(fresh, o.idleAt10)),
+    "2 processes/1 process rps (pinboard-hot)": ratio(
+      byName(rowName("pinboard-hot-2proc", "length"))?.rps,
+      byName(rowName("pinboard-hot-1proc", "length"))?.rps,
+    ),
+    [`new@${many}/new@10 cost per request`]: ratio(
+      costPerRequest(newMany, o.idleAtMany),
+      costPerRequest(fresh, o.idleAt10),
+    ),
     [`new@10/new@${many} rps`]: ratio(fresh?.rps, newMany?.rps),
-    [`redis-floor-new@${many}/@10 Redis CPU per resolve`]: ratio(redisCostPerCall(byName(`redis-floor-new@${many}`), o.idleAtMany), redisCostPerCall(byName("redis-floor-new@10"), o.idleAt10)),
+    [`redis-floor-new@${many}/@10 Redis CPU per resolve`]: ratio(
+      redisCostPerCall(byName(`redis-floor-new@${many}`), o.idleAtMany),
+      redisCostPerCall(byName("redis-floor-new@10"), o.idleAt10),
+    ),
     [`hot@${big}/hot@1k cost per request`]: ratio(costPerRequest(hotBig), costPerRequest(hot)),
     [`hot@1k/hot@${big} rps`]: ratio(hot?.rps, hotBig?.rps),
     "workerd-hot/pinboard-hot rps": ratio(row("workerd-hot")?.rps, hot?.rps),
@@ -113,13 +134,36 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     {
       name: "client headroom: wrk's ceiling vs fastest proxy",
       target: "≥ 3.00×",
-      measured: ceiling && fastest ? `${times("client ceiling/fastest proxy rps")} (${fmt(ceiling.rps, 0)} req/s; fastest ${fastest.name})` : "not run (needs nginx)",
+      measured:
+        ceiling && fastest
+          ? `${times("client ceiling/fastest proxy rps")} (${fmt(ceiling.rps, 0)} req/s; fastest ${fastest.name})`
+          : "not run (needs nginx)",
       pass: check(r("client ceiling/fastest proxy rps"), (v) => v >= 3),
     },
-    { name: "worker headroom: direct vs fastest proxy, Content-Length", target: "reported", measured: times("direct/fastest proxy rps (length)"), pass: null },
-    { name: "pinboard-hot / plain, Content-Length", target: "≥ 0.60×", measured: times("pinboard-hot/plain rps (length)"), pass: check(r("pinboard-hot/plain rps (length)"), (v) => v >= 0.6) },
-    { name: "pinboard-hot / plain, chunked", target: "≥ 0.50×", measured: times("pinboard-hot/plain rps (chunked)"), pass: check(r("pinboard-hot/plain rps (chunked)"), (v) => v >= 0.5) },
-    { name: "pinboard-new / plain, Content-Length", target: "≥ 0.40×", measured: times("pinboard-new/plain rps (length)"), pass: check(r("pinboard-new/plain rps (length)"), (v) => v >= 0.4) },
+    {
+      name: "worker headroom: direct vs fastest proxy, Content-Length",
+      target: "reported",
+      measured: times("direct/fastest proxy rps (length)"),
+      pass: null,
+    },
+    {
+      name: "pinboard-hot / plain, Content-Length",
+      target: "≥ 0.60×",
+      measured: times("pinboard-hot/plain rps (length)"),
+      pass: check(r("pinboard-hot/plain rps (length)"), (v) => v >= 0.6),
+    },
+    {
+      name: "pinboard-hot / plain, chunked",
+      target: "≥ 0.50×",
+      measured: times("pinboard-hot/plain rps (chunked)"),
+      pass: check(r("pinboard-hot/plain rps (chunked)"), (v) => v >= 0.5),
+    },
+    {
+      name: "pinboard-new / plain, Content-Length",
+      target: "≥ 0.40×",
+      measured: times("pinboard-new/plain rps (length)"),
+      pass: check(r("pinboard-new/plain rps (length)"), (v) => v >= 0.4),
+    },
     {
       name: `p99 paced at ${o.rate ?? "–"} req/s, hot − plain`,
       target: "≤ +2 ms",
@@ -127,9 +171,24 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
       // A front that fell behind the offered rate was saturated after all: no verdict then.
       pass: sustained ? check(r("pinboard-hot p99 - plain p99, paced (ms)"), (v) => v <= 2) : null,
     },
-    { name: "p99 saturated, hot − plain, Content-Length", target: "≤ +10 ms", measured: ms("pinboard-hot p99 - plain p99 (length, ms)"), pass: check(r("pinboard-hot p99 - plain p99 (length, ms)"), (v) => v <= 10) },
-    { name: "p99 saturated, hot − plain, chunked", target: "≤ +10 ms", measured: ms("pinboard-hot p99 - plain p99 (chunked, ms)"), pass: check(r("pinboard-hot p99 - plain p99 (chunked, ms)"), (v) => v <= 10) },
-    { name: "Pinboard RSS at 64 connections", target: "≤ 150 MB", measured: `${fmt(maxRss, 0)} MB peak`, pass: check(maxRss, (v) => v <= 150) },
+    {
+      name: "p99 saturated, hot − plain, Content-Length",
+      target: "≤ +10 ms",
+      measured: ms("pinboard-hot p99 - plain p99 (length, ms)"),
+      pass: check(r("pinboard-hot p99 - plain p99 (length, ms)"), (v) => v <= 10),
+    },
+    {
+      name: "p99 saturated, hot − plain, chunked",
+      target: "≤ +10 ms",
+      measured: ms("pinboard-hot p99 - plain p99 (chunked, ms)"),
+      pass: check(r("pinboard-hot p99 - plain p99 (chunked, ms)"), (v) => v <= 10),
+    },
+    {
+      name: "Pinboard RSS at 64 connections",
+      target: "≤ 150 MB",
+      measured: `${fmt(maxRss, 0)} MB peak`,
+      pass: check(maxRss, (v) => v <= 150),
+    },
     {
       name: `new-placement cost, 10 → ${many} workers`,
       target: "≤ 1.50× (issue: at 1000)",
@@ -144,14 +203,41 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     {
       name: `hot cost, 1k → ${big} placements`,
       target: "≤ 1.20× (issue: at 1M)",
-      measured: hotBig ? `${times(`hot@${big}/hot@1k cost per request`)} CPU/req (rps ${times(`hot@1k/hot@${big} rps`)})` : "not run",
+      measured: hotBig
+        ? `${times(`hot@${big}/hot@1k cost per request`)} CPU/req (rps ${times(`hot@1k/hot@${big} rps`)})`
+        : "not run",
       pass: both(r(`hot@${big}/hot@1k cost per request`), r(`hot@1k/hot@${big} rps`), 1.2),
     },
-    { name: "Redis memory per placement row", target: "≤ 200 B", measured: `${fmt(o.bytesPerRow, 0)} B`, pass: check(o.bytesPerRow, (v) => v <= 200) },
-    { name: "2 Pinboard processes / 1 (hot)", target: "reported", measured: `${times("2 processes/1 process rps (pinboard-hot)")} req/s`, pass: null },
-    { name: "nginx / plain (Content-Length)", target: "reported", measured: times("nginx/plain rps (length)"), pass: null },
-    { name: "workerd / Node entry (hot)", target: "reported", measured: times("workerd-hot/pinboard-hot rps"), pass: null },
-    { name: "workerd / Node entry (new)", target: "reported", measured: times("workerd-new/pinboard-new rps"), pass: null },
+    {
+      name: "Redis memory per placement row",
+      target: "≤ 200 B",
+      measured: `${fmt(o.bytesPerRow, 0)} B`,
+      pass: check(o.bytesPerRow, (v) => v <= 200),
+    },
+    {
+      name: "2 Pinboard processes / 1 (hot)",
+      target: "reported",
+      measured: `${times("2 processes/1 process rps (pinboard-hot)")} req/s`,
+      pass: null,
+    },
+    {
+      name: "nginx / plain (Content-Length)",
+      target: "reported",
+      measured: times("nginx/plain rps (length)"),
+      pass: null,
+    },
+    {
+      name: "workerd / Node entry (hot)",
+      target: "reported",
+      measured: times("workerd-hot/pinboard-hot rps"),
+      pass: null,
+    },
+    {
+      name: "workerd / Node entry (new)",
+      target: "reported",
+      measured: times("workerd-new/pinboard-new rps"),
+      pass: null,
+    },
   ];
   return { targets, ratios };
 }

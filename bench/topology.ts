@@ -12,13 +12,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { mintCredential } from "../src/auth/mint.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
 import { startNodeFlags } from "../scripts/start-flags.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { mintCredential } from "../src/auth/mint.ts";
 import { Keys } from "../src/redis/keys.ts";
-import { killWhenBenchDies, ROOT, spawnNode, type Child } from "./children.ts";
-import { nginxVersion, startNginx, type RunningNginx } from "./nginx.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../src/runtime/node/free-port.ts";
+import { type Child, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
+import { nginxVersion, type RunningNginx, startNginx } from "./nginx.ts";
 
 export const PREFIX = "pinboard:";
 export const SHARDS = 16;
@@ -102,7 +102,12 @@ export async function startTopology(base: { workers: number; namespaces: string[
   const [pinboardPort, basePort] = [await freePort(), await freePort()];
   const pinboardUrl = `http://127.0.0.1:${pinboardPort}`;
 
-  async function startFleet(name: string, count: number, namespaces: string[], options: FleetOptions = {}): Promise<Fleet> {
+  async function startFleet(
+    name: string,
+    count: number,
+    namespaces: string[],
+    options: FleetOptions = {},
+  ): Promise<Fleet> {
     const child = spawnNode(name, "bench/fleet-main.ts", {
       PINBOARD_URL: pinboardUrl,
       BENCH_CREDENTIAL: credential,
@@ -112,11 +117,15 @@ export async function startTopology(base: { workers: number; namespaces: string[
       BENCH_PORT: String(options.port ?? 0),
     });
     children.push(child);
-    const budget = options.budgetMs === undefined ? undefined : setTimeout(() => child.send("enough"), options.budgetMs);
+    const budget =
+      options.budgetMs === undefined ? undefined : setTimeout(() => child.send("enough"), options.budgetMs);
     try {
       for (;;) {
         type Msg = { bench: string; url: string; workers: FleetWorker[]; registered: number; seconds: number };
-        const msg = await child.next<Msg>((m) => m.bench === "ready" || m.bench === "progress", options.stallMs ?? 120_000);
+        const msg = await child.next<Msg>(
+          (m) => m.bench === "ready" || m.bench === "progress",
+          options.stallMs ?? 120_000,
+        );
         if (msg.bench === "progress") {
           options.onProgress?.(msg.registered, msg.seconds);
           continue;
@@ -137,12 +146,22 @@ export async function startTopology(base: { workers: number; namespaces: string[
 
   try {
     // e.g. BENCH_PINBOARD_NODE_ARGS="--trace-gc" to look into the Pinboard process.
-    const nodeArgs = [...startNodeFlags(), ...(process.env.BENCH_PINBOARD_NODE_ARGS ?? "").split(/\s+/).filter(Boolean)];
-    if (!existsSync(join(ROOT, PINBOARD_MAIN))) throw new Error(`${PINBOARD_MAIN} is missing: run \`npm run build\` (npm run bench does)`);
+    const nodeArgs = [
+      ...startNodeFlags(),
+      ...(process.env.BENCH_PINBOARD_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
+    ];
+    if (!existsSync(join(ROOT, PINBOARD_MAIN)))
+      throw new Error(`${PINBOARD_MAIN} is missing: run \`npm run build\` (npm run bench does)`);
     const pinboardChild = spawnNode(
       "pinboard",
       PINBOARD_MAIN,
-      { PORT: String(pinboardPort), HOST: "127.0.0.1", REDIS_URL: redis.url, ...pinboardSettings(secret), ...heapProfileEnv() },
+      {
+        PORT: String(pinboardPort),
+        HOST: "127.0.0.1",
+        REDIS_URL: redis.url,
+        ...pinboardSettings(secret),
+        ...heapProfileEnv(),
+      },
       nodeArgs,
     );
     children.push(pinboardChild);

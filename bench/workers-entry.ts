@@ -7,11 +7,11 @@
  * the Node entry, so both read the same registrations and placements.
  */
 import { randomBytes } from "node:crypto";
+import { Miniflare } from "miniflare";
 import { bundleWorker } from "../scripts/bundle-worker.ts";
 import { workerCompatibility } from "../scripts/worker-compatibility.ts";
-import { Miniflare } from "miniflare";
 import { freePort } from "../src/runtime/node/free-port.ts";
-import { killWhenBenchDies, spawnNode, type Child } from "./children.ts";
+import { type Child, killWhenBenchDies, spawnNode } from "./children.ts";
 import { findDescendant } from "./proc-stats.ts";
 
 export interface RunningWorkersEntry {
@@ -24,12 +24,21 @@ export interface RunningWorkersEntry {
 
 async function startBridge(redisUrl: string, token: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = spawnNode("redis-rest", "scripts/redis-rest.ts", { REDIS_URL: redisUrl, UPSTASH_REDIS_REST_TOKEN: token, PORT: String(port), HOST: "127.0.0.1" });
+  const child = spawnNode("redis-rest", "scripts/redis-rest.ts", {
+    REDIS_URL: redisUrl,
+    UPSTASH_REDIS_REST_TOKEN: token,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+  });
   killWhenBenchDies(child.pid); // the bridge does not watch its stdin like the bench's own children
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const up = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: '["PING"]' }).then(
+    const up = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: '["PING"]',
+    }).then(
       async (r) => (await r.arrayBuffer(), true),
       () => false,
     );
@@ -42,9 +51,16 @@ async function startBridge(redisUrl: string, token: string): Promise<{ child: Ch
   }
 }
 
-export async function startWorkersEntry(options: { redisUrl: string; bindings: Record<string, string> }): Promise<RunningWorkersEntry> {
+export async function startWorkersEntry(options: {
+  redisUrl: string;
+  bindings: Record<string, string>;
+}): Promise<RunningWorkersEntry> {
   const token = randomBytes(16).toString("hex");
-  const [scriptPath, compatibility, bridge] = await Promise.all([bundleWorker(), workerCompatibility(), startBridge(options.redisUrl, token)]);
+  const [scriptPath, compatibility, bridge] = await Promise.all([
+    bundleWorker(),
+    workerCompatibility(),
+    startBridge(options.redisUrl, token),
+  ]);
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({

@@ -62,7 +62,9 @@ let scripts = 0;
 export function requireWrk(): string {
   const r = spawnSync("wrk", ["--version"], { encoding: "utf8" });
   if (r.error) {
-    console.error("npm run bench needs wrk on PATH as its load generator: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)");
+    console.error(
+      "npm run bench needs wrk on PATH as its load generator: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)",
+    );
     process.exit(1);
   }
   return `${r.stdout}${r.stderr}`.split("\n")[0]!.trim();
@@ -82,9 +84,17 @@ function pacing(connections: number, rate: number): string {
 
 function writeScript(o: WrkRun): string {
   scriptDir ??= mkdtempSync(join(tmpdir(), "pinboard-bench-wrk-"));
-  const setHeaders = Object.entries(o.headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  const setHeaders = Object.entries(o.headers).map(
+    ([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`,
+  );
   const paced = o.rate === undefined ? [] : [pacing(o.connections, o.rate)];
-  const lua = [luaPathFunction(o.plan), ...setHeaders, ...paced, "request = function() return wrk.format(nil, next_path()) end", REPORT].join("\n");
+  const lua = [
+    luaPathFunction(o.plan),
+    ...setHeaders,
+    ...paced,
+    "request = function() return wrk.format(nil, next_path()) end",
+    REPORT,
+  ].join("\n");
   const file = join(scriptDir, `load-${scripts++}.lua`);
   writeFileSync(file, lua);
   return file;
@@ -94,12 +104,23 @@ function writeScript(o: WrkRun): string {
 export function runWrk(o: WrkRun): Promise<WrkResult> {
   if (!Number.isInteger(o.durationS) || o.durationS < 1) throw new Error(`wrk takes whole seconds, got ${o.durationS}`);
   const script = writeScript(o);
-  const args = ["-t1", `-c${o.connections}`, `-d${o.durationS}s`, "--timeout", "10s", "--latency", "-s", script, `${o.url}/`];
+  const args = [
+    "-t1",
+    `-c${o.connections}`,
+    `-d${o.durationS}s`,
+    "--timeout",
+    "10s",
+    "--latency",
+    "-s",
+    script,
+    `${o.url}/`,
+  ];
   return new Promise((resolve, reject) => {
     const shell = ["-c", 'wrk "$@"; s=$?; times; exit $s', "sh", ...args];
     execFile("sh", shell, { encoding: "utf8", timeout: (o.durationS + 30) * 1000 }, (err, stdout, stderr) => {
       const line = stdout.split("\n").find((l) => l.startsWith('{"bench":"wrk"'));
-      if (err || !line) return reject(new Error(`wrk ${args.join(" ")} failed: ${err?.message ?? "no report"}\n${stdout}${stderr}`));
+      if (err || !line)
+        return reject(new Error(`wrk ${args.join(" ")} failed: ${err?.message ?? "no report"}\n${stdout}${stderr}`));
       const r = JSON.parse(line) as Record<string, number>;
       const ms = (us: number | undefined) => (us ?? 0) / 1000;
       resolve({

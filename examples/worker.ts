@@ -19,7 +19,7 @@
  *   HOST                   listen address; default 127.0.0.1
  *   ADVERTISE_URL          the URL Pinboard reaches this worker at; default: the listen URL
  */
-import { createWorker, handleShutdownSignals, RedisDurabilityStore, type PinnedWorker } from "../src/pinned/index.ts";
+import { createWorker, handleShutdownSignals, type PinnedWorker, RedisDurabilityStore } from "../src/pinned/index.ts";
 import { ChatRoom } from "./chat-room.ts";
 import { Counter } from "./counter.ts";
 

@@ -23,8 +23,12 @@ export async function consoleAssets(): Promise<string> {
     legalComments: "none",
   });
   const script = bundle.outputFiles[0]!.text.trim().replace(/<\/script/gi, "<\\/script");
-  const style = (await transform(readFileSync(`${PAGE}console.css`, "utf8"), { loader: "css", minify: true })).code.trim();
-  const html = readFileSync(`${PAGE}index.html`, "utf8").replace("/*CSS*/", () => style).replace("/*JS*/", () => script);
+  const style = (
+    await transform(readFileSync(`${PAGE}console.css`, "utf8"), { loader: "css", minify: true })
+  ).code.trim();
+  const html = readFileSync(`${PAGE}index.html`, "utf8")
+    .replace("/*CSS*/", () => style)
+    .replace("/*JS*/", () => script);
   const csp = [
     "default-src 'none'",
     `script-src ${sha256(script)}`,

@@ -10,12 +10,14 @@
  */
 import { fetchWithRetry } from "./demo/http.ts";
 import { instructions } from "./demo/instructions.ts";
-import { Cleanup, startStack, type DemoStack, type DemoWorker } from "./demo/stack.ts";
+import { Cleanup, type DemoStack, type DemoWorker, startStack } from "./demo/stack.ts";
 import { runStory } from "./demo/story.ts";
 
 const args = process.argv.slice(2);
 if (args.includes("--help") || args.includes("-h")) {
-  console.log("usage: npm run demo [-- --script]\n  --script  run the kill-a-worker story non-interactively and exit (0 when it held)");
+  console.log(
+    "usage: npm run demo [-- --script]\n  --script  run the kill-a-worker story non-interactively and exit (0 when it held)",
+  );
   process.exit(0);
 }
 const scripted = args.includes("--script");
@@ -104,7 +106,10 @@ async function main(): Promise<number> {
 async function warmUp(stack: DemoStack): Promise<{ counterOwner: DemoWorker; roomOwner: DemoWorker }> {
   say("placing /counter/demo and /chat/lobby (a fresh Redis refuses new placements for one lease)");
   const owners: DemoWorker[] = [];
-  for (const [ns, id] of [["/counter", "demo"], ["/chat", "lobby"]] as const) {
+  for (const [ns, id] of [
+    ["/counter", "demo"],
+    ["/chat", "lobby"],
+  ] as const) {
     const res = await fetchWithRetry(`${stack.pinboardUrl}${ns}/${id}`, {}, { timeoutMs: 30_000 });
     await res.arrayBuffer();
     if (!res.ok) throw new Error(`GET ${ns}/${id}: HTTP ${res.status}`);

@@ -13,25 +13,33 @@
  * `npm start`. Crons do not fire in local dev, so this script runs the Worker's cron handler
  * every PINBOARD_SWEEP_INTERVAL_MS (the Node entry's sweeper timer).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, configVariableNames, parseConfig, type Config } from "../src/config.ts";
+import { type Config, ConfigError, configVariableNames, parseConfig } from "../src/config.ts";
 import { describeDevPassport, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
-import { startRedisRest, type RedisRestServer } from "./redis-rest.ts";
-import { EnvFileError, writeWorkerEnvFile, type WorkerEnvFile } from "./dev/worker-env-file.ts";
+import { EnvFileError, type WorkerEnvFile, writeWorkerEnvFile } from "./dev/worker-env-file.ts";
+import { type RedisRestServer, startRedisRest } from "./redis-rest.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
 /** Variables that configure this script (listening, Redis), not the Worker. */
-const LOCAL_ONLY = new Set(["PORT", "HOST", "REDIS_URL", "REDIS_CLUSTER_NODES", "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN", "PINBOARD_PROCESSES"]);
+const LOCAL_ONLY = new Set([
+  "PORT",
+  "HOST",
+  "REDIS_URL",
+  "REDIS_CLUSTER_NODES",
+  "UPSTASH_REDIS_REST_URL",
+  "UPSTASH_REDIS_REST_TOKEN",
+  "PINBOARD_PROCESSES",
+]);
 
 /** The Worker's vars: every configuration variable set in `env` but the local-only ones. */
 export function workerVars(env: Record<string, string | undefined>): Record<string, string> {
@@ -66,7 +74,9 @@ export class PortInUseError extends Error {
 export async function checkPortFree(port: number, host: string): Promise<void> {
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
-    probe.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "EADDRINUSE" ? new PortInUseError(port) : err));
+    probe.once("error", (err: NodeJS.ErrnoException) =>
+      reject(err.code === "EADDRINUSE" ? new PortInUseError(port) : err),
+    );
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
 }
@@ -128,7 +138,9 @@ async function start(config: Config, running: Running): Promise<void> {
   if (config.port) await checkPortFree(config.port, config.host);
   if (!restUrl) {
     if (config.redis.clusterNodes) {
-      throw new ConfigError(["REDIS_CLUSTER_NODES: npm run dev bridges one Redis node; set REDIS_URL to a single server"]);
+      throw new ConfigError([
+        "REDIS_CLUSTER_NODES: npm run dev bridges one Redis node; set REDIS_URL to a single server",
+      ]);
     }
     let redisUrl = config.redis.url;
     if (!redisUrl) {
@@ -161,10 +173,13 @@ async function start(config: Config, running: Running): Promise<void> {
     WRANGLER,
     "dev",
     "--local",
-    "--ip", config.host,
-    "--port", String(port),
+    "--ip",
+    config.host,
+    "--port",
+    String(port),
     "--show-interactive-dev-session=false",
-    "--env-file", running.envFile.path,
+    "--env-file",
+    running.envFile.path,
   ];
   running.wrangler = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -15,7 +15,7 @@
  *
  * Exits 1 listing every violation, 0 when there is none.
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registeredScripts } from "../src/contract/lua-script.ts";
@@ -47,9 +47,21 @@ function expectMatch(file: string, pattern: RegExp, what: string): void {
 }
 
 // 1. Which comparison each secret goes through.
-expectMatch("data-plane/caller.ts", /constantTimeEqual\(secret, record\.secret\)/, "the caller's session secret is not compared with constantTimeEqual");
-expectMatch("pinned/attestation-guard.ts", /return constantTimeEqual\(given, this\.secret\)/, "the proxy secret is not compared with constantTimeEqual");
-expectMatch("contract/attestation.ts", /crypto\.subtle\.verify\(\s*"HMAC"/, "attestations are not verified with crypto.subtle.verify");
+expectMatch(
+  "data-plane/caller.ts",
+  /constantTimeEqual\(secret, record\.secret\)/,
+  "the caller's session secret is not compared with constantTimeEqual",
+);
+expectMatch(
+  "pinned/attestation-guard.ts",
+  /return constantTimeEqual\(given, this\.secret\)/,
+  "the proxy secret is not compared with constantTimeEqual",
+);
+expectMatch(
+  "contract/attestation.ts",
+  /crypto\.subtle\.verify\(\s*"HMAC"/,
+  "attestations are not verified with crypto.subtle.verify",
+);
 // Passport's HS256 goes through jose with a Web Crypto HMAC key (verify, never a string compare).
 expectMatch("auth/passport.ts", /\["verify"\]/, "Passport's HMAC key is not a verify key");
 
@@ -63,9 +75,12 @@ for (const [file, name] of [["contract/constant-time.ts", "constantTimeEqual"]] 
   }
   const body = text.slice(start);
   const fn = body.slice(0, body.indexOf("\n}\n") + 2);
-  if (!/crypto\.subtle\.digest\("SHA-256"/.test(fn)) problems.push(`src/${file}: ${name} does not hash with SHA-256 first`);
-  if (!/diff \|= x\[i\]! \^ y\[i\]!/.test(fn)) problems.push(`src/${file}: ${name} does not fold every byte (diff |= x[i]! ^ y[i]!)`);
-  if (/return false|break;|===\s*y|x\[i\]\s*!==/.test(fn)) problems.push(`src/${file}: ${name} may leave the comparison early`);
+  if (!/crypto\.subtle\.digest\("SHA-256"/.test(fn))
+    problems.push(`src/${file}: ${name} does not hash with SHA-256 first`);
+  if (!/diff \|= x\[i\]! \^ y\[i\]!/.test(fn))
+    problems.push(`src/${file}: ${name} does not fold every byte (diff |= x[i]! ^ y[i]!)`);
+  if (/return false|break;|===\s*y|x\[i\]\s*!==/.test(fn))
+    problems.push(`src/${file}: ${name} may leave the comparison early`);
 }
 
 // 3. No secret on either side of a strict (in)equality, other than presence checks.
@@ -73,7 +88,10 @@ for (const file of allSources()) {
   readFileSync(file, "utf8")
     .split("\n")
     .forEach((line, i) => {
-      if (/(secret\w*(\.\w+)*\s*[!=]==|[!=]==\s*[\w.]*secret)/i.test(line) && !/[!=]==\s*(undefined|null|""|'')|(undefined|null)\s*[!=]==/.test(line)) {
+      if (
+        /(secret\w*(\.\w+)*\s*[!=]==|[!=]==\s*[\w.]*secret)/i.test(line) &&
+        !/[!=]==\s*(undefined|null|""|'')|(undefined|null)\s*[!=]==/.test(line)
+      ) {
         problems.push(`src/${relative(ROOT, file)}:${i + 1}: a secret compared with === or !==: ${line.trim()}`);
       }
     });
@@ -93,12 +111,15 @@ for (const file of allSources()) {
   for (const { name, script } of registeredScripts()) {
     for (const m of script.matchAll(/redis\.call\('(\w+)'(?:,\s*([^,)]+))?/g)) {
       if (m[1] === "TIME") continue;
-      if (!keyParams.test(m[2]?.trim() ?? "")) problems.push(`lua ${name}: redis.call('${m[1]}', ${m[2]}) names a key outside KEYS`);
+      if (!keyParams.test(m[2]?.trim() ?? ""))
+        problems.push(`lua ${name}: redis.call('${m[1]}', ${m[2]}) names a key outside KEYS`);
     }
     for (const [helper, positions] of helpers) {
       for (const m of script.matchAll(new RegExp(`(?<!function )\\b${helper}\\(([^)]*)\\)`, "g"))) {
         const args = m[1]!.split(",").map((a) => a.trim());
-        for (const p of positions) if (!keyParams.test(args[p] ?? "")) problems.push(`lua ${name}: ${helper}(${m[1]}) passes a key outside KEYS`);
+        for (const p of positions)
+          if (!keyParams.test(args[p] ?? ""))
+            problems.push(`lua ${name}: ${helper}(${m[1]}) passes a key outside KEYS`);
       }
     }
   }

@@ -6,7 +6,7 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { pinboardClaimSchema } from "../src/auth/claims.ts";
-import { DEFAULT_CREDENTIAL_TTL_S, mintCredential, type MintOptions } from "../src/auth/mint.ts";
+import { DEFAULT_CREDENTIAL_TTL_S, type MintOptions, mintCredential } from "../src/auth/mint.ts";
 
 const USAGE = `usage: tsx scripts/mint-credential.ts --secret <secret> [options]
 
@@ -33,7 +33,10 @@ class UsageError extends Error {}
 
 function list(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
-  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 function integer(flag: string, value: string): number {
@@ -71,7 +74,8 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MintOptions | "help" {
 
   const scopes = values.scope ?? ["pinboard:worker"];
   for (const scope of scopes) {
-    if (!SCOPES.has(scope)) throw new UsageError(`--scope: expected pinboard:worker or pinboard:operator, got ${scope}`);
+    if (!SCOPES.has(scope))
+      throw new UsageError(`--scope: expected pinboard:worker or pinboard:operator, got ${scope}`);
   }
 
   const ports = list(values.ports)?.map((p) => integer("--ports", p));

@@ -16,8 +16,8 @@
  * (`/subscribe`, `/monitor`) are not served: the client only uses the latter for pub/sub.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { realpathSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { Cluster, Redis, ReplyError } from "ioredis";
 import {
@@ -25,9 +25,9 @@ import {
   errorBody,
   parseCommand,
   parseCommands,
+  type RedisCommand,
   readBody,
   resultBody,
-  type RedisCommand,
 } from "./redis-rest/wire.ts";
 
 export interface RedisRestOptions {
@@ -242,9 +242,17 @@ function urlHost(host: string): string {
 
 async function main(): Promise<void> {
   const { REDIS_URL: redisUrl, REDIS_CLUSTER_NODES: clusterNodes, UPSTASH_REDIS_REST_TOKEN: token } = process.env;
-  if (!(redisUrl || clusterNodes) || !token) throw new Error("set REDIS_URL (or REDIS_CLUSTER_NODES) and UPSTASH_REDIS_REST_TOKEN");
+  if (!(redisUrl || clusterNodes) || !token)
+    throw new Error("set REDIS_URL (or REDIS_CLUSTER_NODES) and UPSTASH_REDIS_REST_TOKEN");
   const bridge = await startRedisRest({
-    ...(clusterNodes ? { clusterNodes: clusterNodes.split(",").map((n) => n.trim()).filter(Boolean) } : { redisUrl }),
+    ...(clusterNodes
+      ? {
+          clusterNodes: clusterNodes
+            .split(",")
+            .map((n) => n.trim())
+            .filter(Boolean),
+        }
+      : { redisUrl }),
     token,
     port: Number(process.env.PORT ?? 8079),
     host: process.env.HOST ?? "127.0.0.1",

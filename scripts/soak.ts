@@ -23,7 +23,7 @@
  * The last line is always `SOAK SUMMARY result=PASS|FAIL …`.
  */
 import { parseSoakArgs, type SoakArgs } from "./soak/args.ts";
-import { sleep, SoakCluster } from "./soak/cluster.ts";
+import { SoakCluster, sleep } from "./soak/cluster.ts";
 import { SoakStats } from "./soak/stats.ts";
 import { probeWebSockets, Traffic } from "./soak/traffic.ts";
 
@@ -33,16 +33,21 @@ async function main(args: SoakArgs): Promise<number> {
   const cluster = new SoakCluster({ leaseMs: args.leaseMs, log });
   const measuredMs = args.minutes * 60_000;
   // Setup, warm-up and teardown get their own minutes: the run can never outlive this.
-  const hardDeadline = setTimeout(() => {
-    log(`SOAK SUMMARY result=FAIL reason=hard-deadline minutes=${args.minutes}`);
-    void cluster.stop().finally(() => process.exit(2));
-    setTimeout(() => process.exit(2), 10_000).unref();
-  }, measuredMs + 3 * 60_000 + 10 * args.leaseMs);
+  const hardDeadline = setTimeout(
+    () => {
+      log(`SOAK SUMMARY result=FAIL reason=hard-deadline minutes=${args.minutes}`);
+      void cluster.stop().finally(() => process.exit(2));
+      setTimeout(() => process.exit(2), 10_000).unref();
+    },
+    measuredMs + 3 * 60_000 + 10 * args.leaseMs,
+  );
   hardDeadline.unref();
 
   let stats: SoakStats | undefined;
   try {
-    log(`soak: ${args.minutes} min, ${args.concurrency} lanes, ${args.workers} workers, churn every ${args.churnSeconds || "-"} s, drains every ${args.drainSeconds || "-"} s, lease ${args.leaseMs} ms`);
+    log(
+      `soak: ${args.minutes} min, ${args.concurrency} lanes, ${args.workers} workers, churn every ${args.churnSeconds || "-"} s, drains every ${args.drainSeconds || "-"} s, lease ${args.leaseMs} ms`,
+    );
     await cluster.start(args.workers);
     log(`soak: pinboard pid ${cluster.pid} at ${cluster.url}, redis ${cluster.redis.url}`);
 
@@ -51,7 +56,11 @@ async function main(args: SoakArgs): Promise<number> {
     // Warm-up, not measured: touch every bucket (the cold-start quarantine is one lease per
     // bucket from its first resolve), then wait until the hot ids are placed.
     const warmUntil = Date.now() + 2 * args.leaseMs + 20_000;
-    for (let i = 0; i < 256; i++) await fetch(`${cluster.url}/soak/warm-${i}`).then((r) => r.body?.cancel(), () => {});
+    for (let i = 0; i < 256; i++)
+      await fetch(`${cluster.url}/soak/warm-${i}`).then(
+        (r) => r.body?.cancel(),
+        () => {},
+      );
     let ready = 0;
     while (Date.now() < warmUntil && ready < args.hotIds) {
       ready = 0;
@@ -79,7 +88,8 @@ async function main(args: SoakArgs): Promise<number> {
     run.sampleRss(await cluster.rssMb());
     let seenErrorLines = 0;
     const checkLog = () => {
-      for (const line of cluster.errorLines.slice(seenErrorLines)) run.failure("pinboard logged an error", line.slice(0, 400));
+      for (const line of cluster.errorLines.slice(seenErrorLines))
+        run.failure("pinboard logged an error", line.slice(0, 400));
       seenErrorLines = cluster.errorLines.length;
     };
 
@@ -111,7 +121,8 @@ async function main(args: SoakArgs): Promise<number> {
     await Promise.all(background);
     run.sampleRss(await cluster.rssMb());
     checkLog();
-    if (Date.now() - run.started > 1000) log(run.report(`workers ${cluster.workers.length} (churns ${cluster.churnCount}, drains ${cluster.drainCount})`));
+    if (Date.now() - run.started > 1000)
+      log(run.report(`workers ${cluster.workers.length} (churns ${cluster.churnCount}, drains ${cluster.drainCount})`));
 
     return summarize(run, args, webSockets, cluster);
   } catch (err) {
@@ -149,11 +160,13 @@ function summarize(run: SoakStats, args: SoakArgs, webSockets: boolean, cluster:
   const reasons: string[] = [];
   if (run.failures > 0) reasons.push(`${run.failures} failures`);
   if (samples.length === 0) reasons.push("no RSS sample");
-  if (baseline > 0 && end > growthLimit) reasons.push(`RSS grew from ${baseline.toFixed(1)} MB to ${end.toFixed(1)} MB (> ${(growth * 100).toFixed(0)}%)`);
+  if (baseline > 0 && end > growthLimit)
+    reasons.push(`RSS grew from ${baseline.toFixed(1)} MB to ${end.toFixed(1)} MB (> ${(growth * 100).toFixed(0)}%)`);
   if (max > args.maxRssMb) reasons.push(`RSS reached ${max.toFixed(1)} MB (> ${args.maxRssMb} MB)`);
   if (run.requests === 0) reasons.push("no requests");
 
-  const count = (prefix: string) => [...run.allowedKinds].filter(([k]) => k.startsWith(prefix)).reduce((s, [, n]) => s + n, 0);
+  const count = (prefix: string) =>
+    [...run.allowedKinds].filter(([k]) => k.startsWith(prefix)).reduce((s, [, n]) => s + n, 0);
   log("");
   log("soak: totals by status:");
   for (const [label, n] of run.totalsByLabel()) log(`  ${label.padEnd(18)} ${n}`);
@@ -167,15 +180,21 @@ function summarize(run: SoakStats, args: SoakArgs, webSockets: boolean, cluster:
     for (const example of run.examples.get(kind) ?? []) log(`             e.g. ${example}`);
   }
   log(`soak: pinboard RSS MB over time: ${samples.map((s) => `${Math.round(s.atS)}s=${s.mb.toFixed(1)}`).join(" ")}`);
-  log(`soak: RSS baseline ${baseline.toFixed(1)} MB (limit ${growthLimit.toFixed(1)} MB at the end, ${args.maxRssMb} MB ever)`);
+  log(
+    `soak: RSS baseline ${baseline.toFixed(1)} MB (limit ${growthLimit.toFixed(1)} MB at the end, ${args.maxRssMb} MB ever)`,
+  );
   if (!webSockets) log("soak: note: no WebSocket sessions in this run");
   const known = [...run.allowedKinds].filter(([k]) => k.startsWith("known bug")).reduce((s, [, n]) => s + n, 0);
-  if (known) log(`soak: note: ${known} answers hit known bugs (counted apart, not failures): see scripts/soak/traffic.ts`);
+  if (known)
+    log(`soak: note: ${known} answers hit known bugs (counted apart, not failures): see scripts/soak/traffic.ts`);
 
   const pass = reasons.length === 0;
   log(
     `SOAK SUMMARY result=${pass ? "PASS" : "FAIL"} minutes=${args.minutes} requests=${run.requests} ` +
-      `ok=${run.totalsByLabel().filter(([l]) => l === "200" || l === "ws" || l === "op 200").reduce((s, [, n]) => s + n, 0)} ` +
+      `ok=${run
+        .totalsByLabel()
+        .filter(([l]) => l === "200" || l === "ws" || l === "op 200")
+        .reduce((s, [, n]) => s + n, 0)} ` +
       `refusals503=${count("503 ")} churn502=${count("502 ")} stale409=${count("409 ")} ws_lost=${count("ws ")} known_issues=${count("known bug")} failures=${run.failures} ` +
       `p50_ms=${run.p(0.5).toFixed(1)} p99_ms=${run.p(0.99).toFixed(1)} ` +
       `rss_baseline_mb=${baseline.toFixed(1)} rss_end_mb=${end.toFixed(1)} rss_max_mb=${max.toFixed(1)} ` +

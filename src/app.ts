@@ -1,15 +1,15 @@
-import { Hono, type Context } from "hono";
-import type { AppDeps, AppEnv } from "./deps.ts";
-import { PinboardError, errorResponse, notFound, renderError } from "./errors.ts";
+import { type Context, Hono } from "hono";
 import { apiDescriptionRoutes } from "./api/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
-import { healthRoutes } from "./health.ts";
-import { operatorRoutes } from "./operator/routes.ts";
-import { registryFallback, registryRoutes } from "./registry/routes.ts";
-import type { AffinityKey } from "./placement/affinity.ts";
 import { DataPlane } from "./data-plane/data-plane.ts";
 import { dataPlaneRoute } from "./data-plane/fetch-route.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
+import { errorResponse, notFound, PinboardError, renderError } from "./errors.ts";
+import { healthRoutes } from "./health.ts";
+import { operatorRoutes } from "./operator/routes.ts";
 import { requireReserved } from "./own-routes.ts";
+import type { AffinityKey } from "./placement/affinity.ts";
+import { registryFallback, registryRoutes } from "./registry/routes.ts";
 
 export type { AppDeps } from "./deps.ts";
 
@@ -51,7 +51,13 @@ export interface PinboardApp {
  */
 export function createPinboard(deps: AppDeps, options: AppOptions): PinboardApp {
   const dataPlane = new DataPlane(deps, options.affinityKey ? { affinityKey: options.affinityKey } : {});
-  const operator = () => [apiDescriptionRoutes(deps.config.basePath), consoleRoutes(), registryRoutes(deps), operatorRoutes(deps), registryFallback(deps)];
+  const operator = () => [
+    apiDescriptionRoutes(deps.config.basePath),
+    consoleRoutes(),
+    registryRoutes(deps),
+    operatorRoutes(deps),
+    registryFallback(deps),
+  ];
   const data = dataPlaneRoute(deps, dataPlane, options.peerAddress);
   if (!options.separateAdmin) {
     return { app: rooted(deps, [healthRoutes(deps), ...operator(), data], options.rootRoutes), dataPlane };

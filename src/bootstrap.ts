@@ -1,14 +1,14 @@
 import { createPassport } from "./auth/passport.ts";
 import type { Config } from "./config.ts";
-import type { AppDeps, RuntimeInfo } from "./deps.ts";
-import { Fleet } from "./serving-fleet.ts";
-import { createLogger, type Logger } from "./log.ts";
-import { Keys } from "./redis/keys.ts";
 import { DurableKeys } from "./contract/durable-index.ts";
-import { HealthCounters, fanOut, type MetricsSink } from "./metrics-sink.ts";
+import type { AppDeps, RuntimeInfo } from "./deps.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { fanOut, HealthCounters, type MetricsSink } from "./metrics-sink.ts";
 import { GuardedRedis } from "./redis/guarded.ts";
+import { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { newSessionId } from "./registry/session-ids.ts";
+import { Fleet } from "./serving-fleet.ts";
 
 export interface BootstrapOptions {
   config: Config;
@@ -36,6 +36,9 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.label}-${newSessionId()}` });
   const counters = new HealthCounters();
   const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
-  const durable = { redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis, keys: new DurableKeys(config.durable.prefix) };
+  const durable = {
+    redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis,
+    keys: new DurableKeys(config.durable.prefix),
+  };
   return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
 }

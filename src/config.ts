@@ -7,7 +7,9 @@ import { z } from "zod";
  */
 
 const between = (min: number, max: number) =>
-  max === Number.MAX_SAFE_INTEGER ? `expected a whole number of at least ${min}` : `expected an integer from ${min} to ${max}`;
+  max === Number.MAX_SAFE_INTEGER
+    ? `expected a whole number of at least ${min}`
+    : `expected an integer from ${min} to ${max}`;
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -24,9 +26,12 @@ const bool = z
   .pipe(z.enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""], { error: "expected true or false" }))
   .transform((v) => v === "1" || v === "true" || v === "yes" || v === "on");
 
-const list = z
-  .string()
-  .transform((v) => v.split(",").map((s) => s.trim()).filter((s) => s.length > 0));
+const list = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0),
+);
 
 const hostPort = z
   .string()
@@ -39,15 +44,16 @@ const basePath = z
   .regex(/^(\/[A-Za-z0-9._~-]+)*\/?$/, "expected a path such as /pinboard")
   .transform((v) => v.replace(/\/+$/, ""));
 
-const prefix = z
-  .string()
-  .regex(/^[^\s{}]*$/, "expected a key prefix without whitespace or braces");
+const prefix = z.string().regex(/^[^\s{}]*$/, "expected a key prefix without whitespace or braces");
 
 /** A URL with one of the given schemes ("redis" allows redis:// and rediss://). */
 const url = (kind: "redis" | "http") =>
   z.url({
     protocol: kind === "redis" ? /^rediss?$/ : /^https?$/,
-    error: kind === "redis" ? "expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" : "expected an http:// or https:// URL",
+    error:
+      kind === "redis"
+        ? "expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379"
+        : "expected an http:// or https:// URL",
   });
 
 /** More processes than this is a typo, not a machine. */
@@ -62,7 +68,10 @@ const variables = z.object({
     .string()
     .trim()
     .toLowerCase()
-    .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, "expected a host name such as pinboard-admin.example.com (no scheme, no port)")
+    .regex(
+      /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/,
+      "expected a host name such as pinboard-admin.example.com (no scheme, no port)",
+    )
     .optional(),
   PINBOARD_HEADERS_TIMEOUT_MS: int(1, 3_600_000).default(10_000),
   PINBOARD_REQUEST_TIMEOUT_MS: int(0, 86_400_000).default(300_000),
@@ -71,7 +80,10 @@ const variables = z.object({
     .string()
     .trim()
     .toLowerCase()
-    .refine((v) => v === "auto" || (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_PROCESSES), `expected an integer from 1 to ${MAX_PROCESSES} or auto`)
+    .refine(
+      (v) => v === "auto" || (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_PROCESSES),
+      `expected an integer from 1 to ${MAX_PROCESSES} or auto`,
+    )
     .transform((v): number | "auto" => (v === "auto" ? "auto" : Number(v)))
     .default(1),
   REDIS_URL: url("redis").optional(),
@@ -195,7 +207,9 @@ export const configSchema = variables.transform((raw) => ({
   sweepBatch: raw.PINBOARD_SWEEP_BATCH,
   /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */
   dataPlaneRules:
-    raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0 ? raw.PINBOARD_DATA_PLANE_RULES : undefined,
+    raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0
+      ? raw.PINBOARD_DATA_PLANE_RULES
+      : undefined,
   logLevel: raw.PINBOARD_LOG_LEVEL,
 }));
 
@@ -209,7 +223,13 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose values are never echoed back in an error message. */
-const SECRET_VARIABLES = new Set(["PINBOARD_PASSPORT_SECRET", "UPSTASH_REDIS_REST_TOKEN", "REDIS_URL", "PINBOARD_DURABLE_REDIS_URL", "PINBOARD_PASSPORT_JWKS"]);
+const SECRET_VARIABLES = new Set([
+  "PINBOARD_PASSPORT_SECRET",
+  "UPSTASH_REDIS_REST_TOKEN",
+  "REDIS_URL",
+  "PINBOARD_DURABLE_REDIS_URL",
+  "PINBOARD_PASSPORT_JWKS",
+]);
 
 /**
  * What each variable expects, in plain words: the message of an issue whose own text is zod's
@@ -230,11 +250,20 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], strings: Record<str
     const name = String(issue.path[0] ?? "config");
     if (lines.has(name)) continue;
     const own = issue.message.startsWith("expected ");
-    const nested = issue.path.length > 1 && name !== "REDIS_CLUSTER_NODES" ? ` (at ${issue.path.slice(1).map(String).join(".")})` : "";
-    const expected = own ? `${issue.message}${nested}` : (EXPECTED[name] ?? `expected a valid value${nested}: ${issue.message}`);
+    const nested =
+      issue.path.length > 1 && name !== "REDIS_CLUSTER_NODES"
+        ? ` (at ${issue.path.slice(1).map(String).join(".")})`
+        : "";
+    const expected = own
+      ? `${issue.message}${nested}`
+      : (EXPECTED[name] ?? `expected a valid value${nested}: ${issue.message}`);
     const value = strings[name];
     const got =
-      value === undefined ? "" : SECRET_VARIABLES.has(name) ? schemeOf(value) : `, got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+      value === undefined
+        ? ""
+        : SECRET_VARIABLES.has(name)
+          ? schemeOf(value)
+          : `, got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
     lines.set(name, `${name}: ${expected}${got}`);
   }
   return [...lines.values()];
@@ -284,7 +313,9 @@ export function parseConfig(env: Record<string, unknown>): Config {
   }
   const { headersTimeoutMs, requestTimeoutMs } = config.listeners;
   if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError([`PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`]);
+    throw new ConfigError([
+      `PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    ]);
   }
   return config;
 }
@@ -296,7 +327,10 @@ function unknownVariables(env: Record<string, unknown>): string[] {
     .filter((name) => name.startsWith("PINBOARD_") && !known.has(name) && !CLIENT_VARIABLES.has(name))
     .sort()
     .map((name) => {
-      const guess = closestName(name, configVariableNames.filter((k) => k.startsWith("PINBOARD_")));
+      const guess = closestName(
+        name,
+        configVariableNames.filter((k) => k.startsWith("PINBOARD_")),
+      );
       return `${name}: not a Pinboard setting${guess ? `; did you mean ${guess}?` : " (the README's Configuration section lists them)"}`;
     });
 }

@@ -1,12 +1,12 @@
 import type { Passport, Principal } from "./auth/passport.ts";
-import type { SyncJwsHs256 } from "./contract/attestation.ts";
 import type { Config } from "./config.ts";
-import type { Fleet } from "./serving-fleet.ts";
+import type { SyncJwsHs256 } from "./contract/attestation.ts";
+import type { DurableKeys } from "./contract/durable-index.ts";
 import type { Logger } from "./log.ts";
 import type { HealthCounters, MetricsSink } from "./metrics-sink.ts";
-import type { DurableKeys } from "./contract/durable-index.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
+import type { Fleet } from "./serving-fleet.ts";
 
 /**
  * What the runtime can do and tell about itself. The core asks these capabilities, never which

@@ -40,8 +40,7 @@ export const badRequest = (error: string): PinboardError => PinboardError.of(400
 export const unauthorized = (): PinboardError => PinboardError.of(401, "unauthorized");
 export const forbidden = (error = "forbidden"): PinboardError => PinboardError.of(403, error);
 export const notFound = (error = "not found"): PinboardError => PinboardError.of(404, error);
-export const unknownSession = (): PinboardError =>
-  PinboardError.of(409, "unknown session", { reregister: true });
+export const unknownSession = (): PinboardError => PinboardError.of(409, "unknown session", { reregister: true });
 export const notServing = (): PinboardError => PinboardError.refusal("not the serving fleet");
 
 export interface ErrorLogger {
@@ -67,7 +66,11 @@ export interface ErrorSite {
  * `redis unavailable, retry`, anything else as a logged 500. Both entries and both data-plane
  * paths (HTTP and upgrades) answer through it.
  */
-export function errorAnswer(err: unknown, site: ErrorSite, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Answer {
+export function errorAnswer(
+  err: unknown,
+  site: ErrorSite,
+  log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void },
+): Answer {
   if (err instanceof PinboardError) return answerOf(err);
   if (err instanceof RedisUnavailableError) {
     log.warn("redis unavailable", { path: site.path, error: err.message });
@@ -80,7 +83,11 @@ export function errorAnswer(err: unknown, site: ErrorSite, log: ErrorLogger & { 
 }
 
 /** errorAnswer for a Hono route, as a Response. */
-export function renderError(err: unknown, c: Context, log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void }): Response {
+export function renderError(
+  err: unknown,
+  c: Context,
+  log: ErrorLogger & { warn(message: string, fields?: Record<string, unknown>): void },
+): Response {
   return answerResponse(errorAnswer(err, { method: c.req.method, path: new URL(c.req.url).pathname }, log));
 }
 

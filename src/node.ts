@@ -1,21 +1,26 @@
-import { getRequestListener } from "@hono/node-server";
 import cluster from "node:cluster";
+import { getRequestListener } from "@hono/node-server";
 import type { Registry } from "prom-client";
 import { createPinboard } from "./app.ts";
 import { buildDeps } from "./bootstrap.ts";
-import { parseConfig, type Config } from "./config.ts";
+import { type Config, parseConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport } from "./runtime/node/dev-credentials.ts";
-import { probeRedis, redisFromConfig } from "./runtime/node/redis-from-config.ts";
-import { startSweeperTimer } from "./runtime/node/sweeper-timer.ts";
-import { PrometheusMetrics } from "./runtime/node/metrics.ts";
-import { mountMetricsRoute, type MetricsSource } from "./runtime/node/metrics-route.ts";
 import { clusterMetricsSource } from "./runtime/node/cluster-metrics.ts";
-import { processCount, runProcessCluster } from "./runtime/node/process-cluster.ts";
-import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/serving-process.ts";
 import { NodeDataPlane } from "./runtime/node/data-plane/server.ts";
+import {
+  describeDevPassport,
+  describeMinting,
+  durableRedisForWorkers,
+  mintDevPassport,
+} from "./runtime/node/dev-credentials.ts";
 import { startListeners } from "./runtime/node/listeners.ts";
+import { PrometheusMetrics } from "./runtime/node/metrics.ts";
+import { type MetricsSource, mountMetricsRoute } from "./runtime/node/metrics-route.ts";
+import { processCount, runProcessCluster } from "./runtime/node/process-cluster.ts";
+import { probeRedis, redisFromConfig } from "./runtime/node/redis-from-config.ts";
 import { nodeRuntime } from "./runtime/node/runtime-info.ts";
+import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/serving-process.ts";
+import { startSweeperTimer } from "./runtime/node/sweeper-timer.ts";
 
 /**
  * The Node entry for self-hosting: the same Hono app on @hono/node-server, WebSocket upgrades
@@ -44,13 +49,17 @@ export interface StartNodeOptions {
   metricsSource?: (local: Registry) => MetricsSource;
 }
 
-export async function startNode(env: Record<string, string | undefined> = process.env, options: StartNodeOptions = {}): Promise<RunningPinboard> {
+export async function startNode(
+  env: Record<string, string | undefined> = process.env,
+  options: StartNodeOptions = {},
+): Promise<RunningPinboard> {
   let config = parseConfig(env);
   const log = createLogger(config.logLevel);
   let devBanner: ((url: string, durableRedisUrl?: string, adminUrl?: string) => string) | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
     const dev = await mintDevPassport(options.devKeyDir);
-    if (dev.keyFileError !== undefined) log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
+    if (dev.keyFileError !== undefined)
+      log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
     config = { ...config, passport: { ...config.passport, secret: dev.secret } };
     devBanner = (url, durableRedisUrl, adminUrl) => describeDevPassport(dev, url, durableRedisUrl, adminUrl);
   }
@@ -81,10 +90,16 @@ export async function startNode(env: Record<string, string | undefined> = proces
   const sweeper = startSweeperTimer(deps);
 
   metrics?.bind(deps);
-  if (config.admin.hostname !== undefined) log.warn("PINBOARD_ADMIN_HOSTNAME applies to the Workers entry only; on Node, PINBOARD_ADMIN_PORT serves the operator surface apart");
+  if (config.admin.hostname !== undefined)
+    log.warn(
+      "PINBOARD_ADMIN_HOSTNAME applies to the Workers entry only; on Node, PINBOARD_ADMIN_PORT serves the operator surface apart",
+    );
   const { app, admin, dataPlane } = createPinboard(deps, {
-    ...(metrics ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics, options.metricsSource?.(metrics.registry)) } : {}),
-    peerAddress: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
+    ...(metrics
+      ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics, options.metricsSource?.(metrics.registry)) }
+      : {}),
+    peerAddress: (c) =>
+      (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
     separateAdmin: config.admin.port !== undefined,
   });
   // The data plane is served on node:http's own objects; the Hono app (health, registry,
@@ -99,8 +114,14 @@ export async function startNode(env: Record<string, string | undefined> = proces
     ...(admin ? { admin: getRequestListener(admin.fetch, { hostname: config.host }) } : {}),
   });
   const { url, adminUrl } = listeners;
-  log.info("pinboard listening", { url, ...(adminUrl ? { adminUrl } : {}), redis: redis.describe, serving: deps.fleet.peek().serving });
-  if (redis.embedded) console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
+  log.info("pinboard listening", {
+    url,
+    ...(adminUrl ? { adminUrl } : {}),
+    redis: redis.describe,
+    serving: deps.fleet.peek().serving,
+  });
+  if (redis.embedded)
+    console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
   if (devBanner) console.log(devBanner(url, durableRedisForWorkers(config, redis.embedded?.url), adminUrl));
 
   let stopping: Promise<void> | undefined;
@@ -124,11 +145,12 @@ export async function startNode(env: Record<string, string | undefined> = proces
   };
 }
 
-
 async function main(): Promise<void> {
   if (cluster.isWorker) {
     // One of PINBOARD_PROCESSES, forked by the primary below with the shared Redis and key.
-    return runServingProcess(() => startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }));
+    return runServingProcess(() =>
+      startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }),
+    );
   }
   let processes: number;
   try {
@@ -152,7 +174,10 @@ async function main(): Promise<void> {
     console.error(`pinboard: ${signal}, shutting down`);
     const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
     force.unref();
-    running.stop().then(() => process.exit(0), () => process.exit(1));
+    running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));

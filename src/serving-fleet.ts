@@ -1,7 +1,7 @@
 import type { Config } from "./config.ts";
 import { notServing } from "./errors.ts";
-import { RedisUnavailableError } from "./redis/guarded.ts";
 import type { Logger } from "./log.ts";
+import { RedisUnavailableError } from "./redis/guarded.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 import { fleetClaim } from "./redis/scripts/index.ts";
@@ -69,7 +69,12 @@ export class Fleet {
     const { redis, keys, config, log, nodeId, now } = this.deps;
     const was = this.status.serving;
     try {
-      const claim = await fleetClaim(redis, keys, { nodeId, license: this.license, fleetEpoch: config.fleetEpoch, leaseTtlMs: config.leaseTtlMs });
+      const claim = await fleetClaim(redis, keys, {
+        nodeId,
+        license: this.license,
+        fleetEpoch: config.fleetEpoch,
+        leaseTtlMs: config.leaseTtlMs,
+      });
       this.unreachable = false;
       if (claim.kind === "serving") {
         this.status = { serving: true, checkedAt: now() };

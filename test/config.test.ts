@@ -37,12 +37,22 @@ describe("configuration", () => {
 
   it("names every bad variable", () => {
     try {
-      parseConfig({ PINBOARD_SHARDS: "zero", PINBOARD_LEASE_TTL_MS: "-5", PINBOARD_HOSTNAME_AWARE: "perhaps", REDIS_CLUSTER_NODES: "a,b" });
+      parseConfig({
+        PINBOARD_SHARDS: "zero",
+        PINBOARD_LEASE_TTL_MS: "-5",
+        PINBOARD_HOSTNAME_AWARE: "perhaps",
+        REDIS_CLUSTER_NODES: "a,b",
+      });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       const message = (err as Error).message;
-      for (const name of ["PINBOARD_SHARDS", "PINBOARD_LEASE_TTL_MS", "PINBOARD_HOSTNAME_AWARE", "REDIS_CLUSTER_NODES"]) {
+      for (const name of [
+        "PINBOARD_SHARDS",
+        "PINBOARD_LEASE_TTL_MS",
+        "PINBOARD_HOSTNAME_AWARE",
+        "REDIS_CLUSTER_NODES",
+      ]) {
         expect(message).toContain(name);
       }
     }
@@ -56,14 +66,26 @@ describe("configuration", () => {
       [{ PORT: "99999" }, 'PORT: expected an integer from 0 to 65535, got "99999"'],
       [{ PINBOARD_MAX_INFLIGHT: "0" }, 'PINBOARD_MAX_INFLIGHT: expected a whole number of at least 1, got "0"'],
       [{ PINBOARD_MAX_WEBSOCKETS: "0" }, 'PINBOARD_MAX_WEBSOCKETS: expected a whole number of at least 1, got "0"'],
-      [{ PINBOARD_WS_MAX_MESSAGE_BYTES: "1MiB" }, 'PINBOARD_WS_MAX_MESSAGE_BYTES: expected an integer from 1 to 1073741824, got "1MiB"'],
-      [{ PINBOARD_WS_PING_INTERVAL_MS: "10" }, 'PINBOARD_WS_PING_INTERVAL_MS: expected an integer from 100 to 3600000, got "10"'],
+      [
+        { PINBOARD_WS_MAX_MESSAGE_BYTES: "1MiB" },
+        'PINBOARD_WS_MAX_MESSAGE_BYTES: expected an integer from 1 to 1073741824, got "1MiB"',
+      ],
+      [
+        { PINBOARD_WS_PING_INTERVAL_MS: "10" },
+        'PINBOARD_WS_PING_INTERVAL_MS: expected an integer from 100 to 3600000, got "10"',
+      ],
       [{ PINBOARD_LOG_LEVEL: "loud" }, 'PINBOARD_LOG_LEVEL: expected debug, info, warn, error or silent, got "loud"'],
       [{ REDIS_CLUSTER_NODES: "a,b" }, 'REDIS_CLUSTER_NODES: expected host:port,host:port, got "a,b"'],
-      [{ PINBOARD_DATA_PLANE_RULES: "[1]" }, 'PINBOARD_DATA_PLANE_RULES: expected JSON such as {"/threads": {"scopes": ["threads:write"]}'],
+      [
+        { PINBOARD_DATA_PLANE_RULES: "[1]" },
+        'PINBOARD_DATA_PLANE_RULES: expected JSON such as {"/threads": {"scopes": ["threads:write"]}',
+      ],
       // Secrets and URLs that may carry a password are not echoed.
       [{ PINBOARD_PASSPORT_SECRET: "short-secret" }, "PINBOARD_PASSPORT_SECRET: expected at least 32 characters"],
-      [{ REDIS_URL: "http://:pw@127.0.0.1:6379" }, 'REDIS_URL: expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379, got "http://…"'],
+      [
+        { REDIS_URL: "http://:pw@127.0.0.1:6379" },
+        'REDIS_URL: expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379, got "http://…"',
+      ],
     ];
     for (const [env, expected] of cases) {
       let message = "";
@@ -80,7 +102,11 @@ describe("configuration", () => {
   });
 
   it("parses cluster nodes, base path and booleans", () => {
-    const config = parseConfig({ REDIS_CLUSTER_NODES: "127.0.0.1:7000, 127.0.0.1:7001", PINBOARD_BASE_PATH: "/pb/", PINBOARD_HOSTNAME_AWARE: "yes" });
+    const config = parseConfig({
+      REDIS_CLUSTER_NODES: "127.0.0.1:7000, 127.0.0.1:7001",
+      PINBOARD_BASE_PATH: "/pb/",
+      PINBOARD_HOSTNAME_AWARE: "yes",
+    });
     expect(config.redis.clusterNodes).toEqual(["127.0.0.1:7000", "127.0.0.1:7001"]);
     expect(config.basePath).toBe("/pb");
     expect(config.hostnameAware).toBe(true);
@@ -107,15 +133,21 @@ describe("configuration", () => {
       }
       return expect.unreachable("accepted");
     };
-    expect(refusal({ PORT: "9000", PINBOARD_ADMIN_PORT: "9000" })).toEqual(["PINBOARD_ADMIN_PORT: expected a port other than PORT (9000)"]);
+    expect(refusal({ PORT: "9000", PINBOARD_ADMIN_PORT: "9000" })).toEqual([
+      "PINBOARD_ADMIN_PORT: expected a port other than PORT (9000)",
+    ]);
     expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "5000", PINBOARD_REQUEST_TIMEOUT_MS: "1000" })).toEqual([
       "PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (1000)",
     ]);
     expect(refusal({ PINBOARD_ADMIN_HOSTNAME: "https://admin.example.com" })).toEqual([
       'PINBOARD_ADMIN_HOSTNAME: expected a host name such as pinboard-admin.example.com (no scheme, no port), got "https://admin.example.com"',
     ]);
-    expect(refusal({ PINBOARD_MAX_CONNECTIONS: "0" })).toEqual(['PINBOARD_MAX_CONNECTIONS: expected a whole number of at least 1, got "0"']);
-    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "0" })).toEqual(['PINBOARD_HEADERS_TIMEOUT_MS: expected an integer from 1 to 3600000, got "0"']);
+    expect(refusal({ PINBOARD_MAX_CONNECTIONS: "0" })).toEqual([
+      'PINBOARD_MAX_CONNECTIONS: expected a whole number of at least 1, got "0"',
+    ]);
+    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "0" })).toEqual([
+      'PINBOARD_HEADERS_TIMEOUT_MS: expected an integer from 1 to 3600000, got "0"',
+    ]);
   });
 
   it("refuses a PINBOARD_* name it does not know, naming the closest setting", () => {
@@ -128,8 +160,12 @@ describe("configuration", () => {
       }
       return expect.unreachable("accepted");
     };
-    expect(refused({ PINBOARD_LEASE_TTL: "5000" })).toEqual(["PINBOARD_LEASE_TTL: not a Pinboard setting; did you mean PINBOARD_LEASE_TTL_MS?"]);
-    expect(refused({ PINBOARD_SHRADS: "4", PINBOARD_HOSTNAME_AWARE: "1" })).toEqual(["PINBOARD_SHRADS: not a Pinboard setting; did you mean PINBOARD_SHARDS?"]);
+    expect(refused({ PINBOARD_LEASE_TTL: "5000" })).toEqual([
+      "PINBOARD_LEASE_TTL: not a Pinboard setting; did you mean PINBOARD_LEASE_TTL_MS?",
+    ]);
+    expect(refused({ PINBOARD_SHRADS: "4", PINBOARD_HOSTNAME_AWARE: "1" })).toEqual([
+      "PINBOARD_SHRADS: not a Pinboard setting; did you mean PINBOARD_SHARDS?",
+    ]);
     expect(refused({ PINBOARD_WHATEVER_ELSE: "x" })).toEqual([
       "PINBOARD_WHATEVER_ELSE: not a Pinboard setting (the README's Configuration section lists them)",
     ]);

@@ -36,8 +36,14 @@ describe("errorAnswer's log line", () => {
   });
 
   it("Redis unavailable: 503 redis unavailable, retry with Retry-After: 1, logged without the echo", () => {
-    const { status, body, lines } = handled(new RedisUnavailableError(new Error(`WRONGPASS invalid or missing auth token${ECHO}`)));
+    const { status, body, lines } = handled(
+      new RedisUnavailableError(new Error(`WRONGPASS invalid or missing auth token${ECHO}`)),
+    );
     expect({ status, body }).toEqual({ status: 503, body: '{"error":"redis unavailable, retry"}' });
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "warn", msg: "redis unavailable", error: "redis unavailable: WRONGPASS invalid or missing auth token" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "warn",
+      msg: "redis unavailable",
+      error: "redis unavailable: WRONGPASS invalid or missing auth token",
+    });
   });
 });

@@ -24,7 +24,11 @@ export const retryReads = (status: number) => status === 502 || status === 503 |
  * fetch with retries: a 503 waits for its Retry-After (seconds), other retried answers and
  * network errors back off from 200 ms, doubling up to 2 s.
  */
-export async function fetchWithRetry(url: string, init: RequestInit = {}, options: RetryOptions = {}): Promise<Response> {
+export async function fetchWithRetry(
+  url: string,
+  init: RequestInit = {},
+  options: RetryOptions = {},
+): Promise<Response> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   const retry = options.retry ?? ((status: number) => status === 503);
   let backoff = 200;
@@ -96,7 +100,9 @@ export class Operator {
 
   /** The live owner of (ns, id), or null when no live worker holds it. */
   async owner(ns: string, id: string): Promise<PublicWorker | null> {
-    const view = await this.get<Overview>(`/registry/overview?ns=${encodeURIComponent(ns)}&prefix=${encodeURIComponent(id)}`);
+    const view = await this.get<Overview>(
+      `/registry/overview?ns=${encodeURIComponent(ns)}&prefix=${encodeURIComponent(id)}`,
+    );
     for (const group of view.namespaces) {
       const entry = group.entries.find((e) => e.id === id);
       if (entry) return view.workers.find((w) => w.sessionId === entry.sessionId) ?? null;

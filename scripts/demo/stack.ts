@@ -4,14 +4,14 @@
  * process. Everything started is registered with a Cleanup, so a failure half-way still stops
  * what did start.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { type RunningPinboard, startNode } from "../../src/node.ts";
 import { mintDevPassport } from "../../src/runtime/node/dev-credentials.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { startNode, type RunningPinboard } from "../../src/node.ts";
-import { Operator, sleep } from "./http.ts";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { Operator, sleep } from "./http.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -100,13 +100,17 @@ export async function startStack(options: StackOptions): Promise<DemoStack> {
     await Promise.all(workers.map((w) => stopWorker(w, cleanup.signalled)));
   });
   for (const name of options.workers) {
-    const worker = await spawnWorker(name, {
-      PINBOARD_URL: pinboard.url,
-      PINBOARD_WORKER_TOKEN: passport.worker,
-      DURABLE_REDIS_URL: redis.url,
-      CLIENT_ID: name,
-      PORT: String(await freePort()),
-    }, options.workerLine);
+    const worker = await spawnWorker(
+      name,
+      {
+        PINBOARD_URL: pinboard.url,
+        PINBOARD_WORKER_TOKEN: passport.worker,
+        DURABLE_REDIS_URL: redis.url,
+        CLIENT_ID: name,
+        PORT: String(await freePort()),
+      },
+      options.workerLine,
+    );
     workers.push(worker);
   }
   // Generous: on a busy machine tsx alone can take many seconds to start a worker.
@@ -192,7 +196,9 @@ async function waitRegistered(operator: Operator, workers: DemoWorker[], timeout
     const registered = new Set(live.filter((w) => !w.draining).map((w) => w.clientId));
     if ([...names].every((n) => registered.has(n))) return;
     if (Date.now() > deadline) {
-      throw new Error(`workers not registered after ${timeoutMs / 1000} s: ${[...names].filter((n) => !registered.has(n)).join(", ")}`);
+      throw new Error(
+        `workers not registered after ${timeoutMs / 1000} s: ${[...names].filter((n) => !registered.has(n)).join(", ")}`,
+      );
     }
     await sleep(200);
   }

@@ -37,7 +37,9 @@ export async function runStory(stack: DemoStack, say: (line: string) => void): P
   }
   const before = await expectJson<CounterView>(await fetchWithRetry(counterUrl, {}, { onRetry }), "read counter");
   const owner = await ownerOf(stack, COUNTER);
-  say(`counter ${COUNTER.ns}/${COUNTER.id} = ${before.count}, owned by ${owner.name} (pid ${owner.pid}, epoch ${before.epoch})`);
+  say(
+    `counter ${COUNTER.ns}/${COUNTER.id} = ${before.count}, owned by ${owner.name} (pid ${owner.pid}, epoch ${before.epoch})`,
+  );
 
   const text = `hello from the demo at ${new Date().toISOString()}`;
   await expectJson<ChatView>(await fetchWithRetry(roomUrl, {}, { onRetry }), "read chat room");
@@ -56,7 +58,9 @@ export async function runStory(stack: DemoStack, say: (line: string) => void): P
     "read counter after the kill",
   );
   const newOwner = await ownerOf(stack, COUNTER, owner);
-  say(`counter ${COUNTER.ns}/${COUNTER.id} = ${after.count}, owned by ${newOwner.name} (pid ${newOwner.pid}, epoch ${after.epoch})`);
+  say(
+    `counter ${COUNTER.ns}/${COUNTER.id} = ${after.count}, owned by ${newOwner.name} (pid ${newOwner.pid}, epoch ${after.epoch})`,
+  );
   say(`  served again ${((Date.now() - started) / 1000).toFixed(1)} s after the kill`);
 
   const room = await expectJson<ChatView>(
@@ -65,15 +69,20 @@ export async function runStory(stack: DemoStack, say: (line: string) => void): P
   );
   const roomOwnerAfter = await ownerOf(stack, ROOM, roomOwner === owner ? owner : undefined);
   const kept = room.messages.some((m) => m.text === text);
-  say(`chat room ${ROOM.ns}/${ROOM.id}: ${room.messages.length} message(s) in its history, owned by ${roomOwnerAfter.name}`);
+  say(
+    `chat room ${ROOM.ns}/${ROOM.id}: ${room.messages.length} message(s) in its history, owned by ${roomOwnerAfter.name}`,
+  );
 
   const problems: string[] = [];
   if (after.count !== before.count) problems.push(`count changed: ${before.count} → ${after.count}`);
   if (newOwner === owner) problems.push("the owner did not change");
-  if (BigInt(after.epoch) <= BigInt(before.epoch)) problems.push(`the epoch did not grow: ${before.epoch} → ${after.epoch}`);
+  if (BigInt(after.epoch) <= BigInt(before.epoch))
+    problems.push(`the epoch did not grow: ${before.epoch} → ${after.epoch}`);
   if (!kept) problems.push("the chat message is missing from the room's history");
   if (problems.length) throw new Error(`the story failed: ${problems.join("; ")}`);
-  say(`ok: ${COUNTER.ns}/${COUNTER.id} moved from ${owner.name} to ${newOwner.name} with its state intact (count ${after.count})`);
+  say(
+    `ok: ${COUNTER.ns}/${COUNTER.id} moved from ${owner.name} to ${newOwner.name} with its state intact (count ${after.count})`,
+  );
 }
 
 /**

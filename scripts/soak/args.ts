@@ -74,7 +74,8 @@ export function parseSoakArgs(argv: string[]): SoakArgs {
   }
   const num = (name: string, value: string, min: number, max: number): number => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name}: expected a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new Error(`--${name}: expected a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
     return n;
   };
   const args: SoakArgs = {

@@ -4,17 +4,24 @@
  * workers of the worker library in this process, replaced one at a time (churn) and drained by
  * the operator now and then.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startNodeFlags } from "../start-flags.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
-import { createWorker, type Instance, type InstanceContext, type PinnedWebSocket, type PinnedWorker, type RequestContext } from "../../src/pinned/index.ts";
+import {
+  createWorker,
+  type Instance,
+  type InstanceContext,
+  type PinnedWebSocket,
+  type PinnedWorker,
+  type RequestContext,
+} from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { startNodeFlags } from "../start-flags.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -111,15 +118,34 @@ export class SoakCluster {
 
     const deadline = Date.now() + 30_000;
     for (;;) {
-      if (this.pinboard.exitCode !== null) throw new Error(`pinboard exited with ${this.pinboard.exitCode}:\n${this.recent.join("\n")}`);
-      if (await fetch(`${this.url}/readyz`).then((r) => r.status === 200, () => false)) break;
+      if (this.pinboard.exitCode !== null)
+        throw new Error(`pinboard exited with ${this.pinboard.exitCode}:\n${this.recent.join("\n")}`);
+      if (
+        await fetch(`${this.url}/readyz`).then(
+          (r) => r.status === 200,
+          () => false,
+        )
+      )
+        break;
       if (Date.now() > deadline) throw new Error(`pinboard did not become ready:\n${this.recent.join("\n")}`);
       await sleep(100);
     }
 
     const all = { namespaces: ["*"], allowedBackendHosts: ["127.0.0.1"] };
-    this.workerToken = await mintCredential({ secret, sub: "soak-worker", scopes: ["pinboard:worker"], pinboard: all, ttlSeconds: 0 });
-    this.operatorToken = await mintCredential({ secret, sub: "soak-operator", scopes: ["pinboard:operator"], pinboard: { namespaces: ["*"], allowedBackendHosts: ["*"] }, ttlSeconds: 0 });
+    this.workerToken = await mintCredential({
+      secret,
+      sub: "soak-worker",
+      scopes: ["pinboard:worker"],
+      pinboard: all,
+      ttlSeconds: 0,
+    });
+    this.operatorToken = await mintCredential({
+      secret,
+      sub: "soak-operator",
+      scopes: ["pinboard:operator"],
+      pinboard: { namespaces: ["*"], allowedBackendHosts: ["*"] },
+      ttlSeconds: 0,
+    });
     for (let i = 0; i < workers; i++) await this.addWorker();
   }
 
@@ -211,7 +237,9 @@ export class SoakCluster {
       // not Linux, or the process is gone
     }
     try {
-      const res = await fetch(`${this.url}/registry/health`, { headers: { authorization: `Bearer ${this.operatorToken}` } });
+      const res = await fetch(`${this.url}/registry/health`, {
+        headers: { authorization: `Bearer ${this.operatorToken}` },
+      });
       const body = (await res.json()) as { rssBytes?: number };
       return typeof body.rssBytes === "number" ? body.rssBytes / 1024 / 1024 : null;
     } catch {
@@ -222,7 +250,9 @@ export class SoakCluster {
   /** The cold-start window left (GET /registry/health quarantineMs); 0 once every touched bucket is out of it. */
   async quarantineMs(): Promise<number> {
     try {
-      const res = await fetch(`${this.url}/registry/health`, { headers: { authorization: `Bearer ${this.operatorToken}` } });
+      const res = await fetch(`${this.url}/registry/health`, {
+        headers: { authorization: `Bearer ${this.operatorToken}` },
+      });
       return Number(((await res.json()) as { quarantineMs?: number }).quarantineMs ?? 0);
     } catch {
       return 0;

@@ -66,7 +66,8 @@ export class SoakStats {
     this.totals.set(outcome.label, (this.totals.get(outcome.label) ?? 0) + 1);
     this.windowLatencies.push(latencyMs);
     this.histogram.add(latencyMs);
-    if (outcome.verdict === "allowed" && outcome.kind) this.allowedKinds.set(outcome.kind, (this.allowedKinds.get(outcome.kind) ?? 0) + 1);
+    if (outcome.verdict === "allowed" && outcome.kind)
+      this.allowedKinds.set(outcome.kind, (this.allowedKinds.get(outcome.kind) ?? 0) + 1);
     if (outcome.verdict === "failure") {
       const kind = outcome.kind ?? outcome.label;
       this.failureKinds.set(kind, (this.failureKinds.get(kind) ?? 0) + 1);
@@ -102,7 +103,10 @@ export class SoakStats {
     const seconds = (now - this.windowStart) / 1000;
     const count = this.windowLatencies.length;
     const sorted = this.windowLatencies.sort((a, b) => a - b);
-    const statuses = [...this.window].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${l}:${n}`).join(" ");
+    const statuses = [...this.window]
+      .sort((a, b) => b[1] - a[1])
+      .map(([l, n]) => `${l}:${n}`)
+      .join(" ");
     const errors = this.windowFailures.size ? [...this.windowFailures].map(([k, n]) => `${k}×${n}`).join(", ") : "none";
     const rss = this.rss.at(-1);
     const line =

@@ -86,7 +86,7 @@ export class Traffic {
       try {
         await this.one(this.pick());
       } catch (err) {
-        this.stats.failure("lane crashed", err instanceof Error ? err.stack ?? err.message : String(err));
+        this.stats.failure("lane crashed", err instanceof Error ? (err.stack ?? err.message) : String(err));
       }
     }
   }
@@ -106,8 +106,19 @@ export class Traffic {
       case "ws":
         return this.webSocket(`/soakws/room-${Math.floor(Math.random() * 64)}`);
       case "operator": {
-        const paths = ["/registry/overview?ns=/soak&prefix=hot-", "/registry/workers", "/registry/stats", "/registry/health", "/metrics"];
-        return this.http("GET", paths[Math.floor(Math.random() * paths.length)]!, undefined, this.cluster.operatorToken);
+        const paths = [
+          "/registry/overview?ns=/soak&prefix=hot-",
+          "/registry/workers",
+          "/registry/stats",
+          "/registry/health",
+          "/metrics",
+        ];
+        return this.http(
+          "GET",
+          paths[Math.floor(Math.random() * paths.length)]!,
+          undefined,
+          this.cluster.operatorToken,
+        );
       }
     }
   }
@@ -120,7 +131,10 @@ export class Traffic {
     try {
       const res = await fetch(`${this.cluster.url}${path}`, {
         method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "text/plain" } : {}) },
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body ? { "content-type": "text/plain" } : {}),
+        },
         ...(body ? { body } : {}),
         redirect: "manual",
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -130,7 +144,10 @@ export class Traffic {
       outcome = token ? judgeOperator(res.status) : this.judge(res.status, res.headers, text, started);
     } catch (err) {
       const name = err instanceof Error ? err.name : "";
-      outcome = name === "TimeoutError" ? { label: "timeout", verdict: "failure", kind: "timeout" } : { label: "network", verdict: "failure", kind: `network: ${describe(err)}` };
+      outcome =
+        name === "TimeoutError"
+          ? { label: "timeout", verdict: "failure", kind: "timeout" }
+          : { label: "network", verdict: "failure", kind: `network: ${describe(err)}` };
       example += ` → ${describe(err)}`;
     }
     this.stats.record(outcome, performance.now() - t0, example);
@@ -152,16 +169,23 @@ export class Traffic {
     if (status === 503 && typeof body.detail === "string" && retryAfter >= 1) {
       return { label: "503 refusal", verdict: "allowed", kind: `503 worker: ${body.detail}` };
     }
-    if (status === 409 && body.detail === "stale placement epoch") return { label: "409 stale", verdict: "allowed", kind: "409 stale placement epoch" };
-    if (status === 502 && text === "bad gateway" && this.cluster.inChurn(startedAt)) return { label: "502 churn", verdict: "allowed", kind: "502 bad gateway during churn" };
+    if (status === 409 && body.detail === "stale placement epoch")
+      return { label: "409 stale", verdict: "allowed", kind: "409 stale placement epoch" };
+    if (status === 502 && text === "bad gateway" && this.cluster.inChurn(startedAt))
+      return { label: "502 churn", verdict: "allowed", kind: "502 bad gateway during churn" };
     if (status === 403 && body.detail === "invalid attestation" && this.cluster.inChurn(startedAt)) {
       // KNOWN BUG (worker library, reported): Registration.stop() forgets the sessionId before its
       // deregister reaches Pinboard, and register() learns it only from the answer, so a stopping
       // or just-started worker refuses valid attestations. Counted apart, never outside a churn.
       return { label: "403 churn (known)", verdict: "allowed", kind: KNOWN_403 };
     }
-    const what = typeof body.error === "string" ? body.error : typeof body.detail === "string" ? body.detail : text.slice(0, 60);
-    return { label: `FAIL ${status}`, verdict: "failure", kind: `${status} ${what}${status === 502 ? " (outside churn)" : ""}` };
+    const what =
+      typeof body.error === "string" ? body.error : typeof body.detail === "string" ? body.detail : text.slice(0, 60);
+    return {
+      label: `FAIL ${status}`,
+      verdict: "failure",
+      kind: `${status} ${what}${status === 502 ? " (outside churn)" : ""}`,
+    };
   }
 
   /** A WebSocket session: open, three echoed messages, a normal close. */
@@ -183,9 +207,14 @@ export class Traffic {
         const at = Date.now();
         const churn = this.cluster.inChurn(started) || this.cluster.inChurn(at);
         // The WebSocket face of the known worker-library bug: the attestation refused with 1008.
-        if (churn && code === 1008) finish({ label: "ws 1008 churn (known)", verdict: "allowed", kind: `${KNOWN_403} (WebSocket close 1008)` }, why);
+        if (churn && code === 1008)
+          finish(
+            { label: "ws 1008 churn (known)", verdict: "allowed", kind: `${KNOWN_403} (WebSocket close 1008)` },
+            why,
+          );
         else if (churn) finish({ label: "ws lost (churn)", verdict: "allowed", kind: `ws ${why} during churn` }, why);
-        else if (this.cluster.inDrain(started) || this.cluster.inDrain(at)) finish({ label: "ws lost (drain)", verdict: "allowed", kind: `ws ${why} during drain` }, why);
+        else if (this.cluster.inDrain(started) || this.cluster.inDrain(at))
+          finish({ label: "ws lost (drain)", verdict: "allowed", kind: `ws ${why} during drain` }, why);
         else finish({ label: "FAIL ws", verdict: "failure", kind: `ws ${why}` }, why);
       };
       const timer = setTimeout(() => {
@@ -214,7 +243,8 @@ export class Traffic {
       ws.on("message", (data) => {
         echoed.push(String(data));
         if (echoed.length === sent.length) {
-          if (echoed.join() !== sent.join()) return finish({ label: "FAIL ws", verdict: "failure", kind: "ws echo mismatch" }, echoed.join());
+          if (echoed.join() !== sent.join())
+            return finish({ label: "FAIL ws", verdict: "failure", kind: "ws echo mismatch" }, echoed.join());
           ws.close(1000, "done");
         }
       });
@@ -231,7 +261,9 @@ export class Traffic {
 }
 
 function judgeOperator(status: number): Outcome {
-  return status === 200 ? { label: "op 200", verdict: "ok" } : { label: `FAIL op ${status}`, verdict: "failure", kind: `operator read ${status}` };
+  return status === 200
+    ? { label: "op 200", verdict: "ok" }
+    : { label: `FAIL op ${status}`, verdict: "failure", kind: `operator read ${status}` };
 }
 
 function describe(err: unknown): string {

@@ -89,7 +89,10 @@ export const workersOk = z.strictObject({ workers: z.array(publicWorker) });
 
 export const overviewOk = z.strictObject({
   workers: z.array(publicWorker),
-  bindings: z.strictObject({ hostnames: z.record(z.string(), z.string()), envs: z.record(z.string(), z.enum(["wind_down", "deny"])) }),
+  bindings: z.strictObject({
+    hostnames: z.record(z.string(), z.string()),
+    envs: z.record(z.string(), z.enum(["wind_down", "deny"])),
+  }),
   namespaces: z.array(
     z.strictObject({
       hostname: z.string().nullable(),

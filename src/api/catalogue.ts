@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { BodySchema } from "../http/json-body.ts";
-import { MAX_REGISTER_INSTANCES, MIN_SECRET_LENGTH } from "../registry/field-rules.ts";
 import { drainBody, undrainBody, windDownBody } from "../operator/schemas.ts";
+import { MAX_REGISTER_INSTANCES, MIN_SECRET_LENGTH } from "../registry/field-rules.ts";
 import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "../registry/schemas.ts";
 import * as answers from "./answers.ts";
 
@@ -38,13 +38,18 @@ export interface RouteEntry {
   servingOnly: boolean;
 }
 
-const unknownSession: ErrorAnswer = { status: 409, errors: ["unknown session"], when: "the session has no live record (the answer carries `reregister: true`)" };
+const unknownSession: ErrorAnswer = {
+  status: 409,
+  errors: ["unknown session"],
+  when: "the session has no live record (the answer carries `reregister: true`)",
+};
 
 const WORKER_ROUTES: RouteEntry[] = [
   {
     method: "post",
     path: "/registry/register",
-    summary: "Register a worker: probe its advertise URL, mirror it into every namespace list, reclaim the instances it holds",
+    summary:
+      "Register a worker: probe its advertise URL, mirror it into every namespace list, reclaim the instances it holds",
     tag: "worker",
     credential: "pinboard:worker",
     body: registerBody,
@@ -73,8 +78,26 @@ const WORKER_ROUTES: RouteEntry[] = [
         ],
         when: "the challenge probe failed, or a field rule refused the body",
       },
-      { status: 403, errors: ["namespace not allowed: …", "backend host not allowed: …", "advertiseUrl port not allowed: …", "hostname not allowed: …", "env not allowed: …"], when: "the body falls outside the credential's pinboard claims" },
-      { status: 409, errors: ["client belongs to another account", "hostname {h}{ns} is bound to env {e} at epoch {n}, not {e2} — register with a higher epoch to displace", "env {e} agreed takeover {t} at epoch {n}, not {t2} — register with a higher epoch to displace"], when: "the client or a hostname binding belongs to someone else" },
+      {
+        status: 403,
+        errors: [
+          "namespace not allowed: …",
+          "backend host not allowed: …",
+          "advertiseUrl port not allowed: …",
+          "hostname not allowed: …",
+          "env not allowed: …",
+        ],
+        when: "the body falls outside the credential's pinboard claims",
+      },
+      {
+        status: 409,
+        errors: [
+          "client belongs to another account",
+          "hostname {h}{ns} is bound to env {e} at epoch {n}, not {e2} — register with a higher epoch to displace",
+          "env {e} agreed takeover {t} at epoch {n}, not {t2} — register with a higher epoch to displace",
+        ],
+        when: "the client or a hostname binding belongs to someone else",
+      },
     ],
     servingOnly: true,
   },
@@ -89,7 +112,14 @@ const WORKER_ROUTES: RouteEntry[] = [
     okDescription: "the renewed lease; `messages` are delivered until acknowledged",
     errors: [
       { ...unknownSession },
-      { status: 409, errors: ["registration voided: challenge value mismatch on the advertise URL", "registration superseded: {hostname}{ns} now bound to env {env} at epoch {n}"], when: "the worker's records were dropped; register again" },
+      {
+        status: 409,
+        errors: [
+          "registration voided: challenge value mismatch on the advertise URL",
+          "registration superseded: {hostname}{ns} now bound to env {env} at epoch {n}",
+        ],
+        when: "the worker's records were dropped; register again",
+      },
     ],
     servingOnly: true,
   },
@@ -102,7 +132,14 @@ const WORKER_ROUTES: RouteEntry[] = [
     body: releaseBody,
     ok: answers.releaseOk,
     okDescription: "how many rows were freed",
-    errors: [unknownSession, { status: 400, errors: ["invalid namespace", "namespace not registered: …"], when: "a namespace is malformed or not the session's" }],
+    errors: [
+      unknownSession,
+      {
+        status: 400,
+        errors: ["invalid namespace", "namespace not registered: …"],
+        when: "a namespace is malformed or not the session's",
+      },
+    ],
     servingOnly: true,
   },
   {
@@ -114,7 +151,14 @@ const WORKER_ROUTES: RouteEntry[] = [
     body: tagBody,
     ok: answers.tagOk,
     okDescription: "whether the row matched and was tagged",
-    errors: [unknownSession, { status: 400, errors: ["invalid namespace", "namespace not registered: …"], when: "a namespace is malformed or not the session's" }],
+    errors: [
+      unknownSession,
+      {
+        status: 400,
+        errors: ["invalid namespace", "namespace not registered: …"],
+        when: "a namespace is malformed or not the session's",
+      },
+    ],
     servingOnly: true,
   },
   {
@@ -131,11 +175,35 @@ const WORKER_ROUTES: RouteEntry[] = [
   },
 ];
 
-const outOfScope: ErrorAnswer = { status: 403, errors: ["forbidden"], when: "the target is outside the credential's claims" };
+const outOfScope: ErrorAnswer = {
+  status: 403,
+  errors: ["forbidden"],
+  when: "the target is outside the credential's claims",
+};
 
 const OPERATOR_ROUTES: RouteEntry[] = [
-  { method: "get", path: "/registry/health", summary: "This node's resolution counts, connections, cold-start window and uptime", tag: "operator", credential: "pinboard:operator", ok: answers.healthOk, okDescription: "this node's counters; answers while booting or draining", errors: [], servingOnly: false },
-  { method: "get", path: "/registry/workers", summary: "Live workers within the credential's claims, without secrets", tag: "operator", credential: "pinboard:operator", ok: answers.workersOk, okDescription: "live records, sorted by hostname then session", errors: [], servingOnly: true },
+  {
+    method: "get",
+    path: "/registry/health",
+    summary: "This node's resolution counts, connections, cold-start window and uptime",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.healthOk,
+    okDescription: "this node's counters; answers while booting or draining",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/registry/workers",
+    summary: "Live workers within the credential's claims, without secrets",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.workersOk,
+    okDescription: "live records, sorted by hostname then session",
+    errors: [],
+    servingOnly: true,
+  },
   {
     method: "get",
     path: "/registry/overview",
@@ -146,15 +214,37 @@ const OPERATOR_ROUTES: RouteEntry[] = [
       ns: { description: "exact namespace, e.g. /threads" },
       prefix: { description: "id prefix" },
       tag: { description: "exact owner tag (untagged rows are left out)" },
-      limit: { description: "paging (an extension of the protocol): at most this many entries, 1–1000; the answer's `cursor` goes on" },
-      cursor: { description: "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), with the same filters" },
+      limit: {
+        description:
+          "paging (an extension of the protocol): at most this many entries, 1–1000; the answer's `cursor` goes on",
+      },
+      cursor: {
+        description:
+          "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), with the same filters",
+      },
     },
     ok: answers.overviewOk,
     okDescription: "the fleet as this credential may see it",
-    errors: [{ status: 400, errors: ["invalid namespace", "empty tag", "invalid limit", "invalid cursor"], when: "a malformed `ns`, a blank `tag`, a `limit` outside 1–1000 or a `cursor` this route did not give" }],
+    errors: [
+      {
+        status: 400,
+        errors: ["invalid namespace", "empty tag", "invalid limit", "invalid cursor"],
+        when: "a malformed `ns`, a blank `tag`, a `limit` outside 1–1000 or a `cursor` this route did not give",
+      },
+    ],
     servingOnly: true,
   },
-  { method: "get", path: "/registry/stats", summary: "Each visible worker's /_pinned/stats (3 s timeout, 8 at a time)", tag: "operator", credential: "pinboard:operator", ok: answers.statsOk, okDescription: "per worker, its stats or `unreachable`", errors: [], servingOnly: true },
+  {
+    method: "get",
+    path: "/registry/stats",
+    summary: "Each visible worker's /_pinned/stats (3 s timeout, 8 at a time)",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.statsOk,
+    okDescription: "per worker, its stats or `unreachable`",
+    errors: [],
+    servingOnly: true,
+  },
   {
     method: "post",
     path: "/registry/wind_down",
@@ -165,20 +255,88 @@ const OPERATOR_ROUTES: RouteEntry[] = [
     ok: answers.windDownOk,
     okDescription: "whether the message was queued, or how many placements a namespace wind-down covered",
     errors: [
-      { status: 400, errors: ["env is required in hostname-aware mode", "env requires hostname-aware mode", "invalid namespace"], when: "the env does not fit the mode, or the namespace is malformed" },
-      { status: 403, errors: ["namespace not allowed: …", "env not allowed: …", "forbidden"], when: "the placement is outside the credential's claims" },
+      {
+        status: 400,
+        errors: ["env is required in hostname-aware mode", "env requires hostname-aware mode", "invalid namespace"],
+        when: "the env does not fit the mode, or the namespace is malformed",
+      },
+      {
+        status: 403,
+        errors: ["namespace not allowed: …", "env not allowed: …", "forbidden"],
+        when: "the placement is outside the credential's claims",
+      },
     ],
     servingOnly: true,
   },
-  { method: "post", path: "/registry/drain", summary: "Cordon a client (deadline null) or force its release by a deadline", tag: "operator", credential: "pinboard:operator", body: drainBody, ok: answers.drainOk, okDescription: "the drain is written", errors: [outOfScope], servingOnly: true },
-  { method: "post", path: "/registry/undrain", summary: "Revoke a client's drain", tag: "operator", credential: "pinboard:operator", body: undrainBody, ok: answers.undrainOk, okDescription: "whether a drain was revoked", errors: [outOfScope], servingOnly: true },
+  {
+    method: "post",
+    path: "/registry/drain",
+    summary: "Cordon a client (deadline null) or force its release by a deadline",
+    tag: "operator",
+    credential: "pinboard:operator",
+    body: drainBody,
+    ok: answers.drainOk,
+    okDescription: "the drain is written",
+    errors: [outOfScope],
+    servingOnly: true,
+  },
+  {
+    method: "post",
+    path: "/registry/undrain",
+    summary: "Revoke a client's drain",
+    tag: "operator",
+    credential: "pinboard:operator",
+    body: undrainBody,
+    ok: answers.undrainOk,
+    okDescription: "whether a drain was revoked",
+    errors: [outOfScope],
+    servingOnly: true,
+  },
 ];
 
 const HEALTH_ROUTES: RouteEntry[] = [
-  { method: "get", path: "/healthz", summary: "Liveness", tag: "health", credential: "none", ok: answers.healthzOk, okDescription: "always `{\"ok\":true}`", errors: [], servingOnly: false },
-  { method: "get", path: "/openapi.json", summary: "This description: OpenAPI 3.1, built from the routes' own schemas", tag: "description", credential: "none", ok: answers.openApiOk, okDescription: "the document", errors: [], servingOnly: false },
-  { method: "get", path: "/console", summary: "The operator console: one page that calls the operator routes with a pasted credential", tag: "console", credential: "none", okDescription: "the page (text/html)", errors: [], servingOnly: false },
-  { method: "get", path: "/readyz", summary: "Readiness: not draining, holding the fleet license, passing membership (503 otherwise, empty body)", tag: "health", credential: "none", okDescription: "ready (empty body)", errors: [], servingOnly: false },
+  {
+    method: "get",
+    path: "/healthz",
+    summary: "Liveness",
+    tag: "health",
+    credential: "none",
+    ok: answers.healthzOk,
+    okDescription: 'always `{"ok":true}`',
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    summary: "This description: OpenAPI 3.1, built from the routes' own schemas",
+    tag: "description",
+    credential: "none",
+    ok: answers.openApiOk,
+    okDescription: "the document",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/console",
+    summary: "The operator console: one page that calls the operator routes with a pasted credential",
+    tag: "console",
+    credential: "none",
+    okDescription: "the page (text/html)",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/readyz",
+    summary: "Readiness: not draining, holding the fleet license, passing membership (503 otherwise, empty body)",
+    tag: "health",
+    credential: "none",
+    okDescription: "ready (empty body)",
+    errors: [],
+    servingOnly: false,
+  },
 ];
 
 export const ROUTES: readonly RouteEntry[] = [...HEALTH_ROUTES, ...WORKER_ROUTES, ...OPERATOR_ROUTES];
@@ -193,12 +351,21 @@ export function sharedErrors(route: RouteEntry): ErrorAnswer[] {
   if (route.credential === "none") return [];
   const out: ErrorAnswer[] = [
     { status: 401, errors: ["unauthorized"], when: "no valid Passport credential" },
-    { status: 403, errors: ["forbidden"], when: `a credential without the ${route.credential} scope, or with a malformed pinboard claim` },
+    {
+      status: 403,
+      errors: ["forbidden"],
+      when: `a credential without the ${route.credential} scope, or with a malformed pinboard claim`,
+    },
   ];
   if (route.body) {
     out.push({ status: 413, errors: ["body too large"], when: "a JSON body over the route's limit" });
-    out.push({ status: 400, errors: ["invalid json", route.body.expected], when: "a body that does not parse, or fails the route's schema" });
+    out.push({
+      status: 400,
+      errors: ["invalid json", route.body.expected],
+      when: "a body that does not parse, or fails the route's schema",
+    });
   }
-  if (route.servingOnly) out.push({ status: 503, errors: ["not the serving fleet"], when: "this node is not serving (Retry-After: 1)" });
+  if (route.servingOnly)
+    out.push({ status: 503, errors: ["not the serving fleet"], when: "this node is not serving (Retry-After: 1)" });
   return out;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { REFUSAL_ERRORS } from "../placement/refusal.ts";
-import { ROUTES, sharedErrors, type ErrorAnswer, type RouteEntry } from "./catalogue.ts";
+import { type ErrorAnswer, ROUTES, type RouteEntry, sharedErrors } from "./catalogue.ts";
 
 /**
  * GET {basePath}/openapi.json: an OpenAPI 3.1 description of every route, built from the route
@@ -55,16 +55,29 @@ function operation(route: RouteEntry): Json {
     security: route.credential === "none" ? [] : [{ passport: [] }],
     responses: {
       "200": route.ok
-        ? { description: route.okDescription, content: { "application/json": { schema: jsonSchema(route.ok, "output") } } }
+        ? {
+            description: route.okDescription,
+            content: { "application/json": { schema: jsonSchema(route.ok, "output") } },
+          }
         : { description: route.okDescription },
       ...(route.path === "/readyz" ? { "503": { description: "not ready (empty body)" } } : {}),
       ...errorResponses([...sharedErrors(route), ...route.errors]),
     },
   };
   if (route.credential !== "none") op["x-pinboard-scope"] = route.credential;
-  if (route.body) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(route.body.schema, "input") } } };
+  if (route.body)
+    op.requestBody = {
+      required: true,
+      content: { "application/json": { schema: jsonSchema(route.body.schema, "input") } },
+    };
   if (route.query) {
-    op.parameters = Object.entries(route.query).map(([name, q]) => ({ name, in: "query", required: false, description: q.description, schema: { type: "string" } }));
+    op.parameters = Object.entries(route.query).map(([name, q]) => ({
+      name,
+      in: "query",
+      required: false,
+      description: q.description,
+      schema: { type: "string" },
+    }));
   }
   return op;
 }
@@ -80,12 +93,28 @@ function dataPlaneOperation(method: string): Json {
     description:
       "Placed by an atomic resolve; the forward carries Pinboard-Attestation and Pinboard-Epoch. A data-plane passport (bearer) is required only where PINBOARD_DATA_PLANE_RULES name the namespace; an instance calling another sends Pinboard-From, Pinboard-Session, Pinboard-Session-Secret and Pinboard-Subrequest-Depth.",
     responses: {
-      default: { description: "the worker's answer, relayed (Pinboard-* and hop-by-hop headers removed, X-Accel-Buffering: no added)" },
-      "400": { description: "an empty or malformed id (text/plain), or a missing Host in hostname-aware mode", content: { "text/plain": { schema: { type: "string" } } } },
-      "502": { description: "bad gateway: the worker was unreachable (text/plain), or empty when the client left first", content: { "text/plain": { schema: { type: "string" }, example: "bad gateway" } } },
-      "504": { description: "upstream timeout: no answer within the forward timeout (text/plain)", content: { "text/plain": { schema: { type: "string" }, example: "upstream timeout" } } },
+      default: {
+        description:
+          "the worker's answer, relayed (Pinboard-* and hop-by-hop headers removed, X-Accel-Buffering: no added)",
+      },
+      "400": {
+        description: "an empty or malformed id (text/plain), or a missing Host in hostname-aware mode",
+        content: { "text/plain": { schema: { type: "string" } } },
+      },
+      "502": {
+        description: "bad gateway: the worker was unreachable (text/plain), or empty when the client left first",
+        content: { "text/plain": { schema: { type: "string" }, example: "bad gateway" } },
+      },
+      "504": {
+        description: "upstream timeout: no answer within the forward timeout (text/plain)",
+        content: { "text/plain": { schema: { type: "string" }, example: "upstream timeout" } },
+      },
       ...errorResponses([
-        { status: 401, errors: ["authentication required", "invalid credential"], when: "the namespace needs a data-plane passport" },
+        {
+          status: 401,
+          errors: ["authentication required", "invalid credential"],
+          when: "the namespace needs a data-plane passport",
+        },
         {
           status: 403,
           errors: [
@@ -116,8 +145,20 @@ export function openApiDocument(options: { basePath: string; version: string }):
   for (const route of ROUTES) paths[route.path] = { ...paths[route.path], [route.method]: operation(route) };
   paths["/{namespace}/{id}"] = {
     parameters: [
-      { name: "namespace", in: "path", required: true, description: "a registered namespace without its slash: 1–128 of A–Z a–z 0–9 . _ ~ -", schema: { type: "string", pattern: "^[A-Za-z0-9._~-]{1,128}$" } },
-      { name: "id", in: "path", required: true, description: "the instance id: 1–256 of A–Z a–z 0–9 . _ ~ -", schema: { type: "string", pattern: "^[A-Za-z0-9._~-]{1,256}$" } },
+      {
+        name: "namespace",
+        in: "path",
+        required: true,
+        description: "a registered namespace without its slash: 1–128 of A–Z a–z 0–9 . _ ~ -",
+        schema: { type: "string", pattern: "^[A-Za-z0-9._~-]{1,128}$" },
+      },
+      {
+        name: "id",
+        in: "path",
+        required: true,
+        description: "the instance id: 1–256 of A–Z a–z 0–9 . _ ~ -",
+        schema: { type: "string", pattern: "^[A-Za-z0-9._~-]{1,256}$" },
+      },
     ],
     ...Object.fromEntries(DATA_PLANE_METHODS.map((m) => [m, dataPlaneOperation(m)])),
   };
@@ -126,7 +167,8 @@ export function openApiDocument(options: { basePath: string; version: string }):
     info: {
       title: "Pinboard",
       version: options.version,
-      description: "Control plane for stateful workers: registry, atomic placement and attested forwarding. docs/protocol.md is the prose of this description.",
+      description:
+        "Control plane for stateful workers: registry, atomic placement and attested forwarding. docs/protocol.md is the prose of this description.",
     },
     servers: [{ url: options.basePath || "/" }],
     tags: [
@@ -140,7 +182,14 @@ export function openApiDocument(options: { basePath: string; version: string }):
     paths,
     components: {
       schemas: { Error: ERROR_BODY },
-      securitySchemes: { passport: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A Passport credential (HS256 or a JWKS key) with the route's scope in `scopes`" } },
+      securitySchemes: {
+        passport: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A Passport credential (HS256 or a JWKS key) with the route's scope in `scopes`",
+        },
+      },
     },
   };
 }

@@ -9,9 +9,7 @@ import { z } from "zod";
 const WILDCARD = "*";
 
 /** "*" or a registered namespace: "/" plus one non-empty path segment. */
-const namespaceEntry = z
-  .string()
-  .regex(/^(\*|\/[^/\s]+)$/, 'expected "*" or a namespace such as /threads');
+const namespaceEntry = z.string().regex(/^(\*|\/[^/\s]+)$/, 'expected "*" or a namespace such as /threads');
 const name = z.string().min(1);
 
 export const pinboardClaimSchema = z.object({

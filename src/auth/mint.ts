@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import { pinboardClaimSchema, type PinboardClaim } from "./claims.ts";
+import { type PinboardClaim, pinboardClaimSchema } from "./claims.ts";
 
 /**
  * Mints an HS256 Passport credential. Shared by scripts/mint-credential.ts, the Node entry's

@@ -3,16 +3,16 @@ import {
   createRemoteJWKSet,
   customFetch,
   errors,
-  jwtVerify,
   type JSONWebKeySet,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
+  jwtVerify,
 } from "jose";
 import type { Config } from "../config.ts";
 import { forbidden, unauthorized } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { parsePinboardClaim, type PinboardClaim } from "./claims.ts";
+import { type PinboardClaim, parsePinboardClaim } from "./claims.ts";
 
 /**
  * Passport: the credential of the registry routes. `Authorization: Bearer <JWT>`, verified
@@ -59,7 +59,17 @@ export const PASSPORT_CLOCK_TOLERANCE_S = 30;
 
 /** Public-key algorithms accepted from a JWKS. Symmetric ones never are (no alg confusion). */
 const JWKS_ALGORITHMS = [
-  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519",
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
 ];
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -86,7 +96,7 @@ export function createPassport(options: PassportOptions, deps: PassportDeps = {}
     }
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) {
-      refused(401, "malformed: Authorization is not \"Bearer <JWT>\"");
+      refused(401, 'malformed: Authorization is not "Bearer <JWT>"');
       return null;
     }
     try {
@@ -111,15 +121,20 @@ export function createPassport(options: PassportOptions, deps: PassportDeps = {}
 
 /** Why jose refused a credential, in words an operator can act on (no token, no key). */
 function refusalReason(err: unknown, options: JWTVerifyOptions): string {
-  if (err instanceof errors.JWTExpired) return `expired: exp ${String(err.payload.exp)} is past (clock tolerance ${PASSPORT_CLOCK_TOLERANCE_S} s)`;
-  if (err instanceof errors.JWSSignatureVerificationFailed) return "bad signature: not signed with the configured key (PINBOARD_PASSPORT_SECRET / JWKS)";
+  if (err instanceof errors.JWTExpired)
+    return `expired: exp ${String(err.payload.exp)} is past (clock tolerance ${PASSPORT_CLOCK_TOLERANCE_S} s)`;
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return "bad signature: not signed with the configured key (PINBOARD_PASSPORT_SECRET / JWKS)";
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === "iss") return `wrong issuer: expected iss ${JSON.stringify(options.issuer)}, got ${JSON.stringify(err.payload.iss ?? null)}`;
-    if (err.claim === "aud") return `wrong audience: expected aud ${JSON.stringify(options.audience)}, got ${JSON.stringify(err.payload.aud ?? null)}`;
+    if (err.claim === "iss")
+      return `wrong issuer: expected iss ${JSON.stringify(options.issuer)}, got ${JSON.stringify(err.payload.iss ?? null)}`;
+    if (err.claim === "aud")
+      return `wrong audience: expected aud ${JSON.stringify(options.audience)}, got ${JSON.stringify(err.payload.aud ?? null)}`;
     if (err.claim === "nbf") return `not yet valid: nbf ${String(err.payload.nbf)} is in the future`;
     return `invalid claim ${err.claim}: ${err.reason}`;
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return `algorithm not allowed (accepted: ${(options.algorithms ?? []).join(", ")})`;
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return `algorithm not allowed (accepted: ${(options.algorithms ?? []).join(", ")})`;
   if (err instanceof errors.JWKSNoMatchingKey) return "no matching key: the JWKS has no key for the token's kid/alg";
   if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid || err instanceof errors.JOSENotSupported) {
     return `malformed: ${err.message}`;
@@ -202,13 +217,9 @@ function secretKey(secret: string): KeySource {
   // Imported once, on first use, and shared by every verification of this passport.
   let imported: Promise<CryptoKey> | undefined;
   const load = () =>
-    crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["verify"],
-    );
+    crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "verify",
+    ]);
   return {
     algorithms: ["HS256"],
     get: () => {

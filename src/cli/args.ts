@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { isCommand, type CommandName } from "./usage.ts";
+import { type CommandName, isCommand } from "./usage.ts";
 
 /** A command line the CLI cannot act on: exit status 2, the message and a pointer to --help. */
 export class UsageError extends Error {
@@ -48,7 +48,10 @@ type OptionName = keyof typeof OPTIONS;
 const GLOBAL: readonly OptionName[] = ["url", "token", "json", "help"];
 
 /** Each command's own options and its positionals (required first, then optional). */
-const SHAPES: Record<CommandName, { options: readonly OptionName[]; required: readonly string[]; optional: readonly string[] }> = {
+const SHAPES: Record<
+  CommandName,
+  { options: readonly OptionName[]; required: readonly string[]; optional: readonly string[] }
+> = {
   workers: { options: [], required: [], optional: [] },
   overview: { options: ["ns", "prefix", "tag"], required: [], optional: [] },
   stats: { options: [], required: [], optional: [] },
@@ -83,16 +86,21 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
 
   const shape = SHAPES[first];
   for (const name of Object.keys(values) as OptionName[]) {
-    if (!GLOBAL.includes(name) && !shape.options.includes(name)) throw new UsageError(`${first} does not take --${name}`, first);
+    if (!GLOBAL.includes(name) && !shape.options.includes(name))
+      throw new UsageError(`${first} does not take --${name}`, first);
   }
   if (rest.length < shape.required.length) {
     throw new UsageError(`${first}: missing <${shape.required[rest.length]}>`, first);
   }
   if (rest.length > shape.required.length + shape.optional.length) {
-    throw new UsageError(`${first}: unexpected argument ${JSON.stringify(rest[shape.required.length + shape.optional.length])}`, first);
+    throw new UsageError(
+      `${first}: unexpected argument ${JSON.stringify(rest[shape.required.length + shape.optional.length])}`,
+      first,
+    );
   }
   for (const [i, value] of rest.entries()) {
-    if (value.trim() === "") throw new UsageError(`${first}: <${[...shape.required, ...shape.optional][i]}> must not be empty`, first);
+    if (value.trim() === "")
+      throw new UsageError(`${first}: <${[...shape.required, ...shape.optional][i]}> must not be empty`, first);
   }
 
   const globals = parseGlobals(first, values, env);
@@ -108,11 +116,16 @@ function strictParse(argv: readonly string[]) {
   }
 }
 
-function parseGlobals(command: CommandName, values: Partial<Record<OptionName, string | boolean>>, env: Record<string, string | undefined>): Globals {
+function parseGlobals(
+  command: CommandName,
+  values: Partial<Record<OptionName, string | boolean>>,
+  env: Record<string, string | undefined>,
+): Globals {
   const json = values.json === true;
   if (command === "sweep-now") {
     for (const name of ["url", "token"] as const) {
-      if (values[name] !== undefined) throw new UsageError(`sweep-now talks to Redis directly and does not take --${name}`, command);
+      if (values[name] !== undefined)
+        throw new UsageError(`sweep-now talks to Redis directly and does not take --${name}`, command);
     }
     return { url: "", json };
   }
@@ -127,11 +140,16 @@ function parseGlobals(command: CommandName, values: Partial<Record<OptionName, s
     throw new UsageError(`--url: expected an http(s) URL, got ${JSON.stringify(url)}`, command);
   }
   const token = ((values.token as string | undefined) ?? env.PINBOARD_OPERATOR_TOKEN ?? "").trim();
-  if (token === "") throw new UsageError("no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN", command);
+  if (token === "")
+    throw new UsageError("no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN", command);
   return { url, token, json };
 }
 
-function buildCommand(name: CommandName, args: string[], values: Partial<Record<OptionName, string | boolean>>): Command {
+function buildCommand(
+  name: CommandName,
+  args: string[],
+  values: Partial<Record<OptionName, string | boolean>>,
+): Command {
   const str = (key: OptionName) => values[key] as string | undefined;
   switch (name) {
     case "overview":
@@ -168,7 +186,10 @@ export function parseDeadline(raw: string, command: CommandName): number | null 
   const value = raw.trim().toLowerCase();
   if (value === "none") return null;
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_DEADLINE_S) {
-    throw new UsageError(`--deadline: expected seconds from 0 to ${MAX_DEADLINE_S} or "none", got ${JSON.stringify(raw)}`, command);
+    throw new UsageError(
+      `--deadline: expected seconds from 0 to ${MAX_DEADLINE_S} or "none", got ${JSON.stringify(raw)}`,
+      command,
+    );
   }
   return Number(value);
 }

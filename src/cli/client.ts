@@ -71,7 +71,10 @@ export class OperatorClient {
   }
 
   private async request(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: "application/json" };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.token}`,
+      accept: "application/json",
+    };
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
@@ -94,7 +97,9 @@ export class OperatorClient {
     const json = parseJson(text);
     if (response.status < 200 || response.status > 299) {
       const error = errorAnswer.safeParse(json);
-      const message = error.success ? error.data.error : response.statusText || text.trim().slice(0, 200) || "no error message";
+      const message = error.success
+        ? error.data.error
+        : response.statusText || text.trim().slice(0, 200) || "no error message";
       throw new HttpError(response.status, message);
     }
     if (json === undefined) throw new UnexpectedAnswerError(path, `not JSON (HTTP ${response.status})`);

@@ -2,7 +2,15 @@ import type { Command, Globals } from "./args.ts";
 import { OperatorClient } from "./client.ts";
 import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
-import { drainAnswer, healthAnswer, overviewAnswer, statsAnswer, undrainAnswer, windDownAnswer, workersAnswer } from "./schemas.ts";
+import {
+  drainAnswer,
+  healthAnswer,
+  overviewAnswer,
+  statsAnswer,
+  undrainAnswer,
+  windDownAnswer,
+  workersAnswer,
+} from "./schemas.ts";
 
 /** What a command prints on stdout, and its exit status when it is not 0. */
 export interface Output {
@@ -33,16 +41,24 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
     return outcome.report.ran ? out : { ...out, exitCode: 1 };
   }
 
-  const client = new OperatorClient({ url: globals.url, token: globals.token ?? "", ...(ctx.fetch ? { fetch: ctx.fetch } : {}) });
+  const client = new OperatorClient({
+    url: globals.url,
+    token: globals.token ?? "",
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+  });
   const check = OperatorClient.check;
   switch (command.name) {
     case "workers": {
       const answer = await client.get("/registry/workers");
-      return globals.json ? json(answer) : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
+      return globals.json
+        ? json(answer)
+        : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
     }
     case "overview": {
       const answer = await readWholeOverview(client, { ns: command.ns, prefix: command.prefix, tag: command.tag });
-      return globals.json ? json(answer) : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
+      return globals.json
+        ? json(answer)
+        : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
     }
     case "stats": {
       const answer = await client.get("/registry/stats");
@@ -79,16 +95,25 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       const answer = await client.post("/registry/undrain", { clientId: command.clientId });
       if (globals.json) return json(answer);
       const { revoked } = check("/registry/undrain", undrainAnswer, answer);
-      return { text: revoked ? `client ${command.clientId} undrained` : `client ${command.clientId} was not drained: nothing revoked` };
+      return {
+        text: revoked
+          ? `client ${command.clientId} undrained`
+          : `client ${command.clientId} was not drained: nothing revoked`,
+      };
     }
   }
 }
 
 function describeWindDown(command: Extract<Command, { name: "wind-down" }>, queued: boolean | number): string {
   const where = `${command.namespace}${command.env !== undefined ? ` (env ${command.env})` : ""}`;
-  const what = command.deadline === null ? "wind-down fence cleared" : `wind-down fence set at max(${command.deadline}s, one lease)`;
+  const what =
+    command.deadline === null
+      ? "wind-down fence cleared"
+      : `wind-down fence set at max(${command.deadline}s, one lease)`;
   if (typeof queued === "number") {
-    return queued === 0 ? `no live placements in ${where}: nothing queued` : `${what} for ${queued} placement(s) in ${where}; owners notified`;
+    return queued === 0
+      ? `no live placements in ${where}: nothing queued`
+      : `${what} for ${queued} placement(s) in ${where}; owners notified`;
   }
   if (!queued) return `no placement ${command.id ?? ""} in ${where}: nothing queued`;
   return `${what} for ${command.id ?? ""} in ${where}; owner notified`;

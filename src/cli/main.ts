@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
-import { runCommand, type CommandContext } from "./commands.ts";
+import { type CommandContext, runCommand } from "./commands.ts";
 import { usage } from "./usage.ts";
 
 /**
@@ -64,7 +64,9 @@ function usageError(io: CliIo, err: UsageError): number {
 /** Writes everything, then exits: pooled sockets or timers must not hold the process open. */
 async function main(): Promise<void> {
   // A reader that stops early (`pinboard workers | head -1`) is not an error of the CLI.
-  process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? EXIT_OK : EXIT_FAILURE));
+  process.stdout.on("error", (err: NodeJS.ErrnoException) =>
+    process.exit(err.code === "EPIPE" ? EXIT_OK : EXIT_FAILURE),
+  );
   const code = await runCli(process.argv.slice(2), {
     env: process.env,
     now: () => Date.now(),

@@ -22,7 +22,10 @@ interface Page {
 }
 
 /** Follows the overview's cursors to the end; answers the first page's workers and bindings with every page's namespaces merged. */
-export async function readWholeOverview(client: OperatorClient, query: Record<string, string | undefined>): Promise<unknown> {
+export async function readWholeOverview(
+  client: OperatorClient,
+  query: Record<string, string | undefined>,
+): Promise<unknown> {
   let page = (await client.get("/registry/overview", query)) as Page;
   const first = page;
   const groups = new Map<string, Group>();

@@ -1,5 +1,12 @@
-import type { HealthAnswer, NamespaceGroup, OverviewAnswer, StatsAnswer, WorkerView, WorkersAnswer } from "./schemas.ts";
-import { bytes, NONE, relativeSeconds, renderPairs, renderTable, seconds, yesNo, type Column } from "./table.ts";
+import type {
+  HealthAnswer,
+  NamespaceGroup,
+  OverviewAnswer,
+  StatsAnswer,
+  WorkersAnswer,
+  WorkerView,
+} from "./schemas.ts";
+import { bytes, type Column, NONE, relativeSeconds, renderPairs, renderTable, seconds, yesNo } from "./table.ts";
 
 /**
  * Human renderings of the read routes' answers. `now` is the local clock in ms; the server's
@@ -115,13 +122,28 @@ export function renderStats(answer: StatsAnswer): string {
     { header: "CLIENT", cell: (e) => e.clientId },
     { header: "HOSTNAME", cell: (e) => e.hostname ?? NONE },
     { header: "STATUS", cell: (e) => ("error" in e ? e.error : "ok") },
-    { header: "INSTANCES", cell: (e) => (stats(e)?.instances === undefined ? NONE : String(stats(e)!.instances!.length)), align: "right" },
+    {
+      header: "INSTANCES",
+      cell: (e) => (stats(e)?.instances === undefined ? NONE : String(stats(e)!.instances!.length)),
+      align: "right",
+    },
     { header: "INFLIGHT", cell: (e) => sum(e, "inflight"), align: "right" },
     { header: "SOCKETS", cell: (e) => sum(e, "sockets"), align: "right" },
-    { header: "HEADROOM", cell: (e) => (stats(e)?.headroom === undefined ? NONE : String(stats(e)!.headroom)), align: "right" },
+    {
+      header: "HEADROOM",
+      cell: (e) => (stats(e)?.headroom === undefined ? NONE : String(stats(e)!.headroom)),
+      align: "right",
+    },
     { header: "DRAINING", cell: (e) => yesNo(stats(e)?.draining) },
-    { header: "LEASE", cell: (e) => (stats(e)?.leaseHealthy === undefined ? NONE : stats(e)!.leaseHealthy ? "healthy" : "unhealthy") },
-    { header: "UPTIME", cell: (e) => (stats(e)?.process?.uptimeMs === undefined ? NONE : seconds(stats(e)!.process!.uptimeMs!)), align: "right" },
+    {
+      header: "LEASE",
+      cell: (e) => (stats(e)?.leaseHealthy === undefined ? NONE : stats(e)!.leaseHealthy ? "healthy" : "unhealthy"),
+    },
+    {
+      header: "UPTIME",
+      cell: (e) => (stats(e)?.process?.uptimeMs === undefined ? NONE : seconds(stats(e)!.process!.uptimeMs!)),
+      align: "right",
+    },
   ];
   return renderTable(columns, answer.workers);
 }

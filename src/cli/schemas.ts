@@ -70,10 +70,7 @@ export const workerStatsSchema = z.looseObject({
 const statsHead = { sessionId: z.string(), clientId: z.string(), hostname: z.string().nullable() };
 export const statsAnswer = z.object({
   workers: z.array(
-    z.union([
-      z.object({ ...statsHead, stats: workerStatsSchema }),
-      z.object({ ...statsHead, error: z.string() }),
-    ]),
+    z.union([z.object({ ...statsHead, stats: workerStatsSchema }), z.object({ ...statsHead, error: z.string() })]),
   ),
 });
 export type StatsAnswer = z.infer<typeof statsAnswer>;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { buildDeps } from "../bootstrap.ts";
-import { ConfigError, parseConfig, type Config } from "../config.ts";
+import { type Config, ConfigError, parseConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { redisFromConfig } from "../runtime/node/redis-from-config.ts";
 import { runSweep, type SweepReport } from "../sweeper/sweep.ts";
@@ -51,13 +51,17 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
       config,
       redis: ports.port,
       ...(ports.durable ? { durableRedis: ports.durable } : {}),
-      log: createLogger(env.PINBOARD_LOG_LEVEL ? config.logLevel : "warn", { log: console.error, error: console.error }),
+      log: createLogger(env.PINBOARD_LOG_LEVEL ? config.logLevel : "warn", {
+        log: console.error,
+        error: console.error,
+      }),
       runtime: { label: "node", backgroundWork: "runs-on", fetchDecodesBodies: true, startedAt: Date.now() },
     });
     const fleet = await deps.fleet.refresh();
     if (!fleet.serving) {
       const reason = fleet.reason ?? "not serving";
-      if (reason.startsWith("redis:")) throw new Error(`cannot reach ${ports.describe}: ${reason.slice("redis:".length).trim()}`);
+      if (reason.startsWith("redis:"))
+        throw new Error(`cannot reach ${ports.describe}: ${reason.slice("redis:".length).trim()}`);
       throw new UsageError(
         `this configuration is not the serving fleet's (${reason}); run sweep-now with the server's PINBOARD_* variables`,
         "sweep-now",

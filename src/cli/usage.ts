@@ -2,7 +2,16 @@
  * The CLI's help texts: one overview and one page per command (`pinboard <command> --help`).
  */
 
-export const COMMANDS = ["workers", "overview", "stats", "health", "wind-down", "drain", "undrain", "sweep-now"] as const;
+export const COMMANDS = [
+  "workers",
+  "overview",
+  "stats",
+  "health",
+  "wind-down",
+  "drain",
+  "undrain",
+  "sweep-now",
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export function isCommand(value: string): value is CommandName {

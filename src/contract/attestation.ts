@@ -69,13 +69,10 @@ function hmacKey(secret: string): Promise<CryptoKey> {
     keys.set(secret, cached);
     return cached;
   }
-  const imported = crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign", "verify"],
-  );
+  const imported = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
   imported.catch(() => keys.delete(secret));
   keys.set(secret, imported);
   if (keys.size > MAX_KEYS) keys.delete(keys.keys().next().value as string);
@@ -102,7 +99,14 @@ function cachedToken(secret: string, claims: AttestationInput, iat: number): Pro
   const { aud, htm, htu, epoch } = claims;
   const key = `${aud}\n${htm ?? ""}\n${epoch ?? ""}\n${htu ?? ""}`;
   const hit = cached.get(key);
-  if (hit !== undefined && hit.secret === secret && hit.claims.aud === aud && hit.claims.htm === htm && hit.claims.htu === htu && hit.claims.epoch === epoch) {
+  if (
+    hit !== undefined &&
+    hit.secret === secret &&
+    hit.claims.aud === aud &&
+    hit.claims.htm === htm &&
+    hit.claims.htu === htu &&
+    hit.claims.epoch === epoch
+  ) {
     return hit.token;
   }
   const token = sign(secret, payloadOf(claims, iat));
@@ -121,10 +125,20 @@ function cachedToken(secret: string, claims: AttestationInput, iat: number): Pro
  */
 export type SyncJwsHs256 = (secret: string, encodedHeader: string, payloadJson: string) => string;
 
-export function signAttestation(secret: string, claims: AttestationInput, nowSeconds: number, jws?: SyncJwsHs256): Promise<string> {
+export function signAttestation(
+  secret: string,
+  claims: AttestationInput,
+  nowSeconds: number,
+  jws?: SyncJwsHs256,
+): Promise<string> {
   const iat = Math.floor(nowSeconds);
   if (jws !== undefined) return Promise.resolve(jws(secret, HEADER, JSON.stringify(payloadOf(claims, iat))));
-  if (claims.caller === undefined && claims.depth === undefined && claims.acct === undefined && (claims.htu ?? "").length <= MAX_CACHED_TARGET) {
+  if (
+    claims.caller === undefined &&
+    claims.depth === undefined &&
+    claims.acct === undefined &&
+    (claims.htu ?? "").length <= MAX_CACHED_TARGET
+  ) {
     return cachedToken(secret, claims, iat);
   }
   return sign(secret, payloadOf(claims, iat));
@@ -172,18 +186,14 @@ export async function verifyAttestation(
   const signature = base64urlDecode(signaturePart);
   if (signature === null) return null;
   const key = await hmacKey(secret);
-  const valid = await crypto.subtle.verify(
-    "HMAC",
-    key,
-    signature,
-    encoder.encode(`${headerPart}.${payloadPart}`),
-  );
+  const valid = await crypto.subtle.verify("HMAC", key, signature, encoder.encode(`${headerPart}.${payloadPart}`));
   if (!valid) return null;
 
   const payload = decodeJson(payloadPart);
   if (payload === null) return null;
   const { aud, iat, exp } = payload;
-  if (typeof aud !== "string" || !(typeof audience === "string" ? aud === audience : audience.includes(aud))) return null;
+  if (typeof aud !== "string" || !(typeof audience === "string" ? aud === audience : audience.includes(aud)))
+    return null;
   if (!isNumericDate(iat) || !isNumericDate(exp)) return null;
   if (nowSeconds >= exp + ATTESTATION_SKEW_S || iat > nowSeconds + ATTESTATION_SKEW_S) return null;
   return optionalClaims(payload, { aud, iat, exp });

@@ -34,7 +34,11 @@ export function isNoScript(err: unknown): boolean {
  * Runs a script by EVALSHA and, when the server's cache does not hold it (a restart, a failover,
  * SCRIPT FLUSH), by EVAL with its source: the one fallback every Redis client here uses.
  */
-export function evalScript<T>(script: LuaScript, evalsha: (sha: string) => Promise<T>, evalSource: (source: string) => Promise<T>): Promise<T> {
+export function evalScript<T>(
+  script: LuaScript,
+  evalsha: (sha: string) => Promise<T>,
+  evalSource: (source: string) => Promise<T>,
+): Promise<T> {
   return evalsha(script.sha).catch((err: unknown) => {
     if (!isNoScript(err)) throw err;
     return evalSource(script.script);

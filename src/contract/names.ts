@@ -13,7 +13,8 @@ export const LABEL_FORBIDDEN = /[*\s/:]/;
  */
 export const isNamespace = (ns: string): boolean => NAMESPACE_PATTERN.test(ns) && ns !== "/." && ns !== "/..";
 export const isId = (id: string): boolean => ID_PATTERN.test(id);
-export const isLabel = (label: string): boolean => label.length > 0 && label.length <= 253 && !LABEL_FORBIDDEN.test(label);
+export const isLabel = (label: string): boolean =>
+  label.length > 0 && label.length <= 253 && !LABEL_FORBIDDEN.test(label);
 
 /**
  * Namespaces that would shadow Pinboard's own routes (`/registry/*`, `/healthz`, `/readyz`,

@@ -1,8 +1,8 @@
-import { signAttestation, type SyncJwsHs256 } from "../contract/attestation.ts";
+import { type SyncJwsHs256, signAttestation } from "../contract/attestation.ts";
+import type { Resolution } from "../placement/resolver.ts";
 import { forwardRequestHeaders } from "./header-hygiene.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";
-import type { Resolution } from "../placement/resolver.ts";
 
 /**
  * The request target of a forward relative to the owner's advertise URL, as the placement loop

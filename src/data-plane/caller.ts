@@ -1,11 +1,16 @@
-import type { AppDeps } from "../deps.ts";
-import { PinboardError, forbidden } from "../errors.ts";
+import { constantTimeEqual } from "../contract/constant-time.ts";
+import {
+  FROM_HEADER,
+  SESSION_HEADER,
+  SESSION_SECRET_HEADER,
+  SUBREQUEST_DEPTH_HEADER,
+} from "../contract/header-names.ts";
 import { isId, isNamespace } from "../contract/names.ts";
+import type { AppDeps } from "../deps.ts";
+import { forbidden, PinboardError } from "../errors.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
-import { constantTimeEqual } from "../contract/constant-time.ts";
 import type { HeaderSource } from "./inbound.ts";
-import { FROM_HEADER, SESSION_HEADER, SESSION_SECRET_HEADER, SUBREQUEST_DEPTH_HEADER } from "../contract/header-names.ts";
 
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {
@@ -67,7 +72,8 @@ async function verifiedCaller(
   const row = record.namespaces.includes(ns)
     ? await deps.redis.hget(keys.placements(await keys.bucketOf(id), envOf(record, ns), ns), id)
     : null;
-  if (row === null || row.slice(0, row.indexOf("\n")) !== record.sessionId) throw forbidden("caller placement mismatch");
+  if (row === null || row.slice(0, row.indexOf("\n")) !== record.sessionId)
+    throw forbidden("caller placement mismatch");
   return { from, record, depth };
 }
 
@@ -76,8 +82,13 @@ async function verifiedCaller(
  * the env its registration names for the target's namespace (envs[ns], else its env), as one
  * Durable Object class may call another. Single mode has one hostname and one env.
  */
-export function assertInCallerScope(caller: Caller, target: { ns: string; hostname: string; env: string }, hostnameAware: boolean): void {
+export function assertInCallerScope(
+  caller: Caller,
+  target: { ns: string; hostname: string; env: string },
+  hostnameAware: boolean,
+): void {
   if (!hostnameAware) return;
   const { record } = caller;
-  if (record.hostname !== target.hostname || envOf(record, target.ns) !== target.env) throw forbidden("target outside caller scope");
+  if (record.hostname !== target.hostname || envOf(record, target.ns) !== target.env)
+    throw forbidden("target outside caller scope");
 }

@@ -1,7 +1,7 @@
 import { parsePinboardClaim } from "../auth/claims.ts";
 import { scopesOf } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
-import { PinboardError, forbidden } from "../errors.ts";
+import { forbidden, PinboardError } from "../errors.ts";
 
 /** The `acct` attestation claim: who the data-plane credential says the client is. */
 export interface AccountClaim {
@@ -18,20 +18,31 @@ const MOVED = new Set(["scope", "scopes", "pinboard"]);
  * the namespace and whose scopes include one of the rule's (when the rule lists any). Requests
  * to namespaces without a rule pass untouched, without an await.
  */
-export function dataPlanePassport(deps: AppDeps, ns: string, authorization: string | undefined): Promise<AccountClaim> | undefined {
+export function dataPlanePassport(
+  deps: AppDeps,
+  ns: string,
+  authorization: string | undefined,
+): Promise<AccountClaim> | undefined {
   const rules = deps.config.dataPlaneRules;
   const rule = rules?.[ns] ?? rules?.["*"];
   return rule ? verifiedAccount(deps, rule.scopes, ns, authorization) : undefined;
 }
 
-async function verifiedAccount(deps: AppDeps, ruleScopes: string[], ns: string, authorization: string | undefined): Promise<AccountClaim> {
+async function verifiedAccount(
+  deps: AppDeps,
+  ruleScopes: string[],
+  ns: string,
+  authorization: string | undefined,
+): Promise<AccountClaim> {
   if (!authorization) throw PinboardError.of(401, "authentication required");
   const payload = await deps.passport.verifyBearer(authorization);
-  if (!payload || typeof payload.sub !== "string" || payload.sub === "") throw PinboardError.of(401, "invalid credential");
+  if (!payload || typeof payload.sub !== "string" || payload.sub === "")
+    throw PinboardError.of(401, "invalid credential");
 
   if (payload.pinboard !== undefined) {
     const claim = parsePinboardClaim(payload.pinboard);
-    if (!claim || !(claim.namespaces.includes("*") || claim.namespaces.includes(ns))) throw forbidden("namespace not allowed");
+    if (!claim || !(claim.namespaces.includes("*") || claim.namespaces.includes(ns)))
+      throw forbidden("namespace not allowed");
   }
   const scopes = scopesOf(payload);
   if (ruleScopes.length > 0 && !ruleScopes.some((s) => scopes.includes(s))) throw forbidden("insufficient scope");

@@ -1,10 +1,10 @@
 import type { AppDeps } from "../deps.ts";
-import { PinboardError, errorAnswer, notFound } from "../errors.ts";
-import { clientIpAffinity, type AffinityKey } from "../placement/affinity.ts";
-import { framingRefused } from "./framing.ts";
-import type { InboundRequest } from "./inbound.ts";
+import { errorAnswer, notFound, PinboardError } from "../errors.ts";
+import { type AffinityKey, clientIpAffinity } from "../placement/affinity.ts";
 import { InflightGate } from "../placement/inflight.ts";
 import { OutlierTracker } from "../placement/outliers.ts";
+import { framingRefused } from "./framing.ts";
+import type { InboundRequest } from "./inbound.ts";
 import { PlacementLoop } from "./placement-loop.ts";
 import { planForward } from "./plan.ts";
 import { isDataPlanePath, parseDataPath } from "./route.ts";
@@ -44,7 +44,9 @@ export class DataPlane {
     const { deps } = this;
     try {
       if (request.framing.kind === "refused") throw framingRefused(request.framing.reason);
-      const path = isDataPlanePath(request.pathname, deps.config.basePath) ? parseDataPath(request.pathname, deps.config.basePath) : null;
+      const path = isDataPlanePath(request.pathname, deps.config.basePath)
+        ? parseDataPath(request.pathname, deps.config.basePath)
+        : null;
       if (!path) throw notFound("unknown namespace");
       const plan = await planForward(deps, request, path, this.affinityKey);
       return await this.loop.run(plan, request, transport);

@@ -1,4 +1,4 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import type { DataPlane } from "./data-plane.ts";
 import { fetchTransport } from "./fetch-transport.ts";
@@ -10,7 +10,11 @@ import { inboundOfRequest } from "./inbound.ts";
  * every other path. The Workers entry serves all of its data plane here; the Node entry answers
  * data-plane paths on node:http before Hono sees them (src/runtime/node/data-plane/).
  */
-export function dataPlaneRoute(deps: AppDeps, dataPlane: DataPlane, peerAddress: (c: Context<AppEnv>) => string): Hono<AppEnv> {
+export function dataPlaneRoute(
+  deps: AppDeps,
+  dataPlane: DataPlane,
+  peerAddress: (c: Context<AppEnv>) => string,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.all("*", (c) => {
     const request = c.req.raw;
@@ -28,7 +32,9 @@ export function dataPlaneRoute(deps: AppDeps, dataPlane: DataPlane, peerAddress:
 }
 
 function defer(c: Context<AppEnv>, deps: AppDeps, work: Promise<unknown>): void {
-  const guarded = work.catch((err: unknown) => deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }));
+  const guarded = work.catch((err: unknown) =>
+    deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }),
+  );
   // Only a request-bound runtime has an execution context (Hono's getter throws elsewhere).
   if (deps.runtime.backgroundWork === "request-bound") c.executionCtx.waitUntil(guarded);
 }

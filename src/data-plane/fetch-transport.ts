@@ -1,9 +1,9 @@
 import { answerResponse } from "../errors.ts";
+import { unreachableFetch } from "../outbound/failures.ts";
+import { onBodyDone } from "../placement/inflight.ts";
 import { forwardResponseHeaders, isActivationRefusal } from "./header-hygiene.ts";
 import type { ClientLink } from "./inbound.ts";
-import { onBodyDone } from "../placement/inflight.ts";
 import type { Delivery, Forward, Transport } from "./transport.ts";
-import { unreachableFetch } from "../outbound/failures.ts";
 
 export interface FetchTransportOptions {
   fetch: typeof fetch;
@@ -39,7 +39,12 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
         // the worker's failure.
         await response.body?.cancel().catch(() => {});
         const informational = response.status !== 101;
-        return { kind: "unreachable", connected: true, reason: `worker answered ${response.status}${informational ? "" : " to a request without an upgrade"}`, ...(informational ? { local: true as const } : {}) };
+        return {
+          kind: "unreachable",
+          connected: true,
+          reason: `worker answered ${response.status}${informational ? "" : " to a request without an upgrade"}`,
+          ...(informational ? { local: true as const } : {}),
+        };
       }
       if (response.status > 599) {
         // What a Response cannot carry (its constructor throws a RangeError past 599).
@@ -54,7 +59,11 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
         return {
           kind: "refused",
           relay: {
-            send: () => new Response(onBodyDone(response.body, release), { status: 503, headers: forwardResponseHeaders(response.headers, { status: 503 }) }),
+            send: () =>
+              new Response(onBodyDone(response.body, release), {
+                status: 503,
+                headers: forwardResponseHeaders(response.headers, { status: 503 }),
+              }),
             drop: () => {
               void response.body?.cancel().catch(() => {});
               release();
@@ -69,17 +78,27 @@ export function fetchTransport(options: FetchTransportOptions): Transport<Respon
         // The 101's headers are filtered like any answer's (Pinboard-*, the refusal,
         // Service-Worker-Allowed, hop-by-hop) before the socket goes to the client.
         const headers = forwardResponseHeaders(response.headers, { status: response.status });
-        return { kind: "answered", status: response.status, result: new Response(null, { status: response.status, headers, webSocket } as ResponseInit) };
+        return {
+          kind: "answered",
+          status: response.status,
+          result: new Response(null, { status: response.status, headers, webSocket } as ResponseInit),
+        };
       }
       const decoded = options.decodesBodies && response.headers.has("content-encoding");
       const headers = forwardResponseHeaders(response.headers, { decoded, status: response.status });
       const init = { status: response.status, statusText: response.statusText, headers };
-      return { kind: "answered", status: response.status, result: new Response(onBodyDone(response.body, release), init) };
+      return {
+        kind: "answered",
+        status: response.status,
+        result: new Response(onBodyDone(response.body, release), init),
+      };
     },
   };
 }
 
-type Called = { kind: "response"; response: Response } | Exclude<Delivery<never>, { kind: "answered" } | { kind: "refused" }>;
+type Called =
+  | { kind: "response"; response: Response }
+  | Exclude<Delivery<never>, { kind: "answered" } | { kind: "refused" }>;
 
 /** One fetch, cut short by the forward timeout (before the answer) or the client's going away. */
 async function call(options: FetchTransportOptions, forward: Forward): Promise<Called> {
@@ -95,8 +114,18 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
   const stopListening = client.onGone(() => stop("aborted"));
   const body = forward.withBody ? options.body : null;
   try {
-    const init = { method: forward.method, headers: framedHeaders(forward), body, redirect: "manual", signal: controller.signal, ...(body ? { duplex: "half" } : {}) };
-    return { kind: "response", response: await options.fetch(`${forward.advertiseUrl}${forward.pathAndQuery}`, init as RequestInit) };
+    const init = {
+      method: forward.method,
+      headers: framedHeaders(forward),
+      body,
+      redirect: "manual",
+      signal: controller.signal,
+      ...(body ? { duplex: "half" } : {}),
+    };
+    return {
+      kind: "response",
+      response: await options.fetch(`${forward.advertiseUrl}${forward.pathAndQuery}`, init as RequestInit),
+    };
   } catch (error) {
     // The client went away first: a fresh placement is released, whether or not it connected.
     if (cut === "aborted") return { kind: "aborted", connected: false };

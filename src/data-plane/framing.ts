@@ -66,4 +66,5 @@ export function requestFraming(method: string, headers: HeaderSource, streamed =
 }
 
 /** Whether bytes follow the head (a declared `Content-Length: 0` is framing without a body). */
-export const carriesBody = (framing: RequestFraming): boolean => framing.kind === "chunked" || (framing.kind === "length" && framing.length > 0);
+export const carriesBody = (framing: RequestFraming): boolean =>
+  framing.kind === "chunked" || (framing.kind === "length" && framing.length > 0);

@@ -1,6 +1,6 @@
+import { ATTESTATION_HEADER, EPOCH_HEADER, isLeaseRefusal, REFUSAL_HEADER } from "../contract/header-names.ts";
 import { FRAMING_HEADERS } from "./framing.ts";
 import type { HeaderSource } from "./inbound.ts";
-import { ATTESTATION_HEADER, EPOCH_HEADER, REFUSAL_HEADER, isLeaseRefusal } from "../contract/header-names.ts";
 
 /**
  * Header hygiene of the forward. Inbound Pinboard-* headers never reach a worker (only Pinboard
@@ -51,7 +51,12 @@ function connectionTokens(connection: string): Set<string> {
  * is a plain request, whose Upgrade is dropped as hop-by-hop.
  */
 export function isWebSocketUpgrade(connection: string | null | undefined, upgrade: string | null | undefined): boolean {
-  return upgrade != null && upgrade.trim().toLowerCase() === "websocket" && connection != null && connectionTokens(connection).has("upgrade");
+  return (
+    upgrade != null &&
+    upgrade.trim().toLowerCase() === "websocket" &&
+    connection != null &&
+    connectionTokens(connection).has("upgrade")
+  );
 }
 
 /**
@@ -157,16 +162,23 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
 const WORKER_ONLY = new Set([REFUSAL, "service-worker-allowed"]);
 
 /** A 204 has no content and RFC 9110 §8.6 forbids its Content-Length; a worker's is dropped. */
-const lengthForbidden = (status: number | undefined, name: string): boolean => status === 204 && name === "content-length";
+const lengthForbidden = (status: number | undefined, name: string): boolean =>
+  status === 204 && name === "content-length";
 
 /**
  * The client-facing copy of a worker's response headers. `decoded` drops Content-Encoding and
  * Content-Length when the HTTP client already decompressed the body (Node's fetch does).
  */
-export function forwardResponseHeaders(upstream: Headers, options: { decoded?: boolean; status?: number } = {}): Headers {
+export function forwardResponseHeaders(
+  upstream: Headers,
+  options: { decoded?: boolean; status?: number } = {},
+): Headers {
   const out = copyFiltered(
     upstream,
-    (name) => WORKER_ONLY.has(name) || lengthForbidden(options.status, name) || (options.decoded === true && (name === "content-encoding" || name === "content-length")),
+    (name) =>
+      WORKER_ONLY.has(name) ||
+      lengthForbidden(options.status, name) ||
+      (options.decoded === true && (name === "content-encoding" || name === "content-length")),
   );
   out.set("x-accel-buffering", "no");
   return out;
@@ -223,4 +235,5 @@ const trimHttpWhitespace = (value: string): string =>
     : value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
 
 /** True when a header set names a refusal of a new activation. */
-export const isActivationRefusal = (status: number, headers: Headers): boolean => isLeaseRefusal(status, headers.get(REFUSAL_HEADER));
+export const isActivationRefusal = (status: number, headers: Headers): boolean =>
+  isLeaseRefusal(status, headers.get(REFUSAL_HEADER));

@@ -1,4 +1,4 @@
-import { requestFraming, type RequestFraming } from "./framing.ts";
+import { type RequestFraming, requestFraming } from "./framing.ts";
 import { isWebSocketUpgrade } from "./header-hygiene.ts";
 
 /**

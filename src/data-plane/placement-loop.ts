@@ -1,15 +1,15 @@
 import type { AppDeps } from "../deps.ts";
 import { textAnswer } from "../errors.ts";
+import { InflightGate } from "../placement/inflight.ts";
+import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";
+import { placeInstance } from "../placement/place-instance.ts";
+import { Refusal } from "../placement/refusal.ts";
+import type { Resolution } from "../placement/resolver.ts";
 import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
 import { attestedForwardHeaders, forwardTarget } from "./attested-headers.ts";
 import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
-import { InflightGate } from "../placement/inflight.ts";
-import { Refusal } from "../placement/refusal.ts";
-import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";
 import type { ForwardPlan } from "./plan.ts";
-import { placeInstance } from "../placement/place-instance.ts";
-import type { Resolution } from "../placement/resolver.ts";
 import type { Delivery, Forward, Relay, Transport } from "./transport.ts";
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
@@ -54,10 +54,16 @@ export class PlacementLoop {
     }
   }
 
-  private async attempt<T>(job: Job<T>, exclude: string | undefined, stale: number): Promise<{ result: T; relayed: boolean }> {
+  private async attempt<T>(
+    job: Job<T>,
+    exclude: string | undefined,
+    stale: number,
+  ): Promise<{ result: T; relayed: boolean }> {
     const { deps } = this;
     const { plan, transport } = job;
-    const resolution = await placeInstance(deps, exclude ? { ...plan.resolve, exclude } : plan.resolve, (work) => transport.defer(work));
+    const resolution = await placeInstance(deps, exclude ? { ...plan.resolve, exclude } : plan.resolve, (work) =>
+      transport.defer(work),
+    );
     if (deps.now() - resolution.resolvedAt > STALE_RESOLUTION_MS && stale < MAX_STALE_RETRIES) {
       return this.attempt(job, exclude, stale + 1);
     }
@@ -91,7 +97,13 @@ export class PlacementLoop {
         const sid = resolution.sessionId;
         const outlier = countsAsFailure(delivery.status) ? this.outliers.failure(sid) : this.outliers.success(sid);
         if (outlier) transport.defer(outlier);
-        if (!job.request.upgrade && delivery.status >= 200 && delivery.status < 300 && resolution.overwritten !== "" && BigInt(resolution.overwritten) <= BigInt(resolution.epoch)) {
+        if (
+          !job.request.upgrade &&
+          delivery.status >= 200 &&
+          delivery.status < 300 &&
+          resolution.overwritten !== "" &&
+          BigInt(resolution.overwritten) <= BigInt(resolution.epoch)
+        ) {
           transport.defer(this.clearMarker(plan, resolution));
         }
         return { result: delivery.result, relayed: false };
@@ -127,7 +139,8 @@ export class PlacementLoop {
     try {
       return await this.attempt(job, resolution.sessionId, 0);
     } catch (err) {
-      if (err instanceof Refusal && (err.outcome === "no-backends" || err.outcome === "no-hostname-workers")) throw new Refusal("nack");
+      if (err instanceof Refusal && (err.outcome === "no-backends" || err.outcome === "no-hostname-workers"))
+        throw new Refusal("nack");
       throw err;
     }
   }
@@ -156,7 +169,13 @@ export class PlacementLoop {
       advertiseUrl: resolution.advertiseUrl,
       pathAndQuery: forwardTarget(plan, request),
       method: request.method,
-      headers: await attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.signJws),
+      headers: await attestedForwardHeaders(
+        resolution,
+        plan,
+        request,
+        Math.floor(this.deps.now() / 1000),
+        this.deps.runtime.signJws,
+      ),
       upgrade: request.upgrade,
       withBody: carriesBody(request.framing) && !replaced,
       framing: request.framing,

@@ -1,11 +1,11 @@
 import type { AppDeps } from "../deps.ts";
-import { PinboardError, badRequest } from "../errors.ts";
-import { affinityHash, clientAddress, type AffinityKey } from "../placement/affinity.ts";
-import { hostnameBinding, SINGLE_BINDING, requestHostname } from "../placement/bindings.ts";
-import { assertInCallerScope, verifyCaller, type Caller } from "./caller.ts";
-import { dataPlanePassport, type AccountClaim } from "./data-passport.ts";
+import { badRequest, PinboardError } from "../errors.ts";
+import { type AffinityKey, affinityHash, clientAddress } from "../placement/affinity.ts";
+import { hostnameBinding, requestHostname, SINGLE_BINDING } from "../placement/bindings.ts";
 import { Refusal } from "../placement/refusal.ts";
 import type { ResolveRequest } from "../placement/resolver.ts";
+import { assertInCallerScope, type Caller, verifyCaller } from "./caller.ts";
+import { type AccountClaim, dataPlanePassport } from "./data-passport.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { DataPath } from "./route.ts";
 
@@ -34,7 +34,12 @@ export function planForward(...args: Parameters<typeof plan>): Promise<ForwardPl
   });
 }
 
-async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affinityKey: AffinityKey): Promise<ForwardPlan> {
+async function plan(
+  deps: AppDeps,
+  request: InboundRequest,
+  path: DataPath,
+  affinityKey: AffinityKey,
+): Promise<ForwardPlan> {
   const { peer } = request;
   // The common request (a serving node, no caller, no data-plane rule, single mode) awaits
   // nothing before its resolve.
@@ -47,7 +52,9 @@ async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affi
   }
   const verifying = verifyCaller(deps, request.headers);
   const caller = verifying === null ? undefined : await verifying;
-  const passport = caller ? undefined : dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
+  const passport = caller
+    ? undefined
+    : dataPlanePassport(deps, path.ns, request.headers.get("authorization") ?? undefined);
   const acct = passport === undefined ? undefined : await passport;
 
   let binding = SINGLE_BINDING;
@@ -62,7 +69,10 @@ async function plan(deps: AppDeps, request: InboundRequest, path: DataPath, affi
 
   let affinity: number | undefined;
   if (!caller) {
-    const client = { peer, address: clientAddress(peer, request.headers.get("x-forwarded-for"), deps.config.trustedProxies) };
+    const client = {
+      peer,
+      address: clientAddress(peer, request.headers.get("x-forwarded-for"), deps.config.trustedProxies),
+    };
     const key = affinityKey(request, client);
     if (key !== null) affinity = affinityHash(key);
   }

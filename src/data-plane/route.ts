@@ -1,5 +1,5 @@
-import { PinboardError } from "../errors.ts";
 import { isId, isWorkerNamespace } from "../contract/names.ts";
+import { PinboardError } from "../errors.ts";
 
 export interface DataPath {
   ns: string;

@@ -1,6 +1,6 @@
 import type { Answer } from "../errors.ts";
-import type { RequestFraming } from "./framing.ts";
 import type { ClientGone, TimedOut, Unreachable } from "../outbound/failures.ts";
+import type { RequestFraming } from "./framing.ts";
 
 /**
  * How the data plane reaches workers, implemented once per runtime: over fetch

@@ -32,9 +32,8 @@ function render(s: JsonSchema): string {
     case "object": {
       if (s.properties) {
         const required = new Set(s.required ?? []);
-        const fields = Object.entries(s.properties).map(
-          ([name, value]) =>
-            required.has(name) ? `${name}: ${render(value)}` : `${name}?: ${render(value).replace(/ \| null$/, "")}`,
+        const fields = Object.entries(s.properties).map(([name, value]) =>
+          required.has(name) ? `${name}: ${render(value)}` : `${name}?: ${render(value).replace(/ \| null$/, "")}`,
         );
         return `{${fields.join(", ")}}`;
       }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { PinboardError, badRequest } from "../errors.ts";
+import { badRequest, PinboardError } from "../errors.ts";
 import { describeSchema } from "./describe-schema.ts";
 import { readCapped } from "./read-capped.ts";
 

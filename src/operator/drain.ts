@@ -39,7 +39,12 @@ async function writeDrain(deps: AppDeps, clientId: string, value: string, ttlMs:
  * at now + max(deadline × 1000, leaseTtl), when the worker's lease ends. Applied to the record at
  * once and reported to the worker by its next heartbeat (draining, drainDeadline).
  */
-export async function drain(deps: AppDeps, claim: PinboardClaim, clientId: string, deadline: number | null): Promise<{ drained: true }> {
+export async function drain(
+  deps: AppDeps,
+  claim: PinboardClaim,
+  clientId: string,
+  deadline: number | null,
+): Promise<{ drained: true }> {
   await drainableClient(deps, claim, clientId);
   if (deadline === null) {
     await writeDrain(deps, clientId, "cordon", 0);

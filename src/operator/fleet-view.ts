@@ -22,7 +22,10 @@ export async function liveRecords(deps: AppDeps): Promise<{ now: number; records
 }
 
 /** The live workers a credential may see, sorted by hostname then session. */
-export async function visibleWorkers(deps: AppDeps, claim: PinboardClaim): Promise<{ now: number; workers: VisibleWorker[] }> {
+export async function visibleWorkers(
+  deps: AppDeps,
+  claim: PinboardClaim,
+): Promise<{ now: number; workers: VisibleWorker[] }> {
   const { now, records } = await liveRecords(deps);
   const workers = records
     .map((record) => ({ record, namespaces: visibleNamespaces(claim, record, deps.config.hostnameAware) }))

@@ -16,7 +16,10 @@ export async function healthReport(deps: AppDeps): Promise<HealthReport> {
   const { keys, config, counters } = deps;
   let quarantineMs = 0;
   try {
-    const [now, ...boots] = await Promise.all([deps.redis.timeMs(), ...keys.allBuckets().map((b) => deps.redis.get(keys.bootTime(b)))]);
+    const [now, ...boots] = await Promise.all([
+      deps.redis.timeMs(),
+      ...keys.allBuckets().map((b) => deps.redis.get(keys.bootTime(b))),
+    ]);
     for (const boot of boots) {
       if (boot !== null) quarantineMs = Math.max(quarantineMs, Math.ceil(Number(boot) + config.leaseTtlMs - now));
     }

@@ -1,6 +1,6 @@
-import type { AppDeps } from "../deps.ts";
 import { base64url, base64urlDecode } from "../contract/base64url.ts";
 import { instanceMember } from "../contract/durable-index.ts";
+import type { AppDeps } from "../deps.ts";
 import type { NamespaceGroup } from "./overview.ts";
 
 /**
@@ -30,7 +30,14 @@ export function decodeCursor(text: string): PageCursor | null {
     const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     if (!Array.isArray(value) || value.length !== 4) return null;
     const [bucket, space, scan, skip] = value as unknown[];
-    if (!Number.isSafeInteger(bucket) || (bucket as number) < 0 || typeof space !== "string" || typeof scan !== "string" || !/^\d{1,20}$/.test(scan)) return null;
+    if (
+      !Number.isSafeInteger(bucket) ||
+      (bucket as number) < 0 ||
+      typeof space !== "string" ||
+      typeof scan !== "string" ||
+      !/^\d{1,20}$/.test(scan)
+    )
+      return null;
     if (!Number.isSafeInteger(skip) || (skip as number) < 0) return null;
     return { bucket: bucket as number, space, scan, skip: skip as number };
   } catch {
@@ -43,11 +50,15 @@ export function decodeCursor(text: string): PageCursor | null {
  * index lists one: one ZMSCORE for the page. The index is advisory (a superset of due alarms).
  */
 export async function addAlarms(deps: AppDeps, groups: NamespaceGroup[]): Promise<void> {
-  const entries = groups.flatMap((g) => g.entries.map((entry) => ({ entry, member: instanceMember(g.namespace, entry.id) })));
-  const scores = await deps.durable.redis.zmscore(deps.durable.keys.alarms, entries.map((e) => e.member));
+  const entries = groups.flatMap((g) =>
+    g.entries.map((entry) => ({ entry, member: instanceMember(g.namespace, entry.id) })),
+  );
+  const scores = await deps.durable.redis.zmscore(
+    deps.durable.keys.alarms,
+    entries.map((e) => e.member),
+  );
   entries.forEach(({ entry }, i) => {
     const at = scores[i];
     if (at !== null && at !== undefined) entry.alarm = at;
   });
 }
-

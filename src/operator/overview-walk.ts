@@ -101,7 +101,9 @@ class Walk {
   /** Where the walk stands between pages: the head space's next page, or the next unlisted bucket. */
   private position(): PageCursor {
     const head = this.targets[0];
-    return head ? { bucket: head.bucket, space: head.space, scan: head.scan, skip: head.skip } : { bucket: this.nextBucket, space: "", scan: "0", skip: 0 };
+    return head
+      ? { bucket: head.bucket, space: head.space, scan: head.scan, skip: head.skip }
+      : { bucket: this.nextBucket, space: "", scan: "0", skip: 0 };
   }
 
   /** One round trip: the spaces of the next buckets while few are known, the pages of the head spaces. */
@@ -109,7 +111,11 @@ class Walk {
     const { keys, redis } = this.deps;
     this.rounds++;
     const listing: number[] = [];
-    while (this.targets.length < OVERVIEW_BUDGET.window && listing.length < OVERVIEW_BUDGET.bucketsPerRound && this.nextBucket < keys.shards) {
+    while (
+      this.targets.length < OVERVIEW_BUDGET.window &&
+      listing.length < OVERVIEW_BUDGET.bucketsPerRound &&
+      this.nextBucket < keys.shards
+    ) {
       listing.push(this.nextBucket++);
     }
     const fetching = this.targets.slice(0, OVERVIEW_BUDGET.window).filter((t) => !t.page);

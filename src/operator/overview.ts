@@ -1,7 +1,7 @@
 import type { PinboardClaim } from "../auth/claims.ts";
+import { isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest } from "../errors.ts";
-import { isNamespace } from "../contract/names.ts";
 import { envOf } from "../registry/record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
 import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, type PageCursor } from "./overview-paging.ts";
@@ -52,7 +52,8 @@ export function parseOverviewFilters(query: Record<string, string | undefined>):
     filters.tag = query.tag;
   }
   if (query.limit !== undefined) {
-    if (!/^\d{1,4}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > MAX_OVERVIEW_LIMIT) throw badRequest("invalid limit");
+    if (!/^\d{1,4}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > MAX_OVERVIEW_LIMIT)
+      throw badRequest("invalid limit");
     filters.limit = Number(query.limit);
   }
   if (query.cursor !== undefined) {
@@ -88,7 +89,8 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
   };
   for (const { record, namespaces } of workers) {
     for (const ns of namespaces) {
-      if (filters.ns === undefined || filters.ns === ns) group(record.hostname, envOf(record, ns), ns).sessionIds.push(record.sessionId);
+      if (filters.ns === undefined || filters.ns === ns)
+        group(record.hostname, envOf(record, ns), ns).sessionIds.push(record.sessionId);
     }
   }
 
@@ -104,15 +106,28 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
     if (placementScopeError(claim, { ns, hostname: host, env }, aware)) return false;
     // A paged answer (an extension) names the placement epoch too.
     const paged = filters.limit !== undefined ? { epoch } : {};
-    group(host, env, ns).entries.push({ id, sessionId, ...paged, ...(expiry ? { expiry: Number(expiry) } : {}), ...(tag ? { tag } : {}) });
+    group(host, env, ns).entries.push({
+      id,
+      sessionId,
+      ...paged,
+      ...(expiry ? { expiry: Number(expiry) } : {}),
+      ...(tag ? { tag } : {}),
+    });
     return true;
   };
-  const walk = { ...(filters.ns !== undefined ? { ns: filters.ns } : {}), ...(filters.cursor ? { from: filters.cursor } : {}), limit: page.left };
+  const walk = {
+    ...(filters.ns !== undefined ? { ns: filters.ns } : {}),
+    ...(filters.cursor ? { from: filters.cursor } : {}),
+    limit: page.left,
+  };
   page.next = await walkRows(deps, walk, accept);
   if (filters.limit !== undefined) await addAlarms(deps, [...groups.values()]);
   const bindings = { hostnames: {} as Record<string, string>, envs: {} as Record<string, string> };
   if (aware) {
-    const [hostnames, envs] = await Promise.all([redis.hgetall(keys.hostnameBindings), redis.hgetall(keys.envBindings)]);
+    const [hostnames, envs] = await Promise.all([
+      redis.hgetall(keys.hostnameBindings),
+      redis.hgetall(keys.envBindings),
+    ]);
     const envsSeen = new Set<string>();
     for (const [key, value] of Object.entries(hostnames)) {
       const env = value.split("\n")[0] ?? "";
@@ -125,7 +140,11 @@ export async function overview(deps: AppDeps, claim: PinboardClaim, filters: Ove
   }
 
   const namespaces = [...groups.values()]
-    .map((g) => ({ ...g, entries: g.entries.sort((a, b) => a.id.localeCompare(b.id)), sessionIds: g.sessionIds.sort() }))
+    .map((g) => ({
+      ...g,
+      entries: g.entries.sort((a, b) => a.id.localeCompare(b.id)),
+      sessionIds: g.sessionIds.sort(),
+    }))
     .sort((a, b) => `${a.hostname}\n${a.namespace}\n${a.env}`.localeCompare(`${b.hostname}\n${b.namespace}\n${b.env}`));
   return {
     workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),

@@ -25,7 +25,11 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/registry/workers", operator, serving, async (c) => {
     const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
     const ejected = await runningEjections(deps, now);
-    return c.json({ workers: workers.map((w) => publicWorker(w.record, w.namespaces, deps.config.hostnameAware, ejected.get(w.record.sessionId))) });
+    return c.json({
+      workers: workers.map((w) =>
+        publicWorker(w.record, w.namespaces, deps.config.hostnameAware, ejected.get(w.record.sessionId)),
+      ),
+    });
   });
   app.get("/registry/overview", operator, serving, async (c) =>
     c.json(await overview(deps, c.var.principal.pinboard, parseOverviewFilters(c.req.query()))),

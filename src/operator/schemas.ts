@@ -3,7 +3,11 @@ import { bodySchema } from "../http/json-body.ts";
 
 /** Body schemas of the operator routes. */
 
-const seconds = z.number().min(0).max(10 * 365 * 24 * 3600).nullable();
+const seconds = z
+  .number()
+  .min(0)
+  .max(10 * 365 * 24 * 3600)
+  .nullable();
 
 export const windDownBody = bodySchema(
   z.object({

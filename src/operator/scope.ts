@@ -30,7 +30,12 @@ export function placementScopeError(
  * A wind-down request judged on what it names, before any row is read: its namespace, and in
  * hostname-aware mode its env. The answer never depends on which rows exist.
  */
-export function requestScopeError(claim: PinboardClaim, ns: string, env: string, hostnameAware: boolean): string | null {
+export function requestScopeError(
+  claim: PinboardClaim,
+  ns: string,
+  env: string,
+  hostnameAware: boolean,
+): string | null {
   return checkNamespace(claim, ns) ?? (hostnameAware ? checkEnv(claim, env) : null);
 }
 
@@ -48,12 +53,19 @@ export function rowScopeError(
   owner: WorkerRecord | null,
   hostnameAware: boolean,
 ): string | null {
-  const target = owner ? { ns, hostname: owner.hostname, env: envOf(owner, ns) } : { ns, hostname: row?.hostname ?? "", env };
+  const target = owner
+    ? { ns, hostname: owner.hostname, env: envOf(owner, ns) }
+    : { ns, hostname: row?.hostname ?? "", env };
   return placementScopeError(claim, target, hostnameAware);
 }
 
 /** The public view of a record: secret and account never leave, namespaces filtered. */
-export function publicWorker(record: WorkerRecord, namespaces: string[], hostnameAware: boolean, ejectedUntil?: number): Record<string, unknown> {
+export function publicWorker(
+  record: WorkerRecord,
+  namespaces: string[],
+  hostnameAware: boolean,
+  ejectedUntil?: number,
+): Record<string, unknown> {
   return {
     sessionId: record.sessionId,
     clientId: record.clientId,

@@ -1,10 +1,10 @@
-import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
-import type { AppDeps } from "../deps.ts";
-import { visibleWorkers, type VisibleWorker } from "./fleet-view.ts";
+import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import { ATTESTATION_HEADER } from "../contract/header-names.ts";
+import type { AppDeps } from "../deps.ts";
 import { callWorker } from "../outbound/worker-call.ts";
 import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
+import { type VisibleWorker, visibleWorkers } from "./fleet-view.ts";
 
 export const STATS_TIMEOUT_MS = 3000;
 export const STATS_CONCURRENCY = 8;
@@ -36,7 +36,11 @@ export async function fleetStats(deps: AppDeps, claim: PinboardClaim): Promise<{
 }
 
 async function statsOf(deps: AppDeps, { record, namespaces }: VisibleWorker): Promise<StatsEntry> {
-  const head = { sessionId: record.sessionId, clientId: record.clientId, hostname: deps.config.hostnameAware ? record.hostname : null };
+  const head = {
+    sessionId: record.sessionId,
+    clientId: record.clientId,
+    hostname: deps.config.hostnameAware ? record.hostname : null,
+  };
   let url: string;
   try {
     url = workerUrl(record.advertiseUrl, ["_pinned", "stats"]);
@@ -44,7 +48,12 @@ async function statsOf(deps: AppDeps, { record, namespaces }: VisibleWorker): Pr
     if (!(err instanceof WorkerUrlError)) throw err;
     return { ...head, error: "unreachable" };
   }
-  const attestation = await signAttestation(record.secret, { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) }, Math.floor(deps.now() / 1000), deps.runtime.signJws);
+  const attestation = await signAttestation(
+    record.secret,
+    { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) },
+    Math.floor(deps.now() / 1000),
+    deps.runtime.signJws,
+  );
   const outcome = await callWorker(deps.fetch, {
     url,
     method: "GET",

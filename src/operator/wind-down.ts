@@ -1,16 +1,16 @@
 import type { PinboardClaim } from "../auth/claims.ts";
+import { isId, isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest, forbidden } from "../errors.ts";
 import { SINGLE_ENV } from "../redis/keys.ts";
 import {
   parseWindDownRowsRead,
   parseWindDownRowsStamp,
+  type WindDownRow,
   windDownRowsReadCall,
   windDownRowsStampCall,
-  type WindDownRow,
 } from "../redis/scripts/index.ts";
 import { queueWindDowns } from "../registry/control-queue.ts";
-import { isId, isNamespace } from "../contract/names.ts";
 import type { WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import type { WindDownBody } from "./schemas.ts";
@@ -44,7 +44,11 @@ type Order = { ns: string; id: string; deadlineAt: number | null };
  * owner, whose fence waits for the replacement owner, nor placeholder rows); `queued` counts the
  * messages queued (with an id: whether one was).
  */
-export async function windDown(deps: AppDeps, claim: PinboardClaim, body: WindDownBody): Promise<{ queued: boolean | number }> {
+export async function windDown(
+  deps: AppDeps,
+  claim: PinboardClaim,
+  body: WindDownBody,
+): Promise<{ queued: boolean | number }> {
   const { config } = deps;
   if (config.hostnameAware && body.env == null) throw badRequest("env is required in hostname-aware mode");
   if (!config.hostnameAware && body.env != null) throw badRequest("env requires hostname-aware mode");
@@ -69,7 +73,9 @@ export async function windDown(deps: AppDeps, claim: PinboardClaim, body: WindDo
 
   const { keys, redis } = deps;
   const buckets = keys.allBuckets();
-  const reads = (await redis.runMany(buckets.map((bucket) => windDownRowsReadCall(keys, { bucket, env, ns })))).map(parseWindDownRowsRead);
+  const reads = (await redis.runMany(buckets.map((bucket) => windDownRowsReadCall(keys, { bucket, env, ns })))).map(
+    parseWindDownRowsRead,
+  );
   const perBucket = await Promise.all(buckets.map((b, i) => windDownBucket(ctx, b, reads[i] ?? [])));
   const byOwner = new Map<string, Order[]>();
   let count = 0;
@@ -122,7 +128,9 @@ async function windDownBucket(ctx: WindDownContext, bucket: number, rows: RowRef
   let pending = rows;
   for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round++) {
     const judged = await Promise.all(pending.map(async (row) => ({ row, owner: await ownerOf(ctx, row.sessionId) })));
-    const inScope = judged.filter(({ row, owner }) => rowScopeError(claim, ns, env, row, owner, deps.config.hostnameAware) === null).map((j) => j.row);
+    const inScope = judged
+      .filter(({ row, owner }) => rowScopeError(claim, ns, env, row, owner, deps.config.hostnameAware) === null)
+      .map((j) => j.row);
     if (inScope.length === 0) break;
     const outcomes = await stampRows(ctx, bucket, inScope);
     const changed: string[] = [];
@@ -142,7 +150,15 @@ async function stampRows(ctx: WindDownContext, bucket: number, rows: RowRef[]): 
   const { keys, redis } = ctx.deps;
   const calls = [];
   for (let i = 0; i < rows.length; i += STAMP_BATCH) {
-    calls.push(windDownRowsStampCall(keys, { bucket, env: ctx.env, ns: ctx.ns, stamp: ctx.stamp, rows: rows.slice(i, i + STAMP_BATCH) }));
+    calls.push(
+      windDownRowsStampCall(keys, {
+        bucket,
+        env: ctx.env,
+        ns: ctx.ns,
+        stamp: ctx.stamp,
+        rows: rows.slice(i, i + STAMP_BATCH),
+      }),
+    );
   }
   const replies = await redis.runMany(calls);
   const outcomes = new Map<string, string>();

@@ -27,7 +27,8 @@ export interface ClientGone {
   connected: boolean;
 }
 
-const CONNECT_ERRORS = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET_CONNECT/;
+const CONNECT_ERRORS =
+  /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET_CONNECT/;
 
 /** True when a fetch failure happened before a TCP connection existed (nothing reached the worker). */
 export function neverConnected(err: unknown): boolean {
@@ -38,5 +39,9 @@ export function neverConnected(err: unknown): boolean {
 
 /** An Unreachable for a failed fetch: the underlying cause when there is one. */
 export function unreachableFetch(err: unknown): Unreachable {
-  return { kind: "unreachable", connected: !neverConnected(err), reason: err instanceof Error ? String(err.cause ?? err.message) : String(err) };
+  return {
+    kind: "unreachable",
+    connected: !neverConnected(err),
+    reason: err instanceof Error ? String(err.cause ?? err.message) : String(err),
+  };
 }

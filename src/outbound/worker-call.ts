@@ -1,5 +1,5 @@
 import { readCapped } from "../http/read-capped.ts";
-import { unreachableFetch, type TimedOut, type Unreachable } from "./failures.ts";
+import { type TimedOut, type Unreachable, unreachableFetch } from "./failures.ts";
 
 /**
  * One request-response call from Pinboard to a worker, with a JSON answer: the challenge probe,
@@ -18,15 +18,11 @@ export interface WorkerCall {
 }
 
 /** What the body of a 2xx answer came to. */
-export type JsonBody =
-  | { ok: true; value: unknown }
-  | { ok: false; problem: "empty" | "too large" | "not json" };
+export type JsonBody = { ok: true; value: unknown } | { ok: false; problem: "empty" | "too large" | "not json" };
 
 export type WorkerCallOutcome =
   /** An HTTP answer. `body` is read for a 2xx status only (null otherwise). */
-  | { kind: "answered"; status: number; body: JsonBody | null }
-  | Unreachable
-  | TimedOut;
+  { kind: "answered"; status: number; body: JsonBody | null } | Unreachable | TimedOut;
 
 export async function callWorker(fetcher: typeof fetch, call: WorkerCall): Promise<WorkerCallOutcome> {
   const controller = new AbortController();
@@ -42,7 +38,11 @@ export async function callWorker(fetcher: typeof fetch, call: WorkerCall): Promi
       await response.body?.cancel().catch(() => {});
       return { kind: "answered", status: response.status, body: null };
     }
-    return { kind: "answered", status: response.status, body: parseJson(await readCapped(response.body, call.maxBodyBytes)) };
+    return {
+      kind: "answered",
+      status: response.status,
+      body: parseJson(await readCapped(response.body, call.maxBodyBytes)),
+    };
   } catch (err) {
     return controller.signal.aborted ? { kind: "timeout" } : unreachableFetch(err);
   } finally {

@@ -18,23 +18,41 @@ export class WorkerUrlError extends Error {
 }
 
 /** `advertiseUrl` plus the encoded `segments`, and `query` (in order) when given. Throws WorkerUrlError. */
-export function workerUrl(advertiseUrl: string, segments: readonly string[], query: ReadonlyArray<[string, string]> = []): string {
+export function workerUrl(
+  advertiseUrl: string,
+  segments: readonly string[],
+  query: ReadonlyArray<[string, string]> = [],
+): string {
   let base: URL;
   try {
     base = new URL(advertiseUrl);
   } catch {
     throw new WorkerUrlError("advertise URL is not a URL");
   }
-  if ((base.protocol !== "http:" && base.protocol !== "https:") || base.username !== "" || base.password !== "" || base.search !== "" || base.hash !== "") {
+  if (
+    (base.protocol !== "http:" && base.protocol !== "https:") ||
+    base.username !== "" ||
+    base.password !== "" ||
+    base.search !== "" ||
+    base.hash !== ""
+  ) {
     throw new WorkerUrlError("advertise URL is not a plain http(s) URL");
   }
   const basePath = base.pathname.replace(/\/+$/, "");
   const path = `${basePath}${segments.map((segment) => `/${encodeSegment(segment)}`).join("")}`;
-  const search = query.length === 0 ? "" : `?${query.map(([name, value]) => `${encodeQuery(name)}=${encodeQuery(value)}`).join("&")}`;
+  const search =
+    query.length === 0
+      ? ""
+      : `?${query.map(([name, value]) => `${encodeQuery(name)}=${encodeQuery(value)}`).join("&")}`;
   const built = new URL(`${base.origin}${path}${search}`);
   // The check that makes the rest safe: the parsed result still names the advertise URL's origin
   // and exactly the path built (nothing resolved away, nothing moved into the host or query).
-  if (built.origin !== base.origin || built.pathname !== path || !built.pathname.startsWith(`${basePath}/`) || built.search !== search) {
+  if (
+    built.origin !== base.origin ||
+    built.pathname !== path ||
+    !built.pathname.startsWith(`${basePath}/`) ||
+    built.search !== search
+  ) {
     throw new WorkerUrlError("worker URL leaves the advertise URL");
   }
   return built.href;
@@ -47,7 +65,8 @@ export function instanceUrl(advertiseUrl: string, ns: string, id: string, action
 }
 
 function encodeSegment(segment: string): string {
-  if (segment === "" || segment === "." || segment === "..") throw new WorkerUrlError(`not a path segment: ${JSON.stringify(segment)}`);
+  if (segment === "" || segment === "." || segment === "..")
+    throw new WorkerUrlError(`not a path segment: ${JSON.stringify(segment)}`);
   return encode(segment);
 }
 

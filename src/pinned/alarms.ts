@@ -1,4 +1,4 @@
-import { StaleEpochError, type DurabilityStore, type InstanceRef } from "./durability.ts";
+import { type DurabilityStore, type InstanceRef, StaleEpochError } from "./durability.ts";
 import type { AlarmInfo, PinnedLogger } from "./types.ts";
 
 export interface AlarmDeps {

@@ -1,4 +1,4 @@
-import { isBound, verifyAttestation, type AttestationClaims } from "../contract/attestation.ts";
+import { type AttestationClaims, isBound, verifyAttestation } from "../contract/attestation.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
 

@@ -1,13 +1,13 @@
 import type { Hono } from "hono";
+import { isWorkerNamespace } from "../contract/names.ts";
 import { AttestationGuard } from "./attestation-guard.ts";
 import { ChallengeState, randomToken } from "./challenge.ts";
 import type { DurabilityStore } from "./durability.ts";
-import { isWorkerNamespace } from "../contract/names.ts";
 import { InstanceTable } from "./instance-table.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
-import { listenPinned, type Listening, type ListenOptions } from "./node-server.ts";
-import { PinboardClient, type Credential } from "./pinboard-client.ts";
+import { type Listening, type ListenOptions, listenPinned } from "./node-server.ts";
+import { type Credential, PinboardClient } from "./pinboard-client.ts";
 import { Registration } from "./registration.ts";
 import type { RefusalReason } from "./responses.ts";
 import { buildRoutes } from "./routes.ts";
@@ -108,7 +108,9 @@ function checkHttpUrl(name: string, value: unknown, example: string): string {
     throw new TypeError(`createWorker: ${name} is required, e.g. "${example}"`);
   }
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} has no scheme; write "http://${value}" (or https://)`);
+    throw new TypeError(
+      `createWorker: ${name} ${JSON.stringify(value)} has no scheme; write "http://${value}" (or https://)`,
+    );
   }
   let url: URL;
   try {
@@ -151,15 +153,20 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
   const classes = new Map(Object.entries(options.namespaces));
   if (classes.size === 0) throw new Error("createWorker: declare at least one namespace");
   for (const ns of classes.keys()) {
-    if (!isWorkerNamespace(ns)) throw new Error(`createWorker: invalid namespace ${JSON.stringify(ns)} (expected "/name")`);
+    if (!isWorkerNamespace(ns))
+      throw new Error(`createWorker: invalid namespace ${JSON.stringify(ns)} (expected "/name")`);
   }
   const namespaces = [...classes.keys()];
   const secret = options.secret ?? randomToken(32);
   // Pinboard refuses a shorter one at register (it keys every attestation): fail here, not forever.
-  if ([...secret].length < MIN_SECRET_LENGTH) throw new Error(`createWorker: secret must have at least ${MIN_SECRET_LENGTH} characters`);
+  if ([...secret].length < MIN_SECRET_LENGTH)
+    throw new Error(`createWorker: secret must have at least ${MIN_SECRET_LENGTH} characters`);
   const clientId = options.clientId ?? `pinned-${randomToken(9)}`;
   const maxInstances = options.maxInstances ?? 1000;
-  const basePath = (options.basePath ?? (options.advertiseUrl ? new URL(options.advertiseUrl).pathname : "")).replace(/\/+$/, "");
+  const basePath = (options.basePath ?? (options.advertiseUrl ? new URL(options.advertiseUrl).pathname : "")).replace(
+    /\/+$/,
+    "",
+  );
   let advertiseUrl = options.advertiseUrl?.replace(/\/+$/, "");
   let ownDraining = false;
   const startedAt = now();
@@ -227,8 +234,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     { log, now, leaseUnhealthyAfterMs: options.leaseUnhealthyAfterMs },
   );
 
-  const stats = () =>
-    buildStats({ table, registration, namespaces, draining, headroom, startedAt, now });
+  const stats = () => buildStats({ table, registration, namespaces, draining, headroom, startedAt, now });
 
   const app = buildRoutes({
     basePath,

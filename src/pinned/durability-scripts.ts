@@ -33,71 +33,95 @@ end
  * KEYS[1] meta   ARGV[1] epoch   ARGV[2] hostname ("" keeps the stored one)
  * Returns {1, alarm due time in ms or ""}.
  */
-export const durableActivate = defineScript("durable-activate", `${FENCE}
+export const durableActivate = defineScript(
+  "durable-activate",
+  `${FENCE}
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'hostname', ARGV[2]) end
 return {1, redis.call('HGET', KEYS[1], 'alarm') or ''}
-`, "4e7592c2354ede4bfc391a587b86b6a3221038a6");
+`,
+  "4e7592c2354ede4bfc391a587b86b6a3221038a6",
+);
 
 /**
  * KEYS[1] meta   KEYS[2] data   KEYS[3] keys
  * ARGV[1] epoch  ARGV[2..] key1, value1, key2, value2, …
  * Returns {1}.
  */
-export const durablePut = defineScript("durable-put", `${FENCE}
+export const durablePut = defineScript(
+  "durable-put",
+  `${FENCE}
 for i = 2, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[3], 0, ARGV[i])
 end
 return {1}
-`, "9557af21504249565929210adc43581ec92d744e");
+`,
+  "9557af21504249565929210adc43581ec92d744e",
+);
 
 /**
  * KEYS[1] meta   KEYS[2] data   KEYS[3] keys
  * ARGV[1] epoch  ARGV[2..] the keys to delete
  * Returns {1, how many existed}.
  */
-export const durableDelete = defineScript("durable-delete", `${FENCE}
+export const durableDelete = defineScript(
+  "durable-delete",
+  `${FENCE}
 local n = 0
 for i = 2, #ARGV do
   n = n + redis.call('HDEL', KEYS[2], ARGV[i])
   redis.call('ZREM', KEYS[3], ARGV[i])
 end
 return {1, n}
-`, "10e1c151c29470318a4dc29a8c9182ecd65656ce");
+`,
+  "10e1c151c29470318a4dc29a8c9182ecd65656ce",
+);
 
 /**
  * KEYS[1] meta   KEYS[2] data   KEYS[3] keys
  * ARGV[1] epoch
  * Returns {1}; the data, the key index and the alarm are gone.
  */
-export const durableDeleteAll = defineScript("durable-delete-all", `${FENCE}
+export const durableDeleteAll = defineScript(
+  "durable-delete-all",
+  `${FENCE}
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HDEL', KEYS[1], 'alarm')
 return {1}
-`, "77438627f37d7ac99072fc82355efc88d06ab0d0");
+`,
+  "77438627f37d7ac99072fc82355efc88d06ab0d0",
+);
 
 /**
  * KEYS[1] meta
  * ARGV[1] epoch  ARGV[2] due time in ms, or "" to clear
  * Returns {1}.
  */
-export const durableSetAlarm = defineScript("durable-set-alarm", `${FENCE}
+export const durableSetAlarm = defineScript(
+  "durable-set-alarm",
+  `${FENCE}
 if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'alarm') else redis.call('HSET', KEYS[1], 'alarm', ARGV[2]) end
 return {1}
-`, "54ed64654d2957018ae8c110b547039c350b78f1");
+`,
+  "54ed64654d2957018ae8c110b547039c350b78f1",
+);
 
 /**
  * KEYS[1] meta
  * ARGV[1] epoch  ARGV[2] the due time the caller saw
  * Returns {1, 1} when the alarm still had that due time and is cleared, else {1, 0}.
  */
-export const durableClearAlarm = defineScript("durable-clear-alarm", `${FENCE}
+export const durableClearAlarm = defineScript(
+  "durable-clear-alarm",
+  `${FENCE}
 if redis.call('HGET', KEYS[1], 'alarm') == ARGV[2] then
   redis.call('HDEL', KEYS[1], 'alarm')
   return {1, 1}
 end
 return {1, 0}
-`, "e02571903db454721f9f6c84489405639dc375d9");
+`,
+  "e02571903db454721f9f6c84489405639dc375d9",
+);
 
 /**
  * Read-only, no fence.
@@ -105,7 +129,9 @@ return {1, 0}
  * ARGV[1] lex min  ARGV[2] lex max  ARGV[3] count (-1 = all)  ARGV[4] "1" for descending order
  * Returns {key1, value1, key2, value2, …}.
  */
-export const durableList = defineScript("durable-list", `
+export const durableList = defineScript(
+  "durable-list",
+  `
 local members
 if ARGV[4] == '1' then
   members = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[2], ARGV[1], 'LIMIT', 0, ARGV[3])
@@ -125,7 +151,9 @@ for i = 1, #members, 500 do
   end
 end
 return out
-`, "908db156137348a2e13e89d216a62ce41f049bc2");
+`,
+  "908db156137348a2e13e89d216a62ce41f049bc2",
+);
 
 /**
  * On the alarm index (its own slot, never with an instance key).
@@ -133,8 +161,12 @@ return out
  * ARGV[1] instance member  ARGV[2] the due time the caller cleared
  * Returns 1 when the member was removed, else 0.
  */
-export const durableUnindexAlarm = defineScript("durable-unindex-alarm", `
+export const durableUnindexAlarm = defineScript(
+  "durable-unindex-alarm",
+  `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
-`, "ce3d525e54900177e1c0bcdd9b2970ccf1ee8c7f");
+`,
+  "ce3d525e54900177e1c0bcdd9b2970ccf1ee8c7f",
+);

@@ -4,7 +4,23 @@
  * (namespace, id) in memory, guards every forward by attestation and placement epoch, and
  * keeps durable state fenced by epoch.
  */
+
+export { DEFAULT_DURABLE_PREFIX, DurableKeys, instanceMember, parseInstanceMember } from "../contract/durable-index.ts";
 export { createWorker, type PinnedWorker, type WorkerOptions } from "./create-worker.ts";
+export {
+  compareEpochs,
+  type DurabilityStore,
+  DurabilityUnavailableError,
+  type InstanceRef,
+  type ListOptions,
+  StaleEpochError,
+} from "./durability.ts";
+export { MemoryDurabilityStore } from "./memory-durability.ts";
+export { createPinnedServer, type Listening, type ListenOptions, listenPinned } from "./node-server.ts";
+export { handleShutdownSignals, type ShutdownOptions } from "./node-signals.ts";
+export type { Credential } from "./pinboard-client.ts";
+export { RedisDurabilityStore, type RedisDurabilityStoreOptions } from "./redis-durability.ts";
+export { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER } from "./responses.ts";
 export type {
   AcceptedWebSocket,
   AcceptWebSocketOptions,
@@ -16,19 +32,4 @@ export type {
   PinnedLogger,
   RequestContext,
 } from "./types.ts";
-export {
-  StaleEpochError,
-  DurabilityUnavailableError,
-  compareEpochs,
-  type DurabilityStore,
-  type InstanceRef,
-  type ListOptions,
-} from "./durability.ts";
-export { MemoryDurabilityStore } from "./memory-durability.ts";
-export { RedisDurabilityStore, type RedisDurabilityStoreOptions } from "./redis-durability.ts";
-export { DurableKeys, DEFAULT_DURABLE_PREFIX, instanceMember, parseInstanceMember } from "../contract/durable-index.ts";
 export { PinnedWebSocket } from "./websocket.ts";
-export { listenPinned, createPinnedServer, type Listening, type ListenOptions } from "./node-server.ts";
-export { handleShutdownSignals, type ShutdownOptions } from "./node-signals.ts";
-export { REFUSAL_HEADER, EPOCH_HEADER, ATTESTATION_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
-export type { Credential } from "./pinboard-client.ts";

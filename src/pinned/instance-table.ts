@@ -1,4 +1,4 @@
-import { StaleEpochError, type DurabilityStore } from "./durability.ts";
+import { type DurabilityStore, StaleEpochError } from "./durability.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS, LiveInstance } from "./live-instance.ts";
 import type { RefusalReason } from "./responses.ts";
 import type { InstanceClass, PinnedLogger } from "./types.ts";

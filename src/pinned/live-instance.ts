@@ -1,6 +1,6 @@
 import { InstanceAlarm } from "./alarms.ts";
 import { InstanceContextImpl } from "./context.ts";
-import { DurabilityUnavailableError, type DurabilityStore, type StaleEpochError } from "./durability.ts";
+import { type DurabilityStore, DurabilityUnavailableError, type StaleEpochError } from "./durability.ts";
 import { EpochStorage } from "./storage.ts";
 import type { AlarmInfo, Instance, InstanceClass, PinnedLogger } from "./types.ts";
 import type { PinnedWebSocket, SocketSink } from "./websocket.ts";
@@ -173,20 +173,26 @@ export class LiveInstance {
   }
 
   readonly socketSink: SocketSink = {
-    message: (socket, data) => this.hook("webSocketMessage", () => this.instance?.webSocketMessage?.(socket, data, this.ctx)),
+    message: (socket, data) =>
+      this.hook("webSocketMessage", () => this.instance?.webSocketMessage?.(socket, data, this.ctx)),
     close: (socket, code, reason) => {
       this.sockets.delete(socket);
       this.hook("webSocketClose", () => this.instance?.webSocketClose?.(socket, code, reason, this.ctx));
     },
     error: (socket, error) => {
-      if (this.instance?.webSocketError) this.hook("webSocketError", () => this.instance?.webSocketError?.(socket, error, this.ctx));
+      if (this.instance?.webSocketError)
+        this.hook("webSocketError", () => this.instance?.webSocketError?.(socket, error, this.ctx));
       else this.deps.log.warn("websocket error", { ns: this.ns, id: this.id, error: String(error) });
     },
   };
 
   private hook(name: string, call: () => void | Promise<void> | undefined): void {
     const fail = (err: unknown) =>
-      this.deps.log.error(`${name} failed`, { ns: this.ns, id: this.id, error: err instanceof Error ? err.message : String(err) });
+      this.deps.log.error(`${name} failed`, {
+        ns: this.ns,
+        id: this.id,
+        error: err instanceof Error ? err.message : String(err),
+      });
     try {
       const result = call();
       if (result && typeof (result as Promise<void>).then === "function") (result as Promise<void>).catch(fail);

@@ -1,14 +1,14 @@
+import { instanceMember } from "../contract/durable-index.ts";
 import {
-  applyListOptions,
-  compareEpochs,
-  StaleEpochError,
   type ActivateInfo,
   type ActivateResult,
+  applyListOptions,
+  compareEpochs,
   type DurabilityStore,
   type InstanceRef,
   type ListOptions,
+  StaleEpochError,
 } from "./durability.ts";
-import { instanceMember } from "../contract/durable-index.ts";
 
 interface StoredInstance {
   epoch: string | null;

@@ -1,5 +1,5 @@
-import type { Listening } from "./node-server.ts";
 import type { PinnedWorker } from "./create-worker.ts";
+import type { Listening } from "./node-server.ts";
 
 export interface ShutdownOptions {
   /** Default ["SIGTERM", "SIGINT"]. */

@@ -1,16 +1,16 @@
 import { Cluster, Redis } from "ioredis";
-import {
-  compareKeys,
-  DurabilityUnavailableError,
-  StaleEpochError,
-  type ActivateInfo,
-  type ActivateResult,
-  type DurabilityStore,
-  type InstanceRef,
-  type ListOptions,
-} from "./durability.ts";
 import { DEFAULT_DURABLE_PREFIX, DurableKeys, instanceMember } from "../contract/durable-index.ts";
 import { evalScript, type LuaScript } from "../contract/lua-script.ts";
+import {
+  type ActivateInfo,
+  type ActivateResult,
+  compareKeys,
+  type DurabilityStore,
+  DurabilityUnavailableError,
+  type InstanceRef,
+  type ListOptions,
+  StaleEpochError,
+} from "./durability.ts";
 import {
   durableActivate,
   durableClearAlarm,
@@ -103,15 +103,23 @@ export class RedisDurabilityStore implements DurabilityStore {
   }
 
   async activate(ref: InstanceRef, epoch: string, info: ActivateInfo = {}): Promise<ActivateResult> {
-    const reply = await this.fenced(durableActivate, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [info.hostname ?? ""]);
+    const reply = await this.fenced(
+      durableActivate,
+      ref,
+      epoch,
+      [this.keys.meta(ref.ns, ref.id)],
+      [info.hostname ?? ""],
+    );
     const alarm = reply[1] ? Number(reply[1]) : null;
     const member = instanceMember(ref.ns, ref.id);
-    await this.guard(Promise.all([
-      info.hostname
-        ? this.client.hset(this.keys.instances, member, info.hostname)
-        : this.client.hsetnx(this.keys.instances, member, ""),
-      alarm === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, alarm, member),
-    ]));
+    await this.guard(
+      Promise.all([
+        info.hostname
+          ? this.client.hset(this.keys.instances, member, info.hostname)
+          : this.client.hsetnx(this.keys.instances, member, ""),
+        alarm === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, alarm, member),
+      ]),
+    );
     return { alarm };
   }
 
@@ -126,7 +134,11 @@ export class RedisDurabilityStore implements DurabilityStore {
     const count = options.limit === undefined ? -1 : Math.max(0, Math.floor(options.limit));
     if (count === 0) return [];
     const [data, keys] = [this.keys.data(ref.ns, ref.id), this.keys.keys(ref.ns, ref.id)];
-    const flat = (await this.run(durableList, [data, keys], [min, max, count, options.reverse ? "1" : "0"])) as string[];
+    const flat = (await this.run(
+      durableList,
+      [data, keys],
+      [min, max, count, options.reverse ? "1" : "0"],
+    )) as string[];
     const out: [string, string][] = [];
     for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
     return out;
@@ -151,7 +163,9 @@ export class RedisDurabilityStore implements DurabilityStore {
     const at = atMs === null ? null : Math.floor(atMs);
     await this.fenced(durableSetAlarm, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
     const member = instanceMember(ref.ns, ref.id);
-    await this.guard(at === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, at, member));
+    await this.guard(
+      at === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, at, member),
+    );
   }
 
   async getAlarm(ref: InstanceRef): Promise<number | null> {

@@ -1,6 +1,6 @@
 import type { ChallengeState } from "./challenge.ts";
-import { MessageLedger, type ControlMessage } from "./control-messages.ts";
-import { backoffMs, PinboardCallError, type PinboardAnswer, type PinboardClient } from "./pinboard-client.ts";
+import { type ControlMessage, MessageLedger } from "./control-messages.ts";
+import { backoffMs, type PinboardAnswer, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
 import type { PinnedLogger } from "./types.ts";
 
 export type { ControlMessage };
@@ -309,7 +309,11 @@ export class Registration {
       try {
         const answer = await this.call(route, body);
         if (answer.status === 200) return answer;
-        this.options.log.warn(`${route} refused`, { status: answer.status, error: answer.body.error, url: this.urlOf(route) });
+        this.options.log.warn(`${route} refused`, {
+          status: answer.status,
+          error: answer.body.error,
+          url: this.urlOf(route),
+        });
         if (answer.status < 500) return null;
       } catch (err) {
         this.options.log.warn(`${route} failed`, { error: describe(err), attempt: attempt + 1 });

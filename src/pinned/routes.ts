@@ -1,11 +1,11 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { AttestationClaims } from "../contract/attestation.ts";
+import { isId } from "../contract/names.ts";
 import type { AttestationGuard } from "./attestation-guard.ts";
 import type { ChallengeState } from "./challenge.ts";
 import { RequestContextImpl } from "./context.ts";
 import { DurabilityUnavailableError, isEpoch, StaleEpochError } from "./durability.ts";
-import { isId } from "../contract/names.ts";
-import { ActivationError, RefusedError, type InstanceTable } from "./instance-table.ts";
+import { ActivationError, type InstanceTable, RefusedError } from "./instance-table.ts";
 import type { LiveInstance } from "./live-instance.ts";
 import {
   activationFailed,

@@ -1,4 +1,4 @@
-import { StaleEpochError, type DurabilityStore, type InstanceRef, type ListOptions } from "./durability.ts";
+import { type DurabilityStore, type InstanceRef, type ListOptions, StaleEpochError } from "./durability.ts";
 import type { InstanceStorage } from "./types.ts";
 
 /**
@@ -70,6 +70,7 @@ export class EpochStorage implements InstanceStorage {
 
 function serialise(key: string, value: unknown): string {
   const text = JSON.stringify(value);
-  if (text === undefined) throw new TypeError(`storage.put(${JSON.stringify(key)}): the value is not JSON-serialisable`);
+  if (text === undefined)
+    throw new TypeError(`storage.put(${JSON.stringify(key)}): the value is not JSON-serialisable`);
   return text;
 }

@@ -43,7 +43,11 @@ export class PinnedWebSocket {
   private closeRequested: { code: number; reason: string } | null = null;
   private readonly listeners = new Map<keyof SocketEvents, Set<(event: never) => void>>();
 
-  constructor(url: string, tags: readonly string[], private readonly sink: SocketSink) {
+  constructor(
+    url: string,
+    tags: readonly string[],
+    private readonly sink: SocketSink,
+  ) {
     this.url = url;
     this.tags = tags;
   }
@@ -139,11 +143,7 @@ export function prepareUpgrade(request: Request, c: Context): void {
   if (canUpgrade(c)) slots.set(request, { c, accepted: null });
 }
 
-export function acceptUpgrade(
-  request: Request,
-  options: AcceptWebSocketOptions,
-  sink: SocketSink,
-): AcceptedWebSocket {
+export function acceptUpgrade(request: Request, options: AcceptWebSocketOptions, sink: SocketSink): AcceptedWebSocket {
   const slot = slots.get(request);
   if (!slot) {
     throw new TypeError(

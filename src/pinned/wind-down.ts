@@ -1,6 +1,6 @@
+import type { ControlMessage } from "./control-messages.ts";
 import type { InstanceTable } from "./instance-table.ts";
 import type { LiveInstance } from "./live-instance.ts";
-import type { ControlMessage } from "./control-messages.ts";
 import type { PinnedLogger } from "./types.ts";
 
 export interface WindDownDeps {
@@ -49,10 +49,13 @@ export class WindDowns {
     }
     const live = this.deps.table.get(message.ns, message.id);
     if (!live) return;
-    const timer = setTimeout(() => {
-      if (this.pending.get(key)?.timer === timer) this.pending.delete(key);
-      void this.windDown(live);
-    }, Math.max(0, message.deadline * 1000));
+    const timer = setTimeout(
+      () => {
+        if (this.pending.get(key)?.timer === timer) this.pending.delete(key);
+        void this.windDown(live);
+      },
+      Math.max(0, message.deadline * 1000),
+    );
     timer.unref?.();
     this.pending.set(key, { timer, live });
   }

@@ -30,7 +30,10 @@ export const clientIpAffinity: AffinityKey = (_request, client) => (client.addre
  */
 export function clientAddress(peer: string, forwardedFor: string | null, trustedProxies: readonly string[]): string {
   if (!forwardedFor || !trustedProxies.includes(peer)) return peer;
-  const hops = forwardedFor.split(",").map((h) => h.trim()).filter((h) => h !== "");
+  const hops = forwardedFor
+    .split(",")
+    .map((h) => h.trim())
+    .filter((h) => h !== "");
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!trustedProxies.includes(hops[i]!)) return hops[i]!;
   }

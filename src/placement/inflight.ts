@@ -44,7 +44,10 @@ export class InflightGate {
 }
 
 /** Wraps a body so that `done` runs once the client has read it all, or cancelled it. */
-export function onBodyDone(body: ReadableStream<Uint8Array> | null, done: () => void): ReadableStream<Uint8Array> | null {
+export function onBodyDone(
+  body: ReadableStream<Uint8Array> | null,
+  done: () => void,
+): ReadableStream<Uint8Array> | null {
   if (!body) {
     done();
     return null;

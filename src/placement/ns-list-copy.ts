@@ -16,7 +16,12 @@ export const NS_LIST_COPY_REACH = 8;
  * the list is still missing there. Two slots, so a read then an idempotent write, not one script.
  * Returns the bucket copied from, or undefined when no bucket in reach has the list.
  */
-export async function copyPreviousNamespaceList(deps: AppDeps, bucket: number, hostname: string, ns: string): Promise<number | undefined> {
+export async function copyPreviousNamespaceList(
+  deps: AppDeps,
+  bucket: number,
+  hostname: string,
+  ns: string,
+): Promise<number | undefined> {
   const { keys, redis } = deps;
   const shards = keys.shards;
   const reach = Math.min(shards - 1, NS_LIST_COPY_REACH);
@@ -28,7 +33,9 @@ export async function copyPreviousNamespaceList(deps: AppDeps, bucket: number, h
   let source = await nsListSnapshot(redis, keys, { bucket: from, hostname, ns });
   if (source.length === 0 && reach > 1) {
     const further = Array.from({ length: reach - 1 }, (_, i) => back(i + 2));
-    const replies = (await redis.runMany(further.map((b) => nsListSnapshotCall(keys, { bucket: b, hostname, ns })))).map(parseNsListSnapshot);
+    const replies = (
+      await redis.runMany(further.map((b) => nsListSnapshotCall(keys, { bucket: b, hostname, ns })))
+    ).map(parseNsListSnapshot);
     const found = replies.findIndex((r) => r.length > 0);
     if (found < 0) return undefined;
     from = further[found]!;
@@ -36,6 +43,7 @@ export async function copyPreviousNamespaceList(deps: AppDeps, bucket: number, h
   }
   if (source.length === 0) return undefined;
   const listed = await copyNsList(redis, keys, { bucket, hostname, ns, snapshot: source });
-  if (listed > 0) deps.log.info("namespace list copied into a bucket that had none", { ns, hostname, bucket, from, listed });
+  if (listed > 0)
+    deps.log.info("namespace list copied into a bucket that had none", { ns, hostname, bucket, from, listed });
   return from;
 }

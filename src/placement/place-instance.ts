@@ -1,6 +1,6 @@
 import type { AppDeps } from "../deps.ts";
 import { queueWindDown } from "../registry/control-queue.ts";
-import { resolvePlacement, type Resolution, type ResolveRequest } from "./resolver.ts";
+import { type Resolution, type ResolveRequest, resolvePlacement } from "./resolver.ts";
 import { recordSpend } from "./spend-sync.ts";
 
 /**
@@ -16,7 +16,11 @@ import { recordSpend } from "./spend-sync.ts";
  *     buckets' placement decisions see it within about 100 ms (on Workers through `defer`).
  * Refusals throw Refusal, as resolvePlacement does.
  */
-export async function placeInstance(deps: AppDeps, req: ResolveRequest, defer: (work: Promise<unknown>) => void): Promise<Resolution> {
+export async function placeInstance(
+  deps: AppDeps,
+  req: ResolveRequest,
+  defer: (work: Promise<unknown>) => void,
+): Promise<Resolution> {
   const { ns, id } = req;
   const resolution = await resolvePlacement(deps, req, (fence) =>
     queueWindDown(deps, fence.ownerSessionId, ns, id, fence.deadlineAt).then(() => undefined),

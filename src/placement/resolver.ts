@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { resolve, type ResolvedOwner, type ResolveResult } from "../redis/scripts/index.ts";
+import { type ResolvedOwner, type ResolveResult, resolve } from "../redis/scripts/index.ts";
 import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
 import { Refusal, type RefusalOutcome } from "./refusal.ts";
 
@@ -50,7 +50,11 @@ export async function resolvePlacement(
   const bucket = typeof known === "number" ? known : await known;
   let started = deps.now();
   let reply = await runResolve(deps, req, bucket, started);
-  if (reply.kind === "refuse" && reply.outcome === "unknown-ns" && (await copyPreviousNamespaceList(deps, bucket, req.hostname, req.ns)) !== undefined) {
+  if (
+    reply.kind === "refuse" &&
+    reply.outcome === "unknown-ns" &&
+    (await copyPreviousNamespaceList(deps, bucket, req.hostname, req.ns)) !== undefined
+  ) {
     started = deps.now();
     reply = await runResolve(deps, req, bucket, started);
   }

@@ -3,9 +3,9 @@ import type { RedisPort, RedisReply, ScriptCall } from "../redis/port.ts";
 import {
   parseSpendSyncApply,
   parseSpendSyncRead,
+  type SpendSyncReadRow,
   spendSyncApplyCall,
   spendSyncReadCall,
-  type SpendSyncReadRow,
 } from "../redis/scripts/index.ts";
 
 /**
@@ -105,7 +105,10 @@ class SpendSync {
         await this.sync(batch, 0);
       } catch (err) {
         this.stats.failed++;
-        this.deps.log.warn("spend sync failed", { sessions: batch.size, error: err instanceof Error ? err.message : String(err) });
+        this.deps.log.warn("spend sync failed", {
+          sessions: batch.size,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     });
   }
@@ -117,7 +120,10 @@ class SpendSync {
     this.stats.flushes++;
 
     const readCall = (b: number) =>
-      spendSyncReadCall(keys, { bucket: b, sessions: sids.map((sessionId) => ({ sessionId, withLists: batch.get(sessionId) === b })) });
+      spendSyncReadCall(keys, {
+        bucket: b,
+        sessions: sids.map((sessionId) => ({ sessionId, withLists: batch.get(sessionId) === b })),
+      });
     const reads = (await this.runMany(redis, buckets.map(readCall))).map(parseSpendSyncRead);
     const row = (b: number, s: number): SpendSyncReadRow | undefined => reads[b]?.[s];
 
@@ -151,7 +157,12 @@ class SpendSync {
         spendSyncApplyCall(keys, {
           bucket: b,
           lists,
-          sessions: plans.map((p) => ({ sessionId: p.sid, rev: p.rev, elsewhere: p.total - p.counts[b]!, lists: p.lists })),
+          sessions: plans.map((p) => ({
+            sessionId: p.sid,
+            rev: p.rev,
+            elsewhere: p.total - p.counts[b]!,
+            lists: p.lists,
+          })),
         }),
       ),
     );
@@ -210,7 +221,12 @@ function spendSyncOf(deps: AppDeps): SpendSync {
  * runtime (Workers) the sync's promise goes to `defer` (waitUntil), since an isolate runs no
  * timers between requests; where promises run on (Node) its timer runs by itself.
  */
-export function recordSpend(deps: AppDeps, sessionId: string, bucket: number, defer: (work: Promise<unknown>) => void): void {
+export function recordSpend(
+  deps: AppDeps,
+  sessionId: string,
+  bucket: number,
+  defer: (work: Promise<unknown>) => void,
+): void {
   const flushed = spendSyncOf(deps).record(sessionId, bucket);
   if (flushed && deps.runtime.backgroundWork === "request-bound") defer(flushed);
 }

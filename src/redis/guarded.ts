@@ -1,5 +1,5 @@
-import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
 import type { LuaScript } from "../contract/lua-script.ts";
+import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
 import { RedisReplyError, RedisUnavailableError, redisErrorText } from "./redis-errors.ts";
 
 export { RedisReplyError, RedisUnavailableError } from "./redis-errors.ts";

@@ -145,7 +145,11 @@ export class Keys {
   }
   /** The three keys of one namespace list, in the order the scripts take them. */
   nsListKeys(bucket: number, hostname: string, ns: string): [list: string, expiries: string, summary: string] {
-    return [this.nsWorkers(bucket, hostname, ns), this.nsExpiries(bucket, hostname, ns), this.nsSummary(bucket, hostname, ns)];
+    return [
+      this.nsWorkers(bucket, hostname, ns),
+      this.nsExpiries(bucket, hostname, ns),
+      this.nsSummary(bucket, hostname, ns),
+    ];
   }
   /** The bucket's namespace lists that a worker belongs to, three keys each (nsListKeys), in namespace order. */
   nsListKeysFor(bucket: number, hostname: string, namespaces: readonly string[]): string[] {

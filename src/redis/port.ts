@@ -49,7 +49,12 @@ export function timeReplyToMs(reply: readonly (string | number)[]): number {
 export function pairs(flat: readonly unknown[]): Record<string, string> {
   const record: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) {
-    Object.defineProperty(record, String(flat[i]), { value: String(flat[i + 1]), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(record, String(flat[i]), {
+      value: String(flat[i + 1]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return record;
 }

@@ -10,7 +10,11 @@ import { ownedSession } from "./sessions.ts";
  * POST /registry/deregister: removes the session from every namespace list and drops its
  * record. Its placements are left to dead-owner eviction on their next resolve.
  */
-export async function deregister(deps: AppDeps, principal: Principal, sessionId: string): Promise<Record<string, never>> {
+export async function deregister(
+  deps: AppDeps,
+  principal: Principal,
+  sessionId: string,
+): Promise<Record<string, never>> {
   await ownedSession(deps, principal, sessionId, { live: true });
   const dropped = await deregisterSession(deps.redis, deps.keys, { sessionId });
   if (dropped.kind !== "ok") throw unknownSession();

@@ -1,6 +1,6 @@
+import { isId, isLabel, isNamespace, isReservedNamespace } from "../contract/names.ts";
 import { badRequest } from "../errors.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
-import { isId, isLabel, isNamespace, isReservedNamespace } from "../contract/names.ts";
 import type { Takeover } from "./record.ts";
 import type { RegisterBody } from "./schemas.ts";
 
@@ -39,7 +39,8 @@ export interface RegistrationFields {
  * instances name at most MAX_REGISTER_INSTANCES ids.
  */
 export function applyFieldRules(body: RegisterBody, hostnameAware: boolean): RegistrationFields {
-  if ([...body.secret].length < MIN_SECRET_LENGTH) throw badRequest(`secret too short: at least ${MIN_SECRET_LENGTH} characters`);
+  if ([...body.secret].length < MIN_SECRET_LENGTH)
+    throw badRequest(`secret too short: at least ${MIN_SECRET_LENGTH} characters`);
   const namespaces = [...new Set(body.namespaces)];
   for (const ns of namespaces) {
     if (!isNamespace(ns)) throw badRequest(`invalid namespace: ${ns}`);

@@ -2,13 +2,13 @@ import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, unknownSession } from "../errors.ts";
 import { heartbeatSession } from "../redis/scripts/index.ts";
-import { deliverMessages, type DeliveredMessage } from "./control-queue.ts";
+import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
 import { mirrorEverywhere, unmirrorEverywhere } from "./mirror.ts";
 import { probeChallenge } from "./probe.ts";
 import { parseRecord } from "./record.ts";
 import type { HeartbeatBody } from "./schemas.ts";
-import { ownedSession } from "./sessions.ts";
 import { drainDeadlineSeconds } from "./session-ids.ts";
+import { ownedSession } from "./sessions.ts";
 
 export interface HeartbeatAnswer {
   expiresInMs: number;
@@ -28,7 +28,12 @@ export async function heartbeat(deps: AppDeps, principal: Principal, body: Heart
   const known = await ownedSession(deps, principal, body.sessionId, { live: true });
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
-    { advertiseUrl: known.advertiseUrl, secret: known.secret, challenge: body.challenge, challengeValue: body.challengeValue },
+    {
+      advertiseUrl: known.advertiseUrl,
+      secret: known.secret,
+      challenge: body.challenge,
+      challengeValue: body.challengeValue,
+    },
   );
   const renewed = await heartbeatSession(redis, keys, {
     sessionId: body.sessionId,
@@ -47,11 +52,17 @@ export async function heartbeat(deps: AppDeps, principal: Principal, body: Heart
     await unmirrorEverywhere(deps, record, renewed.generation);
     deps.log.warn(`registration ${renewed.kind}`, { sessionId: record.sessionId, clientId: record.clientId });
     if (renewed.kind === "voided") {
-      throw PinboardError.of(409, "registration voided: challenge value mismatch on the advertise URL", { reregister: true });
+      throw PinboardError.of(409, "registration voided: challenge value mismatch on the advertise URL", {
+        reregister: true,
+      });
     }
-    throw PinboardError.of(409, `registration superseded: ${renewed.key} now bound to env ${renewed.env} at epoch ${renewed.epoch}`, {
-      superseded: true,
-    });
+    throw PinboardError.of(
+      409,
+      `registration superseded: ${renewed.key} now bound to env ${renewed.env} at epoch ${renewed.epoch}`,
+      {
+        superseded: true,
+      },
+    );
   }
 
   const { json, now } = renewed;

@@ -25,12 +25,22 @@ export async function mirrorEverywhere(
   const spent = options.headroomReplaced ? undefined : await spentPerBucket(deps, record);
   const total = spent?.reduce((sum, n) => sum + n, 0) ?? 0;
   await deps.redis.runMany(
-    keys.allBuckets().map((bucket) => heartbeatBucketCall(keys, { bucket, record, json, spentElsewhere: spent ? total - spent[bucket]! : 0 })),
+    keys
+      .allBuckets()
+      .map((bucket) =>
+        heartbeatBucketCall(keys, { bucket, record, json, spentElsewhere: spent ? total - spent[bucket]! : 0 }),
+      ),
   );
 }
 
 /** Removes a dropped session from every bucket, leaving a tombstone generation behind. */
-export async function unmirrorEverywhere(deps: AppDeps, record: WorkerRecord, tombstoneGen: number | string): Promise<void> {
+export async function unmirrorEverywhere(
+  deps: AppDeps,
+  record: WorkerRecord,
+  tombstoneGen: number | string,
+): Promise<void> {
   const { keys } = deps;
-  await deps.redis.runMany(keys.allBuckets().map((bucket) => unmirrorBucketCall(keys, { bucket, record, generation: tombstoneGen })));
+  await deps.redis.runMany(
+    keys.allBuckets().map((bucket) => unmirrorBucketCall(keys, { bucket, record, generation: tombstoneGen })),
+  );
 }

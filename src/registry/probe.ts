@@ -1,5 +1,5 @@
-import type { Logger } from "../log.ts";
 import { PROXY_SECRET_HEADER } from "../contract/header-names.ts";
+import type { Logger } from "../log.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
 
@@ -50,7 +50,10 @@ export async function probeChallenge(
     return "fail";
   }
   if (!body.ok) {
-    deps.log.warn("probe failed", { url: target.advertiseUrl, reason: body.problem === "not json" ? "body is not JSON" : "body missing or over 1 MiB" });
+    deps.log.warn("probe failed", {
+      url: target.advertiseUrl,
+      reason: body.problem === "not json" ? "body is not JSON" : "body missing or over 1 MiB",
+    });
     return "fail";
   }
   if ((body.value as { value?: unknown } | null)?.value === target.challengeValue) return "pass";

@@ -60,4 +60,3 @@ export function parseRecord(json: string): WorkerRecord {
 export function envOf(record: Pick<WorkerRecord, "env" | "envs">, ns: string): string {
   return record.envs[ns] ?? record.env ?? SINGLE_ENV;
 }
-

@@ -1,7 +1,13 @@
 import type { AppDeps } from "../deps.ts";
 import type { RedisReply, ScriptCall } from "../redis/port.ts";
 import { redisErrorText } from "../redis/redis-errors.ts";
-import { deregisterSession, parseRebindRows, rebindRowsCalls, REBIND_CHUNK_IDS, registerBucketCall } from "../redis/scripts/index.ts";
+import {
+  deregisterSession,
+  parseRebindRows,
+  REBIND_CHUNK_IDS,
+  rebindRowsCalls,
+  registerBucketCall,
+} from "../redis/scripts/index.ts";
 import { queueWindDowns } from "./control-queue.ts";
 import { unmirrorEverywhere } from "./mirror.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
@@ -40,10 +46,25 @@ export async function mirrorAndReclaim(
     rows.push({ env: envOf(record, ns), ns, id });
   }
   const mirrors = keys.allBuckets().map((bucket) =>
-    registerBucketCall(keys, { bucket, record, json, leaseTtlMs: config.leaseTtlMs, prevSessionId, rows: (byBucket.get(bucket) ?? []).slice(0, REBIND_CHUNK_IDS) }),
+    registerBucketCall(keys, {
+      bucket,
+      record,
+      json,
+      leaseTtlMs: config.leaseTtlMs,
+      prevSessionId,
+      rows: (byBucket.get(bucket) ?? []).slice(0, REBIND_CHUNK_IDS),
+    }),
   );
   const rest = [...byBucket.values()].flatMap((rows) => rows.slice(REBIND_CHUNK_IDS));
-  const more = rest.length === 0 ? [] : rebindRowsCalls(keys, { from: prevSessionId, to: record.sessionId, guardClientId: record.clientId, rows: rest });
+  const more =
+    rest.length === 0
+      ? []
+      : rebindRowsCalls(keys, {
+          from: prevSessionId,
+          to: record.sessionId,
+          guardClientId: record.clientId,
+          rows: rest,
+        });
 
   const duplicates: Instance[] = [];
   const windDowns: Array<{ ns: string; id: string; deadlineAt: number }> = [];
@@ -51,7 +72,9 @@ export async function mirrorAndReclaim(
     for (const duplicate of result.duplicates) duplicates.push(duplicate);
     for (const windDown of result.windDowns) windDowns.push(windDown);
   };
-  (await settleAll(deps, mirrors)).forEach((reply, i) => collect(parseRebindRows((reply as RedisReply[]).slice(1), mirrors[i]!)));
+  (await settleAll(deps, mirrors)).forEach((reply, i) =>
+    collect(parseRebindRows((reply as RedisReply[]).slice(1), mirrors[i]!)),
+  );
   (await settleAll(deps, more)).forEach((reply, i) => collect(parseRebindRows(reply, more[i]!)));
   // A reclaimed row's wind-down re-queues to the new session, in calls of at most a chunk each.
   for (let start = 0; start < windDowns.length; start += REBIND_CHUNK_IDS) {
@@ -68,7 +91,12 @@ export async function mirrorAndReclaim(
  * is a record nobody heartbeats, dead one lease TTL after the register and replaced in every bucket
  * by the client's next register.
  */
-export async function undoRegistration(deps: AppDeps, record: WorkerRecord, instances: readonly Instance[], prevSessionId: string): Promise<void> {
+export async function undoRegistration(
+  deps: AppDeps,
+  record: WorkerRecord,
+  instances: readonly Instance[],
+  prevSessionId: string,
+): Promise<void> {
   const { keys, log } = deps;
   const step = async (name: string, work: () => Promise<unknown>) => {
     try {
@@ -79,7 +107,9 @@ export async function undoRegistration(deps: AppDeps, record: WorkerRecord, inst
   };
   if (prevSessionId !== "" && instances.length > 0) {
     const rows = instances.map(({ ns, id }) => ({ env: envOf(record, ns), ns, id }));
-    await step("rows", () => deps.redis.runMany(rebindRowsCalls(keys, { from: record.sessionId, to: prevSessionId, guardClientId: "", rows })));
+    await step("rows", () =>
+      deps.redis.runMany(rebindRowsCalls(keys, { from: record.sessionId, to: prevSessionId, guardClientId: "", rows })),
+    );
   }
   // The tombstone must outrank the record's own mirrors: deregister mints a newer generation.
   let generation = String(record.gen + 1);

@@ -1,12 +1,12 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
-import { PinboardError, badRequest, forbidden } from "../errors.ts";
+import { badRequest, forbidden, PinboardError } from "../errors.ts";
 import { registerSession } from "../redis/scripts/index.ts";
 import { applyFieldRules } from "./field-rules.ts";
 import { probeChallenge } from "./probe.ts";
 import { parseRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
-import { mirrorAndReclaim, undoRegistration, type Instance } from "./register-fanout.ts";
+import { type Instance, mirrorAndReclaim, undoRegistration } from "./register-fanout.ts";
 import type { RegisterBody } from "./schemas.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
 
@@ -41,7 +41,12 @@ export async function register(deps: AppDeps, principal: Principal, body: Regist
 
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
-    { advertiseUrl: fields.advertiseUrl, secret: body.secret, challenge: body.challenge, challengeValue: body.challengeValue },
+    {
+      advertiseUrl: fields.advertiseUrl,
+      secret: body.secret,
+      challenge: body.challenge,
+      challengeValue: body.challengeValue,
+    },
   );
   if (probe !== "pass") throw badRequest("registration probe failed");
 

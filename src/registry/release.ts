@@ -28,7 +28,12 @@ async function rowOwners(
 }
 
 /** Where a session's row of (ns, id) lives: its bucket and its placements hash's env. */
-function rowAt(deps: AppDeps, record: WorkerRecord, ns: string, id: string): { bucket: number; env: string; ns: string } {
+function rowAt(
+  deps: AppDeps,
+  record: WorkerRecord,
+  ns: string,
+  id: string,
+): { bucket: number; env: string; ns: string } {
   return { bucket: deps.keys.bucketOf(id), env: envOf(record, ns), ns };
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MiB, bodySchema } from "../http/json-body.ts";
+import { bodySchema, MiB } from "../http/json-body.ts";
 
 /** Body schemas of the worker routes (shape only; the field rules of field-rules.ts run after them). */
 
@@ -58,7 +58,10 @@ export const heartbeatBody = bodySchema(
     draining: z.boolean(),
     challenge: z.string().min(1).max(1024),
     challengeValue: z.string().min(1).max(1024),
-    acks: z.array(z.union([z.string().max(32), z.number().int().min(0)])).max(10_000).nullish(),
+    acks: z
+      .array(z.union([z.string().max(32), z.number().int().min(0)]))
+      .max(10_000)
+      .nullish(),
   }),
 );
 export type HeartbeatBody = z.infer<typeof heartbeatBody.schema>;

@@ -1,8 +1,8 @@
-import type { Principal } from "../auth/passport.ts";
 import { checkNamespace } from "../auth/claims.ts";
+import type { Principal } from "../auth/passport.ts";
+import { isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest, forbidden, unknownSession } from "../errors.ts";
-import { isNamespace } from "../contract/names.ts";
 import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 

@@ -1,9 +1,9 @@
-import type { AppDeps } from "../deps.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
-import { zremIfScore } from "../redis/scripts/index.ts";
+import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
-import { placeForSweep } from "./place-for-sweep.ts";
+import { zremIfScore } from "../redis/scripts/index.ts";
 import { callInstance } from "./instance-calls.ts";
+import { placeForSweep } from "./place-for-sweep.ts";
 
 export interface AlarmReport {
   fired: number;
@@ -18,7 +18,11 @@ export interface AlarmReport {
  * was due, so the index entry is stale and goes (unless it was rescheduled meanwhile); 202 means
  * the owner's own timer is on it; 409 and failures are logged and retried on a later pass.
  */
-export async function sweepAlarms(deps: AppDeps, budget: number, keepLease: () => Promise<boolean>): Promise<AlarmReport> {
+export async function sweepAlarms(
+  deps: AppDeps,
+  budget: number,
+  keepLease: () => Promise<boolean>,
+): Promise<AlarmReport> {
   const { durable, config } = deps;
   const report: AlarmReport = { fired: 0, running: 0, stale: 0, failed: 0 };
   const due = await durable.redis.zrangeByScore(durable.keys.alarms, "-inf", deps.now(), budget);

@@ -1,9 +1,9 @@
 import { attestationTarget, signAttestation } from "../contract/attestation.ts";
-import type { AppDeps } from "../deps.ts";
-import type { Resolution } from "../placement/resolver.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/header-names.ts";
+import type { AppDeps } from "../deps.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
-import { WorkerUrlError, instanceUrl } from "../outbound/worker-url.ts";
+import { instanceUrl, WorkerUrlError } from "../outbound/worker-url.ts";
+import type { Resolution } from "../placement/resolver.ts";
 
 export interface WorkerAnswer {
   /** The HTTP status, 0 when no answer came back. */
@@ -34,9 +34,19 @@ export async function callInstance(
     if (!(err instanceof WorkerUrlError)) throw err;
     return { status: 0, body: null, error: err.message };
   }
-  const claims = { aud: placement.sessionId, htm: "POST", htu: attestationTarget(url, placement.advertiseUrl), epoch: placement.epoch };
+  const claims = {
+    aud: placement.sessionId,
+    htm: "POST",
+    htu: attestationTarget(url, placement.advertiseUrl),
+    epoch: placement.epoch,
+  };
   const headers: Record<string, string> = {
-    [ATTESTATION_HEADER]: await signAttestation(placement.secret, claims, Math.floor(deps.now() / 1000), deps.runtime.signJws),
+    [ATTESTATION_HEADER]: await signAttestation(
+      placement.secret,
+      claims,
+      Math.floor(deps.now() / 1000),
+      deps.runtime.signJws,
+    ),
     [EPOCH_HEADER]: placement.epoch,
     Accept: "application/json",
   };

@@ -11,7 +11,10 @@ import type { Resolution } from "../placement/resolver.ts";
  * message is queued before this returns, so the owner has it before the sweeper calls it.
  * Refusals (cold start, no backends, …) throw Refusal like on the data plane.
  */
-export async function placeForSweep(deps: AppDeps, target: { ns: string; id: string; hostname: string }): Promise<Resolution> {
+export async function placeForSweep(
+  deps: AppDeps,
+  target: { ns: string; id: string; hostname: string },
+): Promise<Resolution> {
   const binding = await bindingFor(deps, target.hostname, target.ns);
   const background: Promise<unknown>[] = [];
   const placement = await placeInstance(

@@ -1,8 +1,8 @@
-import type { AppDeps } from "../deps.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
-import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
+import type { AppDeps } from "../deps.ts";
 import { bindingFor } from "../placement/bindings.ts";
 import { Refusal } from "../placement/refusal.ts";
+import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
 import { newSessionId } from "../registry/session-ids.ts";
 
 /**
@@ -29,7 +29,13 @@ export async function sweepResurrection(deps: AppDeps, budget: number): Promise<
       throw err;
     }
     const b = await keys.bucketOf(target.id);
-    const placeholder = { bucket: b, env, ns: target.ns, id: target.id, hostname: config.hostnameAware ? hostname : "" };
+    const placeholder = {
+      bucket: b,
+      env,
+      ns: target.ns,
+      id: target.id,
+      hostname: config.hostnameAware ? hostname : "",
+    };
     if (await pageInPlaceholder(redis, keys, placeholder)) paged++;
   }
   await resurrection(redis, keys, { step: "advance", cursor: next });

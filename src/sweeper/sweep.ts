@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import { gcBucketCall, gcFleet, parseGcBucket, sweeperLease } from "../redis/scripts/index.ts";
 import { newSessionId } from "../registry/session-ids.ts";
-import { sweepAlarms, type AlarmReport } from "./alarms.ts";
+import { type AlarmReport, sweepAlarms } from "./alarms.ts";
 import { sweepOrphans } from "./orphans.ts";
 import { sweepResurrection } from "./resurrect.ts";
 import { sweepWakes, type WakeReport } from "./wakes.ts";
@@ -47,10 +47,16 @@ export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()
   }
 }
 
-async function sweepUnderLease(deps: AppDeps, started: number, keepLease: () => Promise<boolean>): Promise<SweepReport> {
+async function sweepUnderLease(
+  deps: AppDeps,
+  started: number,
+  keepLease: () => Promise<boolean>,
+): Promise<SweepReport> {
   const { redis, keys, config } = deps;
   const sessions = await gcFleet(redis, keys, { leaseTtlMs: config.leaseTtlMs, hostnameAware: config.hostnameAware });
-  const pruned = await redis.runMany(keys.allBuckets().map((bucket) => gcBucketCall(keys, { bucket, leaseTtlMs: config.leaseTtlMs })));
+  const pruned = await redis.runMany(
+    keys.allBuckets().map((bucket) => gcBucketCall(keys, { bucket, leaseTtlMs: config.leaseTtlMs })),
+  );
   const resurrected = await sweepResurrection(deps, config.sweepBatch);
   const orphans = await sweepOrphans(deps);
   const wakes = await sweepWakes(deps, config.sweepBatch, passes++ % config.shards, keepLease);

@@ -1,9 +1,9 @@
-import type { AppDeps } from "../deps.ts";
 import { instanceMember } from "../contract/durable-index.ts";
-import { wakeProgress, type WakeOutcome } from "../redis/scripts/index.ts";
+import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
-import { placeForSweep } from "./place-for-sweep.ts";
+import { type WakeOutcome, wakeProgress } from "../redis/scripts/index.ts";
 import { callInstance } from "./instance-calls.ts";
+import { placeForSweep } from "./place-for-sweep.ts";
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */
 export const WAKE_BACKOFF_MS = 5000;
@@ -36,7 +36,12 @@ function parseState(raw: string | undefined): WakeState {
  * after repeated failures. Ids the durability index does not know are not durable: their marker
  * is dropped. At most `budget` wakes per pass, starting at a rotating bucket.
  */
-export async function sweepWakes(deps: AppDeps, budget: number, startBucket: number, keepLease: () => Promise<boolean>): Promise<WakeReport> {
+export async function sweepWakes(
+  deps: AppDeps,
+  budget: number,
+  startBucket: number,
+  keepLease: () => Promise<boolean>,
+): Promise<WakeReport> {
   const { keys, redis, durable, config } = deps;
   const report: WakeReport = { woken: 0, pending: 0, failed: 0, parked: 0, dropped: 0 };
   const now = await redis.timeMs();
@@ -60,7 +65,7 @@ export async function sweepWakes(deps: AppDeps, budget: number, startBucket: num
         continue;
       }
       const row = await redis.hget(keys.placements(b, env, ns), id);
-      const target = { ns, id, hostname: config.hostnameAware ? (row?.split("\n")[3] || hostname) : "" };
+      const target = { ns, id, hostname: config.hostnameAware ? row?.split("\n")[3] || hostname : "" };
       let placement;
       try {
         placement = await placeForSweep(deps, target);

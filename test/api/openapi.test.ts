@@ -6,7 +6,7 @@ import { ROUTES } from "../../src/api/catalogue.ts";
 import { PINBOARD_VERSION } from "../../src/api/version.ts";
 import { REFUSAL_ERRORS } from "../../src/placement/refusal.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
 /**
@@ -16,7 +16,12 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-type Doc = { openapi: string; info: { version: string }; servers: Array<{ url: string }>; paths: Record<string, Record<string, any>> };
+type Doc = {
+  openapi: string;
+  info: { version: string };
+  servers: Array<{ url: string }>;
+  paths: Record<string, Record<string, any>>;
+};
 
 let t: TestRedis;
 let pb: TestPinboard;
@@ -62,17 +67,32 @@ describe("/openapi.json", () => {
       .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/^\/pb/, "")}`);
     expect(registered.length).toBeGreaterThanOrEqual(ROUTES.length);
-    const described = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((k) => k !== "parameters").map((m) => `${m} ${path}`));
-    expect(new Set(described)).toEqual(new Set([...registered, ...["get", "put", "post", "delete", "patch", "head", "options"].map((m) => `${m} /{namespace}/{id}`)]));
+    const described = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((k) => k !== "parameters")
+        .map((m) => `${m} ${path}`),
+    );
+    expect(new Set(described)).toEqual(
+      new Set([
+        ...registered,
+        ...["get", "put", "post", "delete", "patch", "head", "options"].map((m) => `${m} /{namespace}/{id}`),
+      ]),
+    );
   });
 
   it("gives each route its statuses and the protocol's exact error strings", () => {
-    expect(examples("/registry/register", "post", 400)).toEqual(expect.arrayContaining(["registration probe failed", "invalid json", "secret too short: at least 16 characters"]));
+    expect(examples("/registry/register", "post", 400)).toEqual(
+      expect.arrayContaining(["registration probe failed", "invalid json", "secret too short: at least 16 characters"]),
+    );
     expect(examples("/registry/register", "post", 401)).toEqual(["unauthorized"]);
-    expect(examples("/registry/register", "post", 403)).toEqual(expect.arrayContaining(["forbidden", "namespace not allowed: …"]));
+    expect(examples("/registry/register", "post", 403)).toEqual(
+      expect.arrayContaining(["forbidden", "namespace not allowed: …"]),
+    );
     expect(examples("/registry/register", "post", 409)).toContain("client belongs to another account");
     expect(examples("/registry/register", "post", 413)).toEqual(["body too large"]);
-    expect(examples("/registry/heartbeat", "post", 409)).toEqual(expect.arrayContaining(["unknown session", "registration voided: challenge value mismatch on the advertise URL"]));
+    expect(examples("/registry/heartbeat", "post", 409)).toEqual(
+      expect.arrayContaining(["unknown session", "registration voided: challenge value mismatch on the advertise URL"]),
+    );
     expect(examples("/registry/workers", "get", 503)).toEqual(["not the serving fleet"]);
     // /registry/health answers while not serving; health needs no credential.
     expect(doc.paths["/registry/health"]!.get.responses["503"]).toBeUndefined();
@@ -85,10 +105,28 @@ describe("/openapi.json", () => {
 
   it("describes request bodies with the schemas the routes validate with", () => {
     const register = doc.paths["/registry/register"]!.post.requestBody.content["application/json"].schema;
-    expect(register.required).toEqual(expect.arrayContaining(["clientId", "secret", "namespaces", "advertiseUrl", "headroom", "draining", "challenge", "challengeValue"]));
-    expect(register.properties.takeover.anyOf ?? [register.properties.takeover]).toEqual(expect.arrayContaining([expect.objectContaining({ enum: ["wind_down", "deny"] })]));
+    expect(register.required).toEqual(
+      expect.arrayContaining([
+        "clientId",
+        "secret",
+        "namespaces",
+        "advertiseUrl",
+        "headroom",
+        "draining",
+        "challenge",
+        "challengeValue",
+      ]),
+    );
+    expect(register.properties.takeover.anyOf ?? [register.properties.takeover]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ enum: ["wind_down", "deny"] })]),
+    );
     const ok = doc.paths["/registry/drain"]!.post.responses["200"].content["application/json"].schema;
-    expect(ok).toMatchObject({ type: "object", properties: { drained: { const: true } }, required: ["drained"], additionalProperties: false });
+    expect(ok).toMatchObject({
+      type: "object",
+      properties: { drained: { const: true } },
+      required: ["drained"],
+      additionalProperties: false,
+    });
   });
 
   it("the Node entry serves it too, without a credential, and it is the same document", async () => {

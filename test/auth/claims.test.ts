@@ -8,8 +8,8 @@ import {
   effectivePort,
   filterNamespaces,
   isUnrestricted,
-  parsePinboardClaim,
   type PinboardClaim,
+  parsePinboardClaim,
 } from "../../src/auth/claims.ts";
 
 const claim = (extra: Partial<PinboardClaim> = {}): PinboardClaim => ({

@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from "jose";
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PinboardError } from "../../src/errors.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { createPassport, KeySourceUnavailable, type Principal } from "../../src/auth/passport.ts";
+import { PinboardError } from "../../src/errors.ts";
 
 const secret = "passport-secret-passport-secret-0001";
 const key = new TextEncoder().encode(secret);
@@ -61,7 +61,13 @@ describe("HS256 passport", () => {
   });
 
   it("accepts a credential without exp (minted with --ttl 0)", async () => {
-    const token = await mintCredential({ secret, sub: "w", scopes: ["pinboard:worker"], pinboard: claim, ttlSeconds: 0 });
+    const token = await mintCredential({
+      secret,
+      sub: "w",
+      scopes: ["pinboard:worker"],
+      pinboard: claim,
+      ttlSeconds: 0,
+    });
     await expect(passport.authenticate(bearer(token), "pinboard:worker")).resolves.toMatchObject({ sub: "w" });
   });
 
@@ -145,8 +151,9 @@ describe("HS256 passport", () => {
       const strict = createPassport({ secret, issuer: "https://idp", audience: "pinboard" });
       const mint = (issuer?: string, audience?: string) =>
         mintCredential({ secret, sub: "w", scopes: ["pinboard:worker"], pinboard: claim, issuer, audience });
-      await expect(strict.authenticate(bearer(await mint("https://idp", "pinboard")), "pinboard:worker")).resolves
-        .toBeDefined();
+      await expect(
+        strict.authenticate(bearer(await mint("https://idp", "pinboard")), "pinboard:worker"),
+      ).resolves.toBeDefined();
       for (const token of [await mint("https://other", "pinboard"), await mint("https://idp", "other"), await mint()]) {
         expect(await rejection(strict.authenticate(bearer(token), "pinboard:worker"))).toEqual(UNAUTHORIZED);
       }

@@ -1,15 +1,15 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from "node:net";
-import { SignJWT } from "jose";
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import fc from "fast-check";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
-import type { Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
 import { constantTimeEqual } from "../../src/contract/constant-time.ts";
+import type { Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
 import { badCredentials } from "../support/bad-credentials.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import { rawSocketRequest } from "../support/raw-socket.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
@@ -42,7 +42,10 @@ class Redirect implements Instance {
   async fetch(request: Request, _ctx: RequestContext): Promise<Response> {
     const url = new URL(request.url);
     if (request.body) await request.arrayBuffer();
-    return new Response(null, { status: Number(url.searchParams.get("code") ?? 302), headers: { location: url.searchParams.get("to") ?? "/" } });
+    return new Response(null, {
+      status: Number(url.searchParams.get("code") ?? 302),
+      headers: { location: url.searchParams.get("to") ?? "/" },
+    });
   }
 }
 
@@ -57,10 +60,11 @@ async function recorder(): Promise<{ url: string; hits: string[]; close(): Promi
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hits,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -86,12 +90,25 @@ describe("on the Node entry with real workers", () => {
   beforeAll(async () => {
     fleet = await startFleet({
       workers: 0,
-      env: { PINBOARD_LOG_LEVEL: "debug", PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }) },
+      env: {
+        PINBOARD_LOG_LEVEL: "debug",
+        PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }),
+      },
     });
     await fleet.skipColdStart();
     const namespaces = { "/echo": Echo, "/ws": WsProbe, "/secure": Echo };
-    a = await fleet.addWorker({ namespaces, secret: SECRET_A, clientId: "client-a", credential: await fleet.pb.workerCredential({}, { sub: "sub-a", account: ACCOUNT_A }) });
-    b = await fleet.addWorker({ namespaces, secret: SECRET_B, clientId: "client-b", credential: await fleet.pb.workerCredential({}, { sub: "sub-b", account: ACCOUNT_B }) });
+    a = await fleet.addWorker({
+      namespaces,
+      secret: SECRET_A,
+      clientId: "client-a",
+      credential: await fleet.pb.workerCredential({}, { sub: "sub-a", account: ACCOUNT_A }),
+    });
+    b = await fleet.addWorker({
+      namespaces,
+      secret: SECRET_B,
+      clientId: "client-b",
+      credential: await fleet.pb.workerCredential({}, { sub: "sub-b", account: ACCOUNT_B }),
+    });
     redir = await fleet.addWorker({ namespaces: { "/redir": Redirect } });
     target = await recorder();
     operator = await fleet.pb.operatorCredential();
@@ -111,7 +128,8 @@ describe("on the Node entry with real workers", () => {
     return { owner, other: owner === a ? b : a, echoed };
   }
 
-  const direct = (w: FleetWorker, path: string, headers: Record<string, string>) => fetch(`${w.listening.url}${path}`, { headers });
+  const direct = (w: FleetWorker, path: string, headers: Record<string, string>) =>
+    fetch(`${w.listening.url}${path}`, { headers });
   const nowS = () => Math.floor(Date.now() / 1000);
 
   describe("attestations cannot be replayed", () => {
@@ -141,7 +159,9 @@ describe("on the Node entry with real workers", () => {
       // Stats and the WebSocket path judge the audience the same way.
       expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": forOwner })).status).toBe(403);
       expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": forOther })).status).toBe(200);
-      const ws = await openSocket(`${other.listening.url}/ws/replay-ws`, { headers: { "pinboard-attestation": forOwner, "pinboard-epoch": epoch } });
+      const ws = await openSocket(`${other.listening.url}/ws/replay-ws`, {
+        headers: { "pinboard-attestation": forOwner, "pinboard-epoch": epoch },
+      });
       expect(await ws.closed).toMatchObject({ code: 1008 });
     });
 
@@ -151,16 +171,27 @@ describe("on the Node entry with real workers", () => {
       const at = (iat: number) => signAttestation(owner.worker.secret, { aud: owner.worker.sessionId! }, iat);
       // exp = iat + 30; refused once now ≥ exp + 30.
       for (const iat of [nowS() - 61, nowS() - 3600]) {
-        const res = await direct(owner, "/echo/expiry-1", { "pinboard-attestation": await at(iat), "pinboard-epoch": epoch });
+        const res = await direct(owner, "/echo/expiry-1", {
+          "pinboard-attestation": await at(iat),
+          "pinboard-epoch": epoch,
+        });
         expect(res.status, `iat ${nowS() - iat} s ago`).toBe(403);
       }
-      const future = await direct(owner, "/echo/expiry-1", { "pinboard-attestation": await at(nowS() + 120), "pinboard-epoch": epoch });
+      const future = await direct(owner, "/echo/expiry-1", {
+        "pinboard-attestation": await at(nowS() + 120),
+        "pinboard-epoch": epoch,
+      });
       expect(future.status).toBe(403);
       // Inside the window it is accepted (so the refusals are about time).
-      const fresh = await direct(owner, "/echo/expiry-1", { "pinboard-attestation": await at(nowS() - 20), "pinboard-epoch": epoch });
+      const fresh = await direct(owner, "/echo/expiry-1", {
+        "pinboard-attestation": await at(nowS() - 20),
+        "pinboard-epoch": epoch,
+      });
       expect(fresh.status).toBe(200);
       // And the same expired token as a WebSocket handshake is closed 1008.
-      const ws = await openSocket(`${owner.listening.url}/ws/expiry-ws`, { headers: { "pinboard-attestation": await at(nowS() - 3600), "pinboard-epoch": epoch } });
+      const ws = await openSocket(`${owner.listening.url}/ws/expiry-ws`, {
+        headers: { "pinboard-attestation": await at(nowS() - 3600), "pinboard-epoch": epoch },
+      });
       expect(await ws.closed).toMatchObject({ code: 1008 });
     });
 
@@ -172,9 +203,20 @@ describe("on the Node entry with real workers", () => {
       expect(await verifyAttestation(token, SECRET_B, "s-1", now)).toBeNull();
       const [, payload, signature] = token.split(".");
       const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
-      expect(await verifyAttestation(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.`, SECRET_A, "s-1", now)).toBeNull();
-      expect(await verifyAttestation(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.${signature}`, SECRET_A, "s-1", now)).toBeNull();
-      expect(await verifyAttestation(`${enc({ alg: "HS256", typ: "JWT" })}.${payload}.${signature}`, SECRET_A, "s-1", now)).toBeNull();
+      expect(
+        await verifyAttestation(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.`, SECRET_A, "s-1", now),
+      ).toBeNull();
+      expect(
+        await verifyAttestation(
+          `${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.${signature}`,
+          SECRET_A,
+          "s-1",
+          now,
+        ),
+      ).toBeNull();
+      expect(
+        await verifyAttestation(`${enc({ alg: "HS256", typ: "JWT" })}.${payload}.${signature}`, SECRET_A, "s-1", now),
+      ).toBeNull();
       const tampered = `${token.split(".")[0]}.${enc({ aud: "s-1", iat: now, exp: now + 3600 })}.${signature}`;
       expect(await verifyAttestation(tampered, SECRET_A, "s-1", now)).toBeNull();
       expect(await verifyAttestation(`${token.split(".")[0]}.${payload}.`, SECRET_A, "s-1", now)).toBeNull();
@@ -197,7 +239,10 @@ describe("on the Node entry with real workers", () => {
       ["PINBOARD-ATTESTATION", "second.forged.value"],
     ];
 
-    const pinboardHeaders = (headers: Record<string, string>) => Object.keys(headers).filter((k) => k.toLowerCase().startsWith("pinboard-")).sort();
+    const pinboardHeaders = (headers: Record<string, string>) =>
+      Object.keys(headers)
+        .filter((k) => k.toLowerCase().startsWith("pinboard-"))
+        .sort();
 
     it("every variant, in any case and repeated, is dropped; the worker sees only the attestation and epoch Pinboard minted", async () => {
       const res = await rawSocketRequest(fleet.pb.url, { path: "/echo/headers-1", headers: FORGED });
@@ -205,7 +250,9 @@ describe("on the Node entry with real workers", () => {
       const body = JSON.parse(res.body) as Echoed;
       expect(pinboardHeaders(body.headers)).toEqual(["pinboard-attestation", "pinboard-epoch"]);
       const owner = body.attestation.aud === a.worker.sessionId ? a : b;
-      expect(await verifyAttestation(body.headers["pinboard-attestation"]!, owner.worker.secret, owner.worker.sessionId!)).not.toBeNull();
+      expect(
+        await verifyAttestation(body.headers["pinboard-attestation"]!, owner.worker.secret, owner.worker.sessionId!),
+      ).not.toBeNull();
       expect(body.headers["pinboard-epoch"]).toBe(body.epoch);
       expect(body.headers["pinboard-epoch"]).not.toMatch(/^[12]$|,/);
       expect(JSON.stringify(body.headers)).not.toContain("forged");
@@ -216,7 +263,14 @@ describe("on the Node entry with real workers", () => {
 
     it("a POST to _alarm through Pinboard carries no Pinboard-Proxy-Secret, so the worker refuses it", async () => {
       await placed("alarm-1");
-      const res = await rawSocketRequest(fleet.pb.url, { method: "POST", path: "/echo/alarm-1/_alarm", headers: [["Pinboard-Proxy-Secret", SECRET_A], ["pinboard-proxy-secret", SECRET_B]] });
+      const res = await rawSocketRequest(fleet.pb.url, {
+        method: "POST",
+        path: "/echo/alarm-1/_alarm",
+        headers: [
+          ["Pinboard-Proxy-Secret", SECRET_A],
+          ["pinboard-proxy-secret", SECRET_B],
+        ],
+      });
       expect(res.status).toBe(403);
       expect(JSON.parse(res.body)).toEqual({ detail: "invalid proxy secret" });
     });
@@ -243,7 +297,12 @@ describe("on the Node entry with real workers", () => {
 
     it("a WebSocket upgrade with Pinboard-* headers in mixed case reaches the worker without them", async () => {
       const socket = await openSocket(url("/ws/headers-ws"), {
-        headers: { "Pinboard-Attestation": "forged", "PINBOARD-EPOCH": "1", "pinboard-session-x": "x", "PinBoard-Proxy-Secret": SECRET_B },
+        headers: {
+          "Pinboard-Attestation": "forged",
+          "PINBOARD-EPOCH": "1",
+          "pinboard-session-x": "x",
+          "PinBoard-Proxy-Secret": SECRET_B,
+        },
       });
       const hello = await socket.json<{ headers: Record<string, string> }>();
       expect(pinboardHeaders(hello.headers)).toEqual(["pinboard-attestation", "pinboard-epoch"]);
@@ -260,7 +319,11 @@ describe("on the Node entry with real workers", () => {
       it(`a worker's ${code} is relayed to the client, and its target never sees a request`, async () => {
         const to = `${target.url}/followed-${code}`;
         for (const method of ["GET", "POST"]) {
-          const res = await fetch(url(`/redir/r-${code}?code=${code}&to=${encodeURIComponent(to)}`), { method, redirect: "manual", ...(method === "POST" ? { body: "payload" } : {}) });
+          const res = await fetch(url(`/redir/r-${code}?code=${code}&to=${encodeURIComponent(to)}`), {
+            method,
+            redirect: "manual",
+            ...(method === "POST" ? { body: "payload" } : {}),
+          });
           expect(res.status).toBe(code);
           expect(res.headers.get("location")).toBe(to);
         }
@@ -272,7 +335,9 @@ describe("on the Node entry with real workers", () => {
   });
 
   describe("secrets, accounts and credentials never leave", () => {
-    it("no read route, /metrics or log line carries a worker secret, an account or a credential", { timeout: 60_000 }, async () => {
+    it("no read route, /metrics or log line carries a worker secret, an account or a credential", {
+      timeout: 60_000,
+    }, async () => {
       const bodies: Array<[string, string]> = [];
       const read = async (path: string, token = operator) => {
         const res = await fetch(url(path), { headers: { authorization: `Bearer ${token}` } });
@@ -291,20 +356,80 @@ describe("on the Node entry with real workers", () => {
       // Traffic of every kind, good and bad, so that every code path that logs gets to.
       const { owner, other } = await placed("leak-1");
       await placed("leak-2");
-      await fetch(url("/echo/leak-3"), { headers: { "pinboard-from": "/echo/leak-1", "pinboard-session": owner.worker.sessionId!, "pinboard-session-secret": owner.worker.secret } });
-      await fetch(url("/echo/leak-3"), { headers: { "pinboard-from": "/echo/leak-1", "pinboard-session": owner.worker.sessionId!, "pinboard-session-secret": WRONG_SECRET } });
-      await fetch(url("/echo/leak-3"), { headers: { "pinboard-from": "/echo/leak-1", "pinboard-session": other.worker.sessionId!, "pinboard-session-secret": other.worker.secret } });
+      await fetch(url("/echo/leak-3"), {
+        headers: {
+          "pinboard-from": "/echo/leak-1",
+          "pinboard-session": owner.worker.sessionId!,
+          "pinboard-session-secret": owner.worker.secret,
+        },
+      });
+      await fetch(url("/echo/leak-3"), {
+        headers: {
+          "pinboard-from": "/echo/leak-1",
+          "pinboard-session": owner.worker.sessionId!,
+          "pinboard-session-secret": WRONG_SECRET,
+        },
+      });
+      await fetch(url("/echo/leak-3"), {
+        headers: {
+          "pinboard-from": "/echo/leak-1",
+          "pinboard-session": other.worker.sessionId!,
+          "pinboard-session-secret": other.worker.secret,
+        },
+      });
       await fetch(url("/secure/leak-4"), { headers: { authorization: `Bearer ${dataToken}` } });
       await fetch(url("/secure/leak-4"), { headers: { authorization: `Bearer ${workerToken}` } });
       await fetch(url("/secure/leak-4"), { headers: { authorization: "Bearer garbage" } });
       const post = (path: string, body: unknown, token: string) =>
-        fetch(url(path), { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+        fetch(url(path), {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
       // A register that fails its probe, one with a conflicting client id, a heartbeat of another account's session.
-      await post("/registry/register", { clientId: "client-a", secret: WRONG_SECRET, namespaces: ["/echo"], advertiseUrl: a.listening.url, headroom: 1, draining: false, challenge: "c", challengeValue: "v" }, await fleet.pb.workerCredential({}, { sub: "intruder", account: "intruder" }));
-      await post("/registry/register", { clientId: "client-x", secret: WRONG_SECRET, namespaces: ["/echo"], advertiseUrl: "http://127.0.0.1:1", headroom: 1, draining: false, challenge: "c", challengeValue: "v" }, workerToken);
-      await post("/registry/heartbeat", { sessionId: b.worker.sessionId, headroom: 1, draining: false, challenge: "c", challengeValue: "v" }, workerToken);
-      await post("/registry/release", [{ sessionId: b.worker.sessionId, namespace: "/echo", id: "leak-1" }], workerToken);
-      await post("/registry/tag", { sessionId: owner.worker.sessionId, namespace: "/echo", id: "leak-1", epoch: "1", tag: "t" }, owner === a ? workerToken : await fleet.pb.workerCredential({}, { sub: "sub-b", account: ACCOUNT_B }));
+      await post(
+        "/registry/register",
+        {
+          clientId: "client-a",
+          secret: WRONG_SECRET,
+          namespaces: ["/echo"],
+          advertiseUrl: a.listening.url,
+          headroom: 1,
+          draining: false,
+          challenge: "c",
+          challengeValue: "v",
+        },
+        await fleet.pb.workerCredential({}, { sub: "intruder", account: "intruder" }),
+      );
+      await post(
+        "/registry/register",
+        {
+          clientId: "client-x",
+          secret: WRONG_SECRET,
+          namespaces: ["/echo"],
+          advertiseUrl: "http://127.0.0.1:1",
+          headroom: 1,
+          draining: false,
+          challenge: "c",
+          challengeValue: "v",
+        },
+        workerToken,
+      );
+      await post(
+        "/registry/heartbeat",
+        { sessionId: b.worker.sessionId, headroom: 1, draining: false, challenge: "c", challengeValue: "v" },
+        workerToken,
+      );
+      await post(
+        "/registry/release",
+        [{ sessionId: b.worker.sessionId, namespace: "/echo", id: "leak-1" }],
+        workerToken,
+      );
+      await post(
+        "/registry/tag",
+        { sessionId: owner.worker.sessionId, namespace: "/echo", id: "leak-1", epoch: "1", tag: "t" },
+        owner === a ? workerToken : await fleet.pb.workerCredential({}, { sub: "sub-b", account: ACCOUNT_B }),
+      );
       // Operator writes.
       await post("/registry/wind_down", { namespace: "/echo", id: "leak-2", deadline: 60 }, operator);
       await post("/registry/drain", { clientId: "client-b", deadline: null }, operator);
@@ -315,13 +440,24 @@ describe("on the Node entry with real workers", () => {
       socket.ws.close();
       await socket.closed;
       // Every read route, with the full operator credential and a narrow one.
-      for (const path of ["/registry/workers", "/registry/overview", "/registry/overview?ns=/echo&prefix=leak", "/registry/stats", "/registry/health", "/metrics"]) {
+      for (const path of [
+        "/registry/workers",
+        "/registry/overview",
+        "/registry/overview?ns=/echo&prefix=leak",
+        "/registry/stats",
+        "/registry/health",
+        "/metrics",
+      ]) {
         expect((await read(path)).status, path).toBe(200);
       }
       const narrow = await fleet.pb.operatorCredential({ namespaces: ["/echo"] });
       for (const path of ["/registry/workers", "/registry/overview", "/registry/stats"]) await read(path, narrow);
       // A forward to a worker that went away (logs the failure).
-      const gone = await fleet.addWorker({ namespaces: { "/gone": Echo }, secret: "SECRET-GONE-aa55aa55aa55aa55aa55", credential: await fleet.pb.workerCredential({}, { sub: "sub-g", account: "ACCOUNT-GONE-x1" }) });
+      const gone = await fleet.addWorker({
+        namespaces: { "/gone": Echo },
+        secret: "SECRET-GONE-aa55aa55aa55aa55aa55",
+        credential: await fleet.pb.workerCredential({}, { sub: "sub-g", account: "ACCOUNT-GONE-x1" }),
+      });
       await fetch(url("/gone/g-1"));
       await gone.listening.close();
       await fetch(url("/gone/g-1"));
@@ -330,7 +466,20 @@ describe("on the Node entry with real workers", () => {
       const output = fleet.pb.output();
       expect(output).toContain("worker registered"); // the debug/info log really is in the output
       expect(output.length).toBeGreaterThan(1000);
-      const forbidden = [SECRET_A, SECRET_B, "SECRET-GONE-aa55aa55aa55aa55aa55", WRONG_SECRET, ACCOUNT_A, ACCOUNT_B, "ACCOUNT-GONE-x1", workerToken, operator, narrow, dataToken, TEST_PASSPORT_SECRET];
+      const forbidden = [
+        SECRET_A,
+        SECRET_B,
+        "SECRET-GONE-aa55aa55aa55aa55aa55",
+        WRONG_SECRET,
+        ACCOUNT_A,
+        ACCOUNT_B,
+        "ACCOUNT-GONE-x1",
+        workerToken,
+        operator,
+        narrow,
+        dataToken,
+        TEST_PASSPORT_SECRET,
+      ];
       for (const needle of forbidden) {
         for (const [path, body] of bodies) expect(body.includes(needle), `${needle} in ${path}`).toBe(false);
         expect(output.includes(needle), `${needle} in the Pinboard process output`).toBe(false);
@@ -345,12 +494,32 @@ describe("on the Node entry with real workers", () => {
       const { owner } = await placed("ct-src");
       const secret = owner.worker.secret;
       const flip = (c: string) => (c === "x" ? "y" : "x");
-      for (const wrong of [`${secret.slice(0, -1)}${flip(secret.at(-1)!)}`, `${flip(secret[0]!)}${secret.slice(1)}`, secret.slice(0, -1), `${secret}x`, ""]) {
-        const res = await fetch(url("/echo/ct-dst"), { headers: { "pinboard-from": "/echo/ct-src", "pinboard-session": owner.worker.sessionId!, "pinboard-session-secret": wrong } });
+      for (const wrong of [
+        `${secret.slice(0, -1)}${flip(secret.at(-1)!)}`,
+        `${flip(secret[0]!)}${secret.slice(1)}`,
+        secret.slice(0, -1),
+        `${secret}x`,
+        "",
+      ]) {
+        const res = await fetch(url("/echo/ct-dst"), {
+          headers: {
+            "pinboard-from": "/echo/ct-src",
+            "pinboard-session": owner.worker.sessionId!,
+            "pinboard-session-secret": wrong,
+          },
+        });
         expect(res.status, JSON.stringify(wrong)).toBe(403);
-        expect(await res.json()).toEqual({ error: wrong === "" ? "caller attestation requires session credentials" : "invalid session secret" });
+        expect(await res.json()).toEqual({
+          error: wrong === "" ? "caller attestation requires session credentials" : "invalid session secret",
+        });
       }
-      const right = await fetch(url("/echo/ct-dst"), { headers: { "pinboard-from": "/echo/ct-src", "pinboard-session": owner.worker.sessionId!, "pinboard-session-secret": secret } });
+      const right = await fetch(url("/echo/ct-dst"), {
+        headers: {
+          "pinboard-from": "/echo/ct-src",
+          "pinboard-session": owner.worker.sessionId!,
+          "pinboard-session-secret": secret,
+        },
+      });
       expect(right.status).toBe(200);
     });
 
@@ -358,7 +527,12 @@ describe("on the Node entry with real workers", () => {
       // The worker library runs in this process: its comparison hashes both secrets (constantTimeEqual).
       const digest = vi.spyOn(crypto.subtle, "digest");
       try {
-        for (const wrong of [`${SECRET_A.slice(0, -1)}1`, `X${SECRET_A.slice(1)}`, SECRET_A.slice(0, -1), `${SECRET_A}0`]) {
+        for (const wrong of [
+          `${SECRET_A.slice(0, -1)}1`,
+          `X${SECRET_A.slice(1)}`,
+          SECRET_A.slice(0, -1),
+          `${SECRET_A}0`,
+        ]) {
           digest.mockClear();
           const res = await direct(a, "/_pinned/challenge?challenge=whatever", { "pinboard-proxy-secret": wrong });
           expect(res.status, wrong).toBe(403);
@@ -391,7 +565,11 @@ describe("on the Node entry with real workers", () => {
         expect(res.status, bad.name).toBe(401);
         expect(await res.json(), bad.name).toEqual({ error: "invalid credential" });
       }
-      const ok = await fetch(url("/secure/pp-1"), { headers: { authorization: `Bearer ${await new SignJWT({ scopes: ["data:use"] }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt().setExpirationTime("5m").sign(new TextEncoder().encode(TEST_PASSPORT_SECRET))}` } });
+      const ok = await fetch(url("/secure/pp-1"), {
+        headers: {
+          authorization: `Bearer ${await new SignJWT({ scopes: ["data:use"] }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt().setExpirationTime("5m").sign(new TextEncoder().encode(TEST_PASSPORT_SECRET))}`,
+        },
+      });
       expect(ok.status).toBe(200);
     });
   });
@@ -430,20 +608,32 @@ describe("registry (in-process app)", () => {
     const secret = cs.secret;
     const wrong = `${secret.slice(0, -1)}${secret.endsWith("x") ? "y" : "x"}`;
     const call = (given: string) =>
-      pb.app.request("/threads/ct-dst", { headers: { "pinboard-from": "/threads/ct-src", "pinboard-session": sessionId, "pinboard-session-secret": given } });
+      pb.app.request("/threads/ct-dst", {
+        headers: {
+          "pinboard-from": "/threads/ct-src",
+          "pinboard-session": sessionId,
+          "pinboard-session-secret": given,
+        },
+      });
     const digest = vi.spyOn(crypto.subtle, "digest");
     const hashed = () => digest.mock.calls.map(([, data]) => new TextDecoder().decode(data as ArrayBuffer));
     try {
       for (const given of [wrong, `X${secret.slice(1)}`, secret.slice(0, -1), `${secret}x`]) {
         digest.mockClear();
         const res = await call(given);
-        expect({ status: res.status, body: await res.json() }).toEqual({ status: 403, body: { error: "invalid session secret" } });
+        expect({ status: res.status, body: await res.json() }).toEqual({
+          status: 403,
+          body: { error: "invalid session secret" },
+        });
         expect(hashed()).toEqual(expect.arrayContaining([given, secret]));
       }
       // The right secret passes the comparison (the same way) and meets the next check.
       digest.mockClear();
       const res = await call(secret);
-      expect({ status: res.status, body: await res.json() }).toEqual({ status: 403, body: { error: "caller placement mismatch" } });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 403,
+        body: { error: "caller placement mismatch" },
+      });
       expect(hashed().filter((h) => h === secret)).toHaveLength(2);
     } finally {
       digest.mockRestore();
@@ -467,13 +657,28 @@ describe("registry (in-process app)", () => {
     const csPort = () => Number(new URL(cs.url).port);
 
     it("an advertise URL on a port outside allowedPorts is 403 and nothing connects to that port", async () => {
-      const narrow = await credential("pinboard:worker", { allowedBackendHosts: ["127.0.0.1"], allowedPorts: [csPort()] });
-      for (const advertiseUrl of [`http://127.0.0.1:${forbiddenPort}`, `http://127.1:${forbiddenPort}`, `http://0x7f000001:${forbiddenPort}`, `http://2130706433:${forbiddenPort}/`]) {
-        const res = await unchanged(() => pb.call("POST", "/registry/register", { token: narrow, body: registerBody(cs, { advertiseUrl }) }));
+      const narrow = await credential("pinboard:worker", {
+        allowedBackendHosts: ["127.0.0.1"],
+        allowedPorts: [csPort()],
+      });
+      for (const advertiseUrl of [
+        `http://127.0.0.1:${forbiddenPort}`,
+        `http://127.1:${forbiddenPort}`,
+        `http://0x7f000001:${forbiddenPort}`,
+        `http://2130706433:${forbiddenPort}/`,
+      ]) {
+        const res = await unchanged(() =>
+          pb.call("POST", "/registry/register", { token: narrow, body: registerBody(cs, { advertiseUrl }) }),
+        );
         expect(res.status, advertiseUrl).toBe(403);
         expect(await res.json()).toEqual({ error: `advertiseUrl port not allowed: ${forbiddenPort}` });
       }
-      const defaultPort = await unchanged(() => pb.call("POST", "/registry/register", { token: narrow, body: registerBody(cs, { advertiseUrl: "http://127.0.0.1" }) }));
+      const defaultPort = await unchanged(() =>
+        pb.call("POST", "/registry/register", {
+          token: narrow,
+          body: registerBody(cs, { advertiseUrl: "http://127.0.0.1" }),
+        }),
+      );
       expect(await defaultPort.json()).toEqual({ error: "advertiseUrl port not allowed: 80" });
       expect(connections).toBe(0);
     });
@@ -482,20 +687,34 @@ describe("registry (in-process app)", () => {
       const seen = cs.seen.length;
       const elsewhere = await credential("pinboard:worker", { allowedBackendHosts: ["10.11.12.13"] });
       for (const advertiseUrl of [`http://127.0.0.1:${forbiddenPort}`, cs.url, `http://0x7f000001:${forbiddenPort}`]) {
-        const res = await unchanged(() => pb.call("POST", "/registry/register", { token: elsewhere, body: registerBody(cs, { advertiseUrl }) }));
+        const res = await unchanged(() =>
+          pb.call("POST", "/registry/register", { token: elsewhere, body: registerBody(cs, { advertiseUrl }) }),
+        );
         expect(res.status, advertiseUrl).toBe(403);
         expect(await res.json()).toEqual({ error: "backend host not allowed: 127.0.0.1" });
       }
       const byName = await credential("pinboard:worker", { allowedBackendHosts: ["127.0.0.1"] });
-      const res = await unchanged(() => pb.call("POST", "/registry/register", { token: byName, body: registerBody(cs, { advertiseUrl: `http://localhost:${forbiddenPort}` }) }));
+      const res = await unchanged(() =>
+        pb.call("POST", "/registry/register", {
+          token: byName,
+          body: registerBody(cs, { advertiseUrl: `http://localhost:${forbiddenPort}` }),
+        }),
+      );
       expect(await res.json()).toEqual({ error: "backend host not allowed: localhost" });
       expect(connections).toBe(0);
       expect(cs.seen.length).toBe(seen);
     });
 
     it("userinfo tricks are 400 invalid advertiseUrl, before any probe", async () => {
-      for (const advertiseUrl of [`http://10.11.12.13:80@127.0.0.1:${forbiddenPort}`, `http://user:pass@127.0.0.1:${forbiddenPort}`, `http://127.0.0.1:${forbiddenPort}#@10.11.12.13`, `http://127.0.0.1:${forbiddenPort}?@10.11.12.13`]) {
-        const res = await unchanged(() => pb.call("POST", "/registry/register", { token, body: registerBody(cs, { advertiseUrl }) }));
+      for (const advertiseUrl of [
+        `http://10.11.12.13:80@127.0.0.1:${forbiddenPort}`,
+        `http://user:pass@127.0.0.1:${forbiddenPort}`,
+        `http://127.0.0.1:${forbiddenPort}#@10.11.12.13`,
+        `http://127.0.0.1:${forbiddenPort}?@10.11.12.13`,
+      ]) {
+        const res = await unchanged(() =>
+          pb.call("POST", "/registry/register", { token, body: registerBody(cs, { advertiseUrl }) }),
+        );
         expect(res.status, advertiseUrl).toBe(400);
         expect(((await res.json()) as { error: string }).error).toMatch(/^invalid advertiseUrl: /);
       }
@@ -506,11 +725,22 @@ describe("registry (in-process app)", () => {
       const { sessionId } = await registerOk(pb, token, registerBody(cs));
       const seen = cs.seen.length;
       const moved = await credential("pinboard:worker", { allowedBackendHosts: ["10.11.12.13"] });
-      const res = await unchanged(() => pb.call("POST", "/registry/heartbeat", { token: moved, body: heartbeatBody(cs, sessionId) }));
+      const res = await unchanged(() =>
+        pb.call("POST", "/registry/heartbeat", { token: moved, body: heartbeatBody(cs, sessionId) }),
+      );
       expect(res.status).toBe(403);
       expect(cs.seen.length).toBe(seen);
-      const portMoved = await credential("pinboard:worker", { allowedBackendHosts: ["127.0.0.1"], allowedPorts: [forbiddenPort] });
-      expect((await unchanged(() => pb.call("POST", "/registry/heartbeat", { token: portMoved, body: heartbeatBody(cs, sessionId) }))).status).toBe(403);
+      const portMoved = await credential("pinboard:worker", {
+        allowedBackendHosts: ["127.0.0.1"],
+        allowedPorts: [forbiddenPort],
+      });
+      expect(
+        (
+          await unchanged(() =>
+            pb.call("POST", "/registry/heartbeat", { token: portMoved, body: heartbeatBody(cs, sessionId) }),
+          )
+        ).status,
+      ).toBe(403);
       expect(cs.seen.length).toBe(seen);
       expect(connections).toBe(0);
     });
@@ -560,7 +790,9 @@ describe("registry (in-process app)", () => {
       const sneaky: Server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
         const u = new URL(req.url ?? "/", "http://x");
         if (u.pathname === "/_pinned/challenge" && req.headers["pinboard-proxy-secret"] === cs.secret) {
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value: challenges.get(u.searchParams.get("challenge") ?? "") }));
+          res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ value: challenges.get(u.searchParams.get("challenge") ?? "") }));
           return;
         }
         res.writeHead(307, { location: `${target.url}${req.url}` }).end();
@@ -569,10 +801,16 @@ describe("registry (in-process app)", () => {
       const sneakyUrl = `http://127.0.0.1:${(sneaky.address() as AddressInfo).port}`;
       try {
         const fake = { url: sneakyUrl, secret: cs.secret, challenges } as unknown as ChallengeServer;
-        const { sessionId } = await registerOk(pb, token, registerBody(fake, { clientId: "sneaky", namespaces: ["/sneaky"] }));
+        const { sessionId } = await registerOk(
+          pb,
+          token,
+          registerBody(fake, { clientId: "sneaky", namespaces: ["/sneaky"] }),
+        );
         const res = await pb.call("GET", "/registry/stats", { token: await credential("pinboard:operator") });
         expect(res.status).toBe(200);
-        const entry = ((await res.json()) as { workers: Array<{ sessionId: string; error?: string }> }).workers.find((w) => w.sessionId === sessionId);
+        const entry = ((await res.json()) as { workers: Array<{ sessionId: string; error?: string }> }).workers.find(
+          (w) => w.sessionId === sessionId,
+        );
         expect(entry).toMatchObject({ error: "unreachable" });
         // The data plane relays the same worker's redirect rather than following it.
         await t.redis.client.set("pinboard:{0}:boot_time", "0");
@@ -611,7 +849,19 @@ describe("registry (in-process app)", () => {
       it(`${method} ${path}: 401 unauthorized, changing nothing`, async () => {
         await registerOk(pb, token, registerBody(cs, { clientId: "cred-client" }));
         for (const bad of await badCredentials([scope])) {
-          const res = await unchanged(() => pb.call(method, path, { headers: { authorization: `Bearer ${bad.token}` }, ...(method === "POST" ? { body: path === "/registry/release" ? [{ sessionId: "s", namespace: "/threads", id: "a" }] : { clientId: "cred-client", sessionId: "s", namespace: "/threads", deadline: null } } : {}) }));
+          const res = await unchanged(() =>
+            pb.call(method, path, {
+              headers: { authorization: `Bearer ${bad.token}` },
+              ...(method === "POST"
+                ? {
+                    body:
+                      path === "/registry/release"
+                        ? [{ sessionId: "s", namespace: "/threads", id: "a" }]
+                        : { clientId: "cred-client", sessionId: "s", namespace: "/threads", deadline: null },
+                  }
+                : {}),
+            }),
+          );
           expect(res.status, bad.name).toBe(401);
           expect(await res.json(), bad.name).toEqual({ error: "unauthorized" });
         }
@@ -629,21 +879,40 @@ describe("secret comparisons", () => {
   const helpers = [["constantTimeEqual", constantTimeEqual]] as const;
   const utf8 = (s: string) => Array.from(new TextEncoder().encode(s));
   const bytesOf = (data: BufferSource) =>
-    Array.from(data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    Array.from(
+      data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    );
 
   /** A pair of strings, equal or not, often differing in one place or only in length. */
   const pair = fc.oneof(
     fc.tuple(fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 40 })),
     fc.string({ unit: "binary", maxLength: 40 }).map((a) => [a, a] as const),
     fc
-      .tuple(fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }), fc.nat(), fc.string({ unit: "binary", minLength: 1, maxLength: 1 }))
+      .tuple(
+        fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
+        fc.nat(),
+        fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+      )
       .map(([a, i, c]) => [a, `${a.slice(0, i % a.length)}${c}${a.slice((i % a.length) + 1)}`] as const),
-    fc.tuple(fc.string({ maxLength: 40 }), fc.string({ minLength: 1, maxLength: 3 })).map(([a, tail]) => [a, a + tail] as const),
+    fc
+      .tuple(fc.string({ maxLength: 40 }), fc.string({ minLength: 1, maxLength: 3 }))
+      .map(([a, tail]) => [a, a + tail] as const),
   );
 
   for (const [name, eq] of helpers) {
     it(`${name} answers exactly string equality, for any two strings`, async () => {
-      for (const [x, y] of [["abc", "abc"], ["abc", "abd"], ["abc", "xbc"], ["abc", "abcd"], ["", ""], ["", "a"], ["\u00e9", "e\u0301"], [SECRET_A, SECRET_A.slice(0, -1)]] as const) {
+      for (const [x, y] of [
+        ["abc", "abc"],
+        ["abc", "abd"],
+        ["abc", "xbc"],
+        ["abc", "abcd"],
+        ["", ""],
+        ["", "a"],
+        ["\u00e9", "e\u0301"],
+        [SECRET_A, SECRET_A.slice(0, -1)],
+      ] as const) {
         expect(await eq(x, y), `${JSON.stringify(x)} vs ${JSON.stringify(y)}`).toBe(x === y);
       }
       await fc.assert(
@@ -658,11 +927,18 @@ describe("secret comparisons", () => {
     it(`${name} hashes both inputs in full, whatever their lengths, and decides on the SHA-256 digests alone`, async () => {
       const digest = vi.spyOn(crypto.subtle, "digest");
       try {
-        for (const [x, y] of [["short", "a much longer secret than the other one"], ["", "x".repeat(5000)], [SECRET_A, `X${SECRET_A.slice(1)}`]] as const) {
+        for (const [x, y] of [
+          ["short", "a much longer secret than the other one"],
+          ["", "x".repeat(5000)],
+          [SECRET_A, `X${SECRET_A.slice(1)}`],
+        ] as const) {
           digest.mockClear();
           expect(await eq(x, y)).toBe(false);
           // Both inputs went through SHA-256, byte for byte: no length check or prefix comparison first.
-          expect(digest.mock.calls.map(([alg, data]) => [alg, bytesOf(data)])).toEqual([["SHA-256", utf8(x)], ["SHA-256", utf8(y)]]);
+          expect(digest.mock.calls.map(([alg, data]) => [alg, bytesOf(data)])).toEqual([
+            ["SHA-256", utf8(x)],
+            ["SHA-256", utf8(y)],
+          ]);
         }
       } finally {
         digest.mockRestore();
@@ -710,7 +986,11 @@ describe("secret comparisons", () => {
       const flipped = `${head}.${body}.${sig.slice(0, -2)}${sig.endsWith("AA") ? "BA" : "AA"}`;
       expect(await verifyAttestation(flipped, SECRET_A, "session-1", now)).toBeNull();
       expect(await verifyAttestation(token, WRONG_SECRET, "session-1", now)).toBeNull();
-      expect(verify.mock.calls.map(([alg]) => (typeof alg === "string" ? alg : alg.name))).toEqual(["HMAC", "HMAC", "HMAC"]);
+      expect(verify.mock.calls.map(([alg]) => (typeof alg === "string" ? alg : alg.name))).toEqual([
+        "HMAC",
+        "HMAC",
+        "HMAC",
+      ]);
     } finally {
       verify.mockRestore();
     }

@@ -2,10 +2,10 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { registerBody } from "../support/registration.ts";
 import { getRow, putRow, putRows } from "../support/rows.ts";
 
@@ -18,7 +18,11 @@ import { getRow, putRow, putRows } from "../support/rows.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Long enough that the challenge-only workers (no heartbeats) stay live for the whole file. */
 const LEASE_MS = 600_000;
-const SERVER_ENV = { PINBOARD_LEASE_TTL_MS: String(LEASE_MS), PINBOARD_SWEEP_INTERVAL_MS: "3600000", PINBOARD_BASE_PATH: "/pb" };
+const SERVER_ENV = {
+  PINBOARD_LEASE_TTL_MS: String(LEASE_MS),
+  PINBOARD_SWEEP_INTERVAL_MS: "3600000",
+  PINBOARD_BASE_PATH: "/pb",
+};
 
 let fleet: Fleet;
 let real: FleetWorker;
@@ -38,7 +42,10 @@ const MAX_PARALLEL = 4;
 let running = 0;
 const waiting: Array<() => void> = [];
 
-async function cli(args: readonly string[], options: { env?: Record<string, string>; launcher?: boolean } = {}): Promise<Run> {
+async function cli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; launcher?: boolean } = {},
+): Promise<Run> {
   // A finishing run hands its slot straight to the next waiter.
   if (running >= MAX_PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
   else running++;
@@ -51,7 +58,10 @@ async function cli(args: readonly string[], options: { env?: Record<string, stri
   }
 }
 
-function spawnCli(args: readonly string[], options: { env?: Record<string, string>; launcher?: boolean }): Promise<Run> {
+function spawnCli(
+  args: readonly string[],
+  options: { env?: Record<string, string>; launcher?: boolean },
+): Promise<Run> {
   const entry = options.launcher ? ["bin/pinboard.mjs"] : ["--import", "tsx", "src/cli/main.ts"];
   return new Promise((resolve) => {
     execFile(
@@ -68,7 +78,8 @@ function spawnCli(args: readonly string[], options: { env?: Record<string, strin
         },
         timeout: 30_000,
       },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
     );
   });
 }
@@ -98,7 +109,8 @@ beforeAll(async () => {
   token = await fleet.pb.operatorCredential();
   a = await register(registerBody(worker, { clientId: "cli-a", namespaces: ["/threads", "/rooms"] }));
   b = await register(registerBody(worker, { clientId: "cli-b", namespaces: ["/rooms"] }));
-  for (let bucket = 0; bucket < 16; bucket++) await fleet.t.redis.client.sadd(`pinboard:{${bucket}}:spaces`, "*\n/threads");
+  for (let bucket = 0; bucket < 16; bucket++)
+    await fleet.t.redis.client.sadd(`pinboard:{${bucket}}:spaces`, "*\n/threads");
   await putRow(fleet.t, "/threads", "H~1", { sessionId: a, epoch: "10", tag: "ws:W" });
   await putRow(fleet.t, "/threads", "H~2", { sessionId: a, epoch: "11" });
   await putRow(fleet.t, "/threads", "Z~3", { sessionId: a, epoch: "12", tag: "ws:W" });
@@ -137,7 +149,11 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     const ids = json.workers.map((w: any) => w.sessionId);
     expect(ids).toEqual([...ids].sort());
     expect(ids).toEqual(expect.arrayContaining([a, b, real.worker.sessionId!]));
-    expect(json.workers.find((w: any) => w.sessionId === b)).toMatchObject({ clientId: "cli-b", namespaces: ["/rooms"], draining: false });
+    expect(json.workers.find((w: any) => w.sessionId === b)).toMatchObject({
+      clientId: "cli-b",
+      namespaces: ["/rooms"],
+      draining: false,
+    });
     expect(JSON.stringify(json)).not.toContain(worker.secret);
     expect(lines.slice(1).map((l) => l.split(" ")[0])).toEqual(ids);
   });
@@ -172,7 +188,13 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
       cli(["overview", "--ns", "threads"]),
     ]);
     expect(filtered.namespaces).toEqual([
-      { hostname: null, env: null, namespace: "/threads", sessionIds: [a], entries: [{ id: "H~1", sessionId: a, tag: "ws:W" }] },
+      {
+        hostname: null,
+        env: null,
+        namespace: "/threads",
+        sessionIds: [a],
+        entries: [{ id: "H~1", sessionId: a, tag: "ws:W" }],
+      },
     ]);
 
     expect(table.code).toBe(0);
@@ -193,11 +215,17 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     const [stats, health] = await Promise.all([cli(["stats"]), cli(["health"])]);
     expect(stats).toMatchObject({ code: 0, stderr: "" });
     const lines = stats.stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^SESSION +CLIENT +HOSTNAME +STATUS +INSTANCES +INFLIGHT +SOCKETS +HEADROOM +DRAINING +LEASE +UPTIME$/);
-    expect(lines.find((l) => l.startsWith(real.worker.sessionId!))).toMatch(/ cli-real +- +ok +0 +0 +0 +\d+ +no +healthy +\d+s$/);
+    expect(lines[0]).toMatch(
+      /^SESSION +CLIENT +HOSTNAME +STATUS +INSTANCES +INFLIGHT +SOCKETS +HEADROOM +DRAINING +LEASE +UPTIME$/,
+    );
+    expect(lines.find((l) => l.startsWith(real.worker.sessionId!))).toMatch(
+      / cli-real +- +ok +0 +0 +0 +\d+ +no +healthy +\d+s$/,
+    );
     expect(lines.find((l) => l.startsWith(a))).toMatch(/ cli-a +- +unreachable +- +- +- +- +- +- +-$/);
     expect(health).toMatchObject({ code: 0, stderr: "" });
-    expect(health.stdout).toMatch(/^uptime: +\d+s\nconnections: +\d+\ncold start: +(no bucket has opened its window yet|over in every bucket|\d+s left)[^\n]*\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/);
+    expect(health.stdout).toMatch(
+      /^uptime: +\d+s\nconnections: +\d+\ncold start: +(no bucket has opened its window yet|over in every bucket|\d+s left)[^\n]*\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/,
+    );
   });
 
   it("prints the server's error string and status for a narrow credential, and exits 1", async () => {
@@ -215,7 +243,10 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(await fleet.t.redis.client.exists("pinboard:{global}:drain:cli-a")).toBe(0);
     // A narrow credential reads only its namespaces.
     expect(seen.workers.map((w: any) => [w.clientId, w.namespaces])).toEqual(
-      expect.arrayContaining([["cli-a", ["/rooms"]], ["cli-b", ["/rooms"]]]),
+      expect.arrayContaining([
+        ["cli-a", ["/rooms"]],
+        ["cli-b", ["/rooms"]],
+      ]),
     );
     expect(seen.workers).toHaveLength(2);
   });
@@ -227,7 +258,11 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
       cli(["wind-down", "--help"]),
       cli(["health", "--url", `http://127.0.0.1:${port}`]),
     ]);
-    expect(unknown).toEqual({ code: 2, stdout: "", stderr: 'pinboard: unknown command "frobnicate"\nRun "pinboard --help" for usage.\n' });
+    expect(unknown).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'pinboard: unknown command "frobnicate"\nRun "pinboard --help" for usage.\n',
+    });
     expect(help).toMatchObject({ code: 0, stderr: "" });
     expect(help.stdout).toMatch(/^usage: pinboard wind-down <namespace> \[id\] --deadline <seconds\|none>/);
     // A bare --help and -h print the overview too (npx passes them on to the CLI).
@@ -246,15 +281,27 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
   it("checks command lines before any request (in process)", async () => {
     const cases: Array<[string[], Record<string, string>, string]> = [
       [["wind-down", "/threads", "H~1"], {}, "wind-down: --deadline <seconds|none> is required"],
-      [["drain", "cli-a", "--deadline", "soon"], {}, '--deadline: expected seconds from 0 to 315360000 or "none", got "soon"'],
+      [
+        ["drain", "cli-a", "--deadline", "soon"],
+        {},
+        '--deadline: expected seconds from 0 to 315360000 or "none", got "soon"',
+      ],
       [["drain"], {}, "drain: missing <clientId>"],
       [["undrain", "x", "y"], {}, 'undrain: unexpected argument "y"'],
       [["workers", "--tag", "x"], {}, "workers does not take --tag"],
       [["workers", "--bogus"], {}, "Unknown option '--bogus'"],
-      [["stats"], { PINBOARD_OPERATOR_TOKEN: "" }, "no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN"],
+      [
+        ["stats"],
+        { PINBOARD_OPERATOR_TOKEN: "" },
+        "no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN",
+      ],
       [["health", "--url", "ftp://x"], {}, '--url: expected an http(s) URL, got "ftp://x"'],
       [["sweep-now", "--url", "http://x"], {}, "sweep-now talks to Redis directly and does not take --url"],
-      [["sweep-now"], {}, "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL"],
+      [
+        ["sweep-now"],
+        {},
+        "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL",
+      ],
       [[], {}, "no command given"],
       // A sweeper must match the serving fleet's license (here: other shards).
       [["sweep-now"], { ...fleet.t.env, PINBOARD_SHARDS: "8" }, "this configuration is not the serving fleet's ("],
@@ -280,7 +327,11 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
   it("drains, times a drain and undrains a client, seen through --json reads and Redis", async () => {
     const drainKey = "pinboard:{global}:drain:cli-b";
     const cordon = await cli(["drain", "cli-b"]);
-    expect(cordon).toEqual({ code: 0, stdout: "client cli-b cordoned: no new placements, nothing forced (undrain to revoke)\n", stderr: "" });
+    expect(cordon).toEqual({
+      code: 0,
+      stdout: "client cli-b cordoned: no new placements, nothing forced (undrain to revoke)\n",
+      stderr: "",
+    });
     expect(await fleet.t.redis.client.pttl(drainKey)).toBe(-1);
     const drained = await cliJson(["workers"]);
     expect(drained.workers.find((w: any) => w.sessionId === b).draining).toBe(true);
@@ -300,7 +351,11 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
   it("winds down one placement and a whole namespace, and clears the fence", async () => {
     const before = await fleet.t.redis.timeMs();
     const one = await cli(["wind-down", "/threads", "H~2", "--deadline", "900"]);
-    expect(one).toEqual({ code: 0, stdout: "wind-down fence set at max(900s, one lease) for H~2 in /threads; owner notified\n", stderr: "" });
+    expect(one).toEqual({
+      code: 0,
+      stdout: "wind-down fence set at max(900s, one lease) for H~2 in /threads; owner notified\n",
+      stderr: "",
+    });
     const after = await fleet.t.redis.timeMs();
     const expiry = Number((await getRow(fleet.t, "/threads", "H~2"))!.expiry);
     expect(expiry).toBeGreaterThanOrEqual(before + 900_000);
@@ -312,7 +367,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
       cli(["wind-down", "/threads", "nope", "--deadline", "5"]),
       cli(["wind-down", "/threads", "--deadline", "5", "--env", "prod"]),
     ]);
-    const fence = new RegExp(`\n/threads +H~2 +cli-a +- +in (\\d+)s\n$`).exec(table.stdout);
+    const fence = /\n\/threads +H~2 +cli-a +- +in (\d+)s\n$/.exec(table.stdout);
     expect(Number(fence?.[1])).toBeGreaterThan(800);
     expect(Number(fence?.[1])).toBeLessThanOrEqual(900);
     expect(missing).toEqual({ code: 0, stdout: "no placement nope in /threads: nothing queued\n", stderr: "" });
@@ -326,10 +381,19 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     // A worker whose lease ended long ago: the pass's GC prunes it.
     const dead = await register(registerBody(worker, { clientId: "cli-dead", namespaces: ["/rooms"] }));
     const record = JSON.parse((await fleet.t.redis.hget("pinboard:{global}:sessions", dead))!);
-    await fleet.t.redis.client.hset("pinboard:{global}:sessions", dead, JSON.stringify({ ...record, expiry: record.expiry - 10 * LEASE_MS }));
+    await fleet.t.redis.client.hset(
+      "pinboard:{global}:sessions",
+      dead,
+      JSON.stringify({ ...record, expiry: record.expiry - 10 * LEASE_MS }),
+    );
     // The GC finds dead sessions through their expiry index.
     await fleet.t.redis.client.zadd("pinboard:{global}:session-expiries", record.expiry - 10 * LEASE_MS, dead);
-    const env = { ...fleet.t.env, PINBOARD_LEASE_TTL_MS: String(LEASE_MS), PINBOARD_URL: "", PINBOARD_OPERATOR_TOKEN: "" };
+    const env = {
+      ...fleet.t.env,
+      PINBOARD_LEASE_TTL_MS: String(LEASE_MS),
+      PINBOARD_URL: "",
+      PINBOARD_OPERATOR_TOKEN: "",
+    };
 
     const report = await cliJson(["sweep-now"], env);
     expect(report).toMatchObject({ ran: true, sessions: 3, resurrected: 0, durationMs: expect.any(Number) });

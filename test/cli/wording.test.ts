@@ -17,7 +17,10 @@ const health = (quarantineMs: number, resolutions: Record<string, number> = {}):
   quarantineMs,
   uptimeMs: 4000,
 });
-const coldStartLine = (answer: HealthAnswer) => renderHealth(answer).split("\n").find((l) => l.startsWith("cold start:"))!;
+const coldStartLine = (answer: HealthAnswer) =>
+  renderHealth(answer)
+    .split("\n")
+    .find((l) => l.startsWith("cold start:"))!;
 
 describe("pinboard health: the cold-start line", () => {
   it("before any request says no bucket has opened its window (the first request waits), not 'over'", () => {
@@ -37,11 +40,33 @@ describe("pinboard overview", () => {
   it("names placements' owners by clientId; an owner not listed by the start of its session", () => {
     const s1 = "a".repeat(32);
     const s2 = "b".repeat(32);
-    const worker = { sessionId: s1, clientId: "worker-a", advertiseUrl: "http://w", namespaces: ["/counter"], hostname: null, envs: {}, takeover: null, headroom: 100, draining: false, expiry: 10_000 };
+    const worker = {
+      sessionId: s1,
+      clientId: "worker-a",
+      advertiseUrl: "http://w",
+      namespaces: ["/counter"],
+      hostname: null,
+      envs: {},
+      takeover: null,
+      headroom: 100,
+      draining: false,
+      expiry: 10_000,
+    };
     const answer: OverviewAnswer = {
       workers: [worker],
       bindings: { hostnames: {}, envs: {} },
-      namespaces: [{ hostname: null, env: null, namespace: "/counter", sessionIds: [s1], entries: [{ id: "x", sessionId: s1 }, { id: "y", sessionId: s2 }] }],
+      namespaces: [
+        {
+          hostname: null,
+          env: null,
+          namespace: "/counter",
+          sessionIds: [s1],
+          entries: [
+            { id: "x", sessionId: s1 },
+            { id: "y", sessionId: s2 },
+          ],
+        },
+      ],
     };
     const placements = renderOverview(answer, 0).split("\n\n")[2]!.split("\n");
     expect(placements[1]).toMatch(/^NAMESPACE +ID +CLIENT +TAG +WIND-DOWN$/);
@@ -53,8 +78,11 @@ describe("pinboard overview", () => {
 describe("npx pinboard --help", { timeout: 20_000 }, () => {
   it("reaches the CLI and prints the usage", async () => {
     const out = await new Promise<{ code: number; stdout: string }>((resolve) =>
-      execFile("npx", ["--no-install", "pinboard", "--help"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } }, (err, stdout) =>
-        resolve({ code: err ? Number(err.code ?? 1) : 0, stdout }),
+      execFile(
+        "npx",
+        ["--no-install", "pinboard", "--help"],
+        { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } },
+        (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout }),
       ),
     );
     expect(out.code).toBe(0);

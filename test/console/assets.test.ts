@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleAssets } from "../../scripts/console-assets.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../src/console/assets.generated.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
 /**
@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 const hashOf = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
-const between = (html: string, open: string, close: string) => html.slice(html.indexOf(open) + open.length, html.indexOf(close));
+const between = (html: string, open: string, close: string) =>
+  html.slice(html.indexOf(open) + open.length, html.indexOf(close));
 
 describe("the console's assets", () => {
   it("are current: src/console/assets.generated.ts is what npm run build:console writes", async () => {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -30,7 +30,11 @@ beforeAll(async () => {
   await fleet.addWorker({ clientId: "worker-a" });
   await fleet.addWorker({ clientId: "worker-b" });
   for (const id of ["alpha", "bravo", "charlie", "delta"]) {
-    await until(async () => (await fetch(`${fleet.pb.url}/counter/${id}/increment`, { method: "POST" })).status === 200, 20_000, 100);
+    await until(
+      async () => (await fetch(`${fleet.pb.url}/counter/${id}/increment`, { method: "POST" })).status === 200,
+      20_000,
+      100,
+    );
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -88,12 +92,20 @@ describe("the operator console", () => {
     const dialog = page.getByRole("dialog");
     expect(await dialog.textContent()).toContain("Drain worker-a");
     await dialog.getByRole("button", { name: "Confirm" }).click();
-    await expect.poll(() => page.locator("#answers").textContent(), { timeout: 10_000 }).toContain('→ 200 {"drained":true}');
-    await expect.poll(() => page.locator("#view-workers tbody tr", { hasText: "worker-a" }).textContent(), { timeout: 15_000 }).toContain("draining");
+    await expect
+      .poll(() => page.locator("#answers").textContent(), { timeout: 10_000 })
+      .toContain('→ 200 {"drained":true}');
+    await expect
+      .poll(() => page.locator("#view-workers tbody tr", { hasText: "worker-a" }).textContent(), { timeout: 15_000 })
+      .toContain("draining");
     await shot("drained");
     // Pinboard agrees: the drain is written.
-    const listed = await fetch(`${fleet.pb.url}/registry/workers`, { headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` } });
-    const drained = ((await listed.json()) as { workers: Array<{ clientId: string; draining: boolean }> }).workers.find((w) => w.clientId === "worker-a");
+    const listed = await fetch(`${fleet.pb.url}/registry/workers`, {
+      headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` },
+    });
+    const drained = ((await listed.json()) as { workers: Array<{ clientId: string; draining: boolean }> }).workers.find(
+      (w) => w.clientId === "worker-a",
+    );
     expect(drained?.draining).toBe(true);
   });
 
@@ -131,7 +143,9 @@ describe("the operator console", () => {
   it("says in plain words that a worker credential is refused, and keeps nothing", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await signIn(await fleet.pb.workerCredential());
-    await expect.poll(() => page.locator("#signin-error").textContent(), { timeout: 10_000 }).toContain("403 forbidden");
+    await expect
+      .poll(() => page.locator("#signin-error").textContent(), { timeout: 10_000 })
+      .toContain("403 forbidden");
     expect(await page.locator("#signin-error").textContent()).toContain("pinboard:operator scope");
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     // Never in a URL.

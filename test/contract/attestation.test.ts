@@ -1,4 +1,4 @@
-import { SignJWT, decodeProtectedHeader, jwtVerify } from "jose";
+import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { attestationTarget, signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
 
@@ -32,9 +32,15 @@ describe("signAttestation", () => {
   });
 
   it("carries the request binding, htm, htu and epoch, right after exp", async () => {
-    const token = await signAttestation(secret, { aud: "sess-1", htm: "PUT", htu: "/counter/c1/x?y=1", epoch: "42", depth: 1 }, now);
+    const token = await signAttestation(
+      secret,
+      { aud: "sess-1", htm: "PUT", htu: "/counter/c1/x?y=1", epoch: "42", depth: 1 },
+      now,
+    );
     const payload = Buffer.from(token.split(".")[1]!, "base64url").toString("utf8");
-    expect(payload).toBe(`{"aud":"sess-1","iat":${now},"exp":${now + 30},"htm":"PUT","htu":"/counter/c1/x?y=1","epoch":"42","depth":1}`);
+    expect(payload).toBe(
+      `{"aud":"sess-1","iat":${now},"exp":${now + 30},"htm":"PUT","htu":"/counter/c1/x?y=1","epoch":"42","depth":1}`,
+    );
   });
 
   it("is a standard HS256 JWS that jose verifies", async () => {
@@ -77,14 +83,23 @@ describe("signAttestation, reused within a second", () => {
     const claims = { aud: "sess-b", htm: "GET", htu: "/counter/c1/x?y=1", epoch: "7" };
     const a = await signAttestation(secret, claims, now + 0.2);
     expect(await signAttestation(secret, { ...claims }, now + 0.8)).toBe(a);
-    const others = [{ htu: "/counter/c1/y?y=1" }, { htu: "/counter/c1/x" }, { htm: "POST" }, { epoch: "8" }, { epoch: undefined }, { htm: undefined, htu: undefined, epoch: undefined }];
+    const others = [
+      { htu: "/counter/c1/y?y=1" },
+      { htu: "/counter/c1/x" },
+      { htm: "POST" },
+      { epoch: "8" },
+      { epoch: undefined },
+      { htm: undefined, htu: undefined, epoch: undefined },
+    ];
     for (const change of others) {
       const token = await signAttestation(secret, { ...claims, ...change }, now + 0.5);
       const { iat: _iat, exp: _exp, ...named } = (await verifyAttestation(token, secret, "sess-b", now))!;
       expect(named).toEqual(JSON.parse(JSON.stringify({ ...claims, ...change })));
     }
     const long = { ...claims, htu: `/counter/c1/${"x".repeat(400)}` };
-    expect((await verifyAttestation(await signAttestation(secret, long, now), secret, "sess-b", now))?.htu).toBe(long.htu);
+    expect((await verifyAttestation(await signAttestation(secret, long, now), secret, "sess-b", now))?.htu).toBe(
+      long.htu,
+    );
   });
 
   it("signs tokens with caller, depth or acct every time, with their claims", async () => {
@@ -98,8 +113,12 @@ describe("signAttestation, reused within a second", () => {
 describe("attestationTarget", () => {
   it("is the called URL's path after the advertise URL's path, with its query", () => {
     expect(attestationTarget("http://10.0.0.7:9001/_pinned/stats", "http://10.0.0.7:9001")).toBe("/_pinned/stats");
-    expect(attestationTarget("http://10.0.0.7:9001/pre/counter/c1/_wake", "http://10.0.0.7:9001/pre")).toBe("/counter/c1/_wake");
-    expect(attestationTarget("http://10.0.0.7:9001/pre/counter/c%201/x?y=%27", "http://10.0.0.7:9001/pre/")).toBe("/counter/c%201/x?y=%27");
+    expect(attestationTarget("http://10.0.0.7:9001/pre/counter/c1/_wake", "http://10.0.0.7:9001/pre")).toBe(
+      "/counter/c1/_wake",
+    );
+    expect(attestationTarget("http://10.0.0.7:9001/pre/counter/c%201/x?y=%27", "http://10.0.0.7:9001/pre/")).toBe(
+      "/counter/c%201/x?y=%27",
+    );
   });
 });
 
@@ -118,7 +137,13 @@ describe("verifyAttestation", () => {
 
   it("returns the request binding, and accepts any of several audiences", async () => {
     const token = await signAttestation(secret, { aud: "sess-2", htm: "GET", htu: "/_pinned/stats" }, now);
-    expect(await verifyAttestation(token, secret, ["sess-1", "sess-2"], now)).toEqual({ aud: "sess-2", iat: now, exp: now + 30, htm: "GET", htu: "/_pinned/stats" });
+    expect(await verifyAttestation(token, secret, ["sess-1", "sess-2"], now)).toEqual({
+      aud: "sess-2",
+      iat: now,
+      exp: now + 30,
+      htm: "GET",
+      htu: "/_pinned/stats",
+    });
     expect(await verifyAttestation(token, secret, ["sess-1", "local"], now)).toBeNull();
     expect(await verifyAttestation(token, secret, [], now)).toBeNull();
   });
@@ -126,11 +151,22 @@ describe("verifyAttestation", () => {
   it("rejects binding claims of the wrong type", async () => {
     const key = new TextEncoder().encode(secret);
     const base = { aud: "sess-1", iat: now, exp: now + 30 };
-    const sign = (extra: Record<string, unknown>) => new SignJWT({ ...base, ...extra }).setProtectedHeader({ alg: "HS256", typ: "pinboard+jwt" }).sign(key);
-    for (const bad of [{ htm: "" }, { htm: 1 }, { htu: "counter/c1" }, { htu: ["/a"] }, { epoch: 7 }, { epoch: "7a" }, { epoch: "" }]) {
+    const sign = (extra: Record<string, unknown>) =>
+      new SignJWT({ ...base, ...extra }).setProtectedHeader({ alg: "HS256", typ: "pinboard+jwt" }).sign(key);
+    for (const bad of [
+      { htm: "" },
+      { htm: 1 },
+      { htu: "counter/c1" },
+      { htu: ["/a"] },
+      { epoch: 7 },
+      { epoch: "7a" },
+      { epoch: "" },
+    ]) {
       expect(await verifyAttestation(await sign(bad), secret, "sess-1", now)).toBeNull();
     }
-    expect(await verifyAttestation(await sign({ htm: "GET", htu: "/a", epoch: "7" }), secret, "sess-1", now)).not.toBeNull();
+    expect(
+      await verifyAttestation(await sign({ htm: "GET", htu: "/a", epoch: "7" }), secret, "sess-1", now),
+    ).not.toBeNull();
   });
 
   it("rejects another audience and another secret", async () => {

@@ -50,7 +50,8 @@ export function codeOf(text: string): string {
     } else if (c === "`" || (c === "}" && templateDepth.length > 0 && templateDepth.at(-1) === braces)) {
       if (c === "}") templateDepth.pop();
       i++;
-      while (i < text.length && text[i] !== "`" && !(text[i] === "$" && text[i + 1] === "{")) i += text[i] === "\\" ? 2 : 1;
+      while (i < text.length && text[i] !== "`" && !(text[i] === "$" && text[i + 1] === "{"))
+        i += text[i] === "\\" ? 2 : 1;
       if (text[i] === "$") {
         templateDepth.push(braces);
         out += "`${";
@@ -72,7 +73,8 @@ export function codeOf(text: string): string {
 /** Every module specifier a file imports or re-exports, type-only ones included. */
 function specifiers(text: string): string[] {
   const found: string[] = [];
-  const pattern = /(?:^|[\s;])(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+  const pattern =
+    /(?:^|[\s;])(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
   for (const m of text.matchAll(pattern)) found.push((m[1] ?? m[2] ?? m[3])!);
   return found;
 }
@@ -154,14 +156,16 @@ describe("layering", () => {
         const to = folderOf(target);
         if (to === undefined || to === from || to === "pinned") continue;
         const targetLayer = FOLDER_LAYERS[to];
-        if (targetLayer === undefined || targetLayer >= layer) problems.push(`${rel(file.path)} (src/${from}) imports ${rel(target)} (src/${to})`);
+        if (targetLayer === undefined || targetLayer >= layer)
+          problems.push(`${rel(file.path)} (src/${from}) imports ${rel(target)} (src/${to})`);
       }
     }
     expect(problems).toEqual([]);
   });
 
   it("the code scanner sees imports and process reads in code only", () => {
-    const sample = 'import { a } from "./a.ts";\nexport type { B } from "../b.ts";\nconst s = "process.env";\n// process.exit()\nconst t = `${process.env.X}`;\nawait import("node:fs");';
+    const sample =
+      'import { a } from "./a.ts";\nexport type { B } from "../b.ts";\nconst s = "process.env";\n// process.exit()\nconst t = `${process.env.X}`;\nawait import("node:fs");';
     expect(specifiers(sample)).toEqual(["./a.ts", "../b.ts", "node:fs"]);
     expect(codeOf(sample)).not.toContain("process.exit");
     expect(codeOf(sample).match(/\bprocess\b/g)).toHaveLength(1);
@@ -182,7 +186,11 @@ describe("layering", () => {
   it("src/contract imports nothing else of the project", () => {
     const problems = [...files.values()]
       .filter((f) => inside(f.path, "contract"))
-      .flatMap((f) => projectImports(f).filter((p) => !inside(p, "contract")).map((p) => `${rel(f.path)} imports ${rel(p)}`));
+      .flatMap((f) =>
+        projectImports(f)
+          .filter((p) => !inside(p, "contract"))
+          .map((p) => `${rel(f.path)} imports ${rel(p)}`),
+      );
     expect(problems).toEqual([]);
   });
 
@@ -191,8 +199,10 @@ describe("layering", () => {
     for (const file of files.values()) {
       const fromPinned = inside(file.path, "pinned");
       for (const target of projectImports(file)) {
-        if (fromPinned && !inside(target, "pinned") && !inside(target, "contract")) problems.push(`${rel(file.path)} imports ${rel(target)}`);
-        if (!fromPinned && inside(target, "pinned")) problems.push(`${rel(file.path)} imports the worker library (${rel(target)})`);
+        if (fromPinned && !inside(target, "pinned") && !inside(target, "contract"))
+          problems.push(`${rel(file.path)} imports ${rel(target)}`);
+        if (!fromPinned && inside(target, "pinned"))
+          problems.push(`${rel(file.path)} imports the worker library (${rel(target)})`);
       }
     }
     expect(problems).toEqual([]);

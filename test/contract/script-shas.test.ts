@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
-import { registeredScripts, type LuaScript } from "../../src/contract/lua-script.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LuaScript, registeredScripts } from "../../src/contract/lua-script.ts";
 import "../../src/redis/scripts/index.ts";
 import "../../src/pinned/durability-scripts.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";

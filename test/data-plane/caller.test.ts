@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 import { putRow } from "../support/rows.ts";
 
@@ -51,7 +51,12 @@ async function expectError(res: Response, status: number, error: string): Promis
 }
 
 interface Echoed {
-  attestation: { aud: string; caller?: string; depth?: number; acct?: { sub: string; scopes?: string[]; claims: Record<string, unknown> } };
+  attestation: {
+    aud: string;
+    caller?: string;
+    depth?: number;
+    acct?: { sub: string; scopes?: string[]; claims: Record<string, unknown> };
+  };
   headers: Record<string, string>;
 }
 
@@ -67,13 +72,17 @@ describe("caller attestation", () => {
       expect(body.headers[name]).toBeUndefined();
     }
 
-    const deeper = (await (await fetch(url("/echo/target-2"), { headers: callerHeaders({ "pinboard-subrequest-depth": "50" }) })).json()) as Echoed;
+    const deeper = (await (
+      await fetch(url("/echo/target-2"), { headers: callerHeaders({ "pinboard-subrequest-depth": "50" }) })
+    ).json()) as Echoed;
     expect(deeper.attestation).toMatchObject({ caller: FROM, depth: 50 });
   });
 
   it("a new placement for a caller prefers the caller's own session over the client-address affinity", async () => {
     // Which /echo worker does this client's address prefer? The caller will be the other one.
-    const auth = { authorization: `Bearer ${await new SignJWT({ scopes: ["echo:use"] }).setProtectedHeader({ alg: "HS256" }).setSubject("probe").sign(new TextEncoder().encode(TEST_PASSPORT_SECRET))}` };
+    const auth = {
+      authorization: `Bearer ${await new SignJWT({ scopes: ["echo:use"] }).setProtectedHeader({ alg: "HS256" }).setSubject("probe").sign(new TextEncoder().encode(TEST_PASSPORT_SECRET))}`,
+    };
     const probe = (await (await fetch(url("/echo/affinity-probe"), { headers: auth })).json()) as Echoed;
     const preferred = probe.attestation.aud;
     const calling = [caller, peer].find((w) => w.worker.sessionId !== preferred)!;
@@ -86,7 +95,10 @@ describe("caller attestation", () => {
     for (let i = 0; i < 5; i++) {
       const res = await fetch(url(`/echo/callee-${i}`), { headers });
       expect(res.status).toBe(200);
-      expect(((await res.json()) as Echoed).attestation).toMatchObject({ aud: calling.worker.sessionId, caller: "/echo/calling-1" });
+      expect(((await res.json()) as Echoed).attestation).toMatchObject({
+        aud: calling.worker.sessionId,
+        caller: "/echo/calling-1",
+      });
       // Without the caller, the same client lands on its address's preference.
       const plain = await fetch(url(`/echo/plain-${i}`), { headers: auth });
       expect(((await plain.json()) as Echoed).attestation.aud).toBe(preferred);
@@ -100,18 +112,36 @@ describe("caller attestation", () => {
       { "pinboard-from": FROM, "pinboard-session-secret": caller.worker.secret },
       { "pinboard-subrequest-depth": "2" },
     ]) {
-      await expectError(await fetch(url("/echo/t"), { headers }), 403, "caller attestation requires session credentials");
+      await expectError(
+        await fetch(url("/echo/t"), { headers }),
+        403,
+        "caller attestation requires session credentials",
+      );
     }
   });
 
   it("403 unknown session", async () => {
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-session": "ffffffffffffffffffffffffffffffff" }) }), 403, "unknown session");
+    await expectError(
+      await fetch(url("/echo/t"), {
+        headers: callerHeaders({ "pinboard-session": "ffffffffffffffffffffffffffffffff" }),
+      }),
+      403,
+      "unknown session",
+    );
   });
 
   it("403 invalid session secret", async () => {
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-session-secret": "not-the-secret" }) }), 403, "invalid session secret");
+    await expectError(
+      await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-session-secret": "not-the-secret" }) }),
+      403,
+      "invalid session secret",
+    );
     // Another worker's secret is no better.
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-session-secret": peer.worker.secret }) }), 403, "invalid session secret");
+    await expectError(
+      await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-session-secret": peer.worker.secret }) }),
+      403,
+      "invalid session secret",
+    );
   });
 
   it("403 malformed caller claim", async () => {
@@ -119,30 +149,54 @@ describe("caller attestation", () => {
     delete withoutFrom["pinboard-from"];
     await expectError(await fetch(url("/echo/t"), { headers: withoutFrom }), 403, "malformed caller claim");
     for (const from of ["caller-1", "/peer/", "peer/caller-1", "/peer/bad*id", "/a/b/c", `/peer/${"x".repeat(257)}`]) {
-      await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": from }) }), 403, "malformed caller claim");
+      await expectError(
+        await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": from }) }),
+        403,
+        "malformed caller claim",
+      );
     }
   });
 
   it("403 caller placement mismatch", async () => {
     // No placement for that id …
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/peer/never-placed" }) }), 403, "caller placement mismatch");
+    await expectError(
+      await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/peer/never-placed" }) }),
+      403,
+      "caller placement mismatch",
+    );
     // … a placement owned by another session …
     await putRow(fleet.t, "/peer", "someone-elses", { sessionId: peer.worker.sessionId!, epoch: "1000" });
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/peer/someone-elses" }) }), 403, "caller placement mismatch");
+    await expectError(
+      await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/peer/someone-elses" }) }),
+      403,
+      "caller placement mismatch",
+    );
     // … or a namespace the session never registered.
     await putRow(fleet.t, "/other", "mine", { sessionId: caller.worker.sessionId!, epoch: "1000" });
-    await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/other/mine" }) }), 403, "caller placement mismatch");
+    await expectError(
+      await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-from": "/other/mine" }) }),
+      403,
+      "caller placement mismatch",
+    );
   });
 
   it("403 malformed subrequest depth", async () => {
     for (const depth of ["abc", "-1", "1.5", "1234567890", ""]) {
-      await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-subrequest-depth": depth }) }), 403, "malformed subrequest depth");
+      await expectError(
+        await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-subrequest-depth": depth }) }),
+        403,
+        "malformed subrequest depth",
+      );
     }
   });
 
   it("508 subrequest depth exceeded past 50", async () => {
     for (const depth of ["51", "999999999"]) {
-      await expectError(await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-subrequest-depth": depth }) }), 508, "subrequest depth exceeded");
+      await expectError(
+        await fetch(url("/echo/t"), { headers: callerHeaders({ "pinboard-subrequest-depth": depth }) }),
+        508,
+        "subrequest depth exceeded",
+      );
     }
   });
 
@@ -164,14 +218,20 @@ describe("data-plane passport (PINBOARD_DATA_PLANE_RULES)", () => {
       .setIssuedAt()
       .setExpirationTime("10m")
       .sign(new TextEncoder().encode(secret));
-  const bearer = async (claims: Record<string, unknown>, secret?: string) => ({ authorization: `Bearer ${await token(claims, secret)}` });
+  const bearer = async (claims: Record<string, unknown>, secret?: string) => ({
+    authorization: `Bearer ${await token(claims, secret)}`,
+  });
 
   it("401 authentication required without a credential", async () => {
     await expectError(await fetch(url("/echo/pp")), 401, "authentication required");
   });
 
   it("401 invalid credential", async () => {
-    for (const authorization of ["Bearer not-a-jwt", "Basic dXNlcjpwYXNz", `Bearer ${await token({ scopes: ["echo:use"] }, "another-secret-0123456789abcdef-xyz")}`]) {
+    for (const authorization of [
+      "Bearer not-a-jwt",
+      "Basic dXNlcjpwYXNz",
+      `Bearer ${await token({ scopes: ["echo:use"] }, "another-secret-0123456789abcdef-xyz")}`,
+    ]) {
       await expectError(await fetch(url("/echo/pp"), { headers: { authorization } }), 401, "invalid credential");
     }
     const expired = await new SignJWT({ scopes: ["echo:use"] })
@@ -180,7 +240,11 @@ describe("data-plane passport (PINBOARD_DATA_PLANE_RULES)", () => {
       .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
       .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
       .sign(new TextEncoder().encode(TEST_PASSPORT_SECRET));
-    await expectError(await fetch(url("/echo/pp"), { headers: { authorization: `Bearer ${expired}` } }), 401, "invalid credential");
+    await expectError(
+      await fetch(url("/echo/pp"), { headers: { authorization: `Bearer ${expired}` } }),
+      401,
+      "invalid credential",
+    );
   });
 
   it("403 namespace not allowed when the credential's pinboard claim does not cover the namespace", async () => {
@@ -189,7 +253,11 @@ describe("data-plane passport (PINBOARD_DATA_PLANE_RULES)", () => {
   });
 
   it("403 insufficient scope without one of the rule's scopes", async () => {
-    await expectError(await fetch(url("/echo/pp"), { headers: await bearer({ scopes: ["other:use", "pinboard:worker"] }) }), 403, "insufficient scope");
+    await expectError(
+      await fetch(url("/echo/pp"), { headers: await bearer({ scopes: ["other:use", "pinboard:worker"] }) }),
+      403,
+      "insufficient scope",
+    );
     await expectError(await fetch(url("/echo/pp"), { headers: await bearer({}) }), 403, "insufficient scope");
   });
 

@@ -1,13 +1,13 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
-import { startHostileWorker, type HostileWorker } from "../support/hostile-worker.ts";
+import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { startClusterLatencyProxy, startLatencyProxy } from "../support/latency-proxy.ts";
+import { until } from "../support/local-worker.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { until } from "../support/local-worker.ts";
 
 /**
  * "Forward failures: … an empty 502 when the client aborted before the forward started", and "a
@@ -67,7 +67,9 @@ const reached = (id: string) => worker.seen.filter((s) => s.url.startsWith(`/abo
 const epochOf = async (id: string) => BigInt((await t.redis.client.get(keys.epoch(await keys.bucketOf(id)))) ?? "0");
 
 async function forwardOutcomes(): Promise<number> {
-  const res = await fetch(`${node.url}/registry/health`, { headers: { authorization: `Bearer ${await node.operatorCredential()}` } });
+  const res = await fetch(`${node.url}/registry/health`, {
+    headers: { authorization: `Bearer ${await node.operatorCredential()}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { resolutions: Record<string, number> }).resolutions.forward ?? 0;
 }
@@ -116,7 +118,9 @@ describe("a client that leaves while Pinboard is still resolving", () => {
     const epochBefore = await epochOf(id);
     const controller = new AbortController();
     const leave = setTimeout(() => controller.abort(), LEAVE_AFTER_MS);
-    const res = await inProcess.app.fetch(new Request(`http://pinboard.test/abort/${id}`, { signal: controller.signal }));
+    const res = await inProcess.app.fetch(
+      new Request(`http://pinboard.test/abort/${id}`, { signal: controller.signal }),
+    );
     clearTimeout(leave);
     expect(controller.signal.aborted).toBe(true);
 

@@ -1,7 +1,7 @@
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 
 /**
  * Concurrent first requests for one id: the resolve script is atomic per (env, namespace, id),
@@ -51,7 +51,9 @@ describe("concurrent first requests for one id", () => {
   for (const id of ["race-1", "race-2", "race-3"]) {
     it(`50 at once for ${id}: all 200, one placement row, one owner, one epoch`, async () => {
       const answers = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => getOnNewConnection(`${fleet.pb.url}/echo/${id}?n=${i}`, { "x-forwarded-for": `10.0.${i}.1` })),
+        Array.from({ length: 50 }, (_, i) =>
+          getOnNewConnection(`${fleet.pb.url}/echo/${id}?n=${i}`, { "x-forwarded-for": `10.0.${i}.1` }),
+        ),
       );
       expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
       const epochs = new Set(answers.map((a) => a.body.epoch));

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { forwardRequestHeaders, forwardResponseHeaders, forwardResponseRecord } from "../../src/data-plane/header-hygiene.ts";
+import {
+  forwardRequestHeaders,
+  forwardResponseHeaders,
+  forwardResponseRecord,
+} from "../../src/data-plane/header-hygiene.ts";
 
 /**
  * The request headers of a forward, judged on the function both entries and both paths (HTTP and
@@ -52,18 +56,22 @@ describe("forwardRequestHeaders", () => {
     expect(out["x-real-ip"]).toBe("6.6.6.6");
   });
 
-  it.each([false, true])("drops underscore spellings of Pinboard's and the forwarding headers (trusted peer: %s)", (trustedPeer) => {
-    const out = forwardRequestHeaders(withUnderscores(), { ...base, trustedPeer });
-    expect(Object.keys(out).filter((name) => name.includes("_"))).toEqual([]);
-    expect(out["pinboard-epoch"]).toBe("42");
-    expect(out["pinboard-attestation"]).toBe("jws");
-  });
+  it.each([false, true])(
+    "drops underscore spellings of Pinboard's and the forwarding headers (trusted peer: %s)",
+    (trustedPeer) => {
+      const out = forwardRequestHeaders(withUnderscores(), { ...base, trustedPeer });
+      expect(Object.keys(out).filter((name) => name.includes("_"))).toEqual([]);
+      expect(out["pinboard-epoch"]).toBe("42");
+      expect(out["pinboard-attestation"]).toBe("jws");
+    },
+  );
 });
 
 describe("forwardRequestHeaders: what a client cannot make Pinboard drop or pass", () => {
   it("carries no framing header (the transport writes the framing) and Connection cannot remove what Pinboard sets", () => {
     const headers = new Headers({
-      connection: "content-length, transfer-encoding, host, x-forwarded-for, pinboard-epoch, pinboard-attestation, x-hop",
+      connection:
+        "content-length, transfer-encoding, host, x-forwarded-for, pinboard-epoch, pinboard-attestation, x-hop",
       "content-length": "5",
       "x-hop": "dropped",
       "x-kept": "kept",
@@ -99,7 +107,9 @@ describe("forwardRequestHeaders: what a client cannot make Pinboard drop or pass
       headers.append(name.replaceAll("-", "_"), "spoofed");
     }
     const untrusted = forwardRequestHeaders(headers, { ...base, trustedPeer: false });
-    expect(FORWARDING_STYLE.flatMap((n) => [n, n.replaceAll("-", "_")]).filter((n) => untrusted[n] !== undefined)).toEqual([]);
+    expect(
+      FORWARDING_STYLE.flatMap((n) => [n, n.replaceAll("-", "_")]).filter((n) => untrusted[n] !== undefined),
+    ).toEqual([]);
     const trusted = forwardRequestHeaders(headers, { ...base, trustedPeer: true });
     expect(FORWARDING_STYLE.filter((n) => trusted[n] !== "spoofed")).toEqual([]);
     expect(Object.keys(trusted).filter((n) => n.includes("_"))).toEqual([]);
@@ -126,6 +136,8 @@ describe("forwardResponseHeaders and forwardResponseRecord", () => {
 
   it("drop a 204's Content-Length (RFC 9110 §8.6)", () => {
     expect(forwardResponseRecord(["Content-Length", "5"], 204)).toEqual({ "x-accel-buffering": "no" });
-    expect(Object.fromEntries(forwardResponseHeaders(new Headers({ "content-length": "5" }), { status: 204 }))).toEqual({ "x-accel-buffering": "no" });
+    expect(Object.fromEntries(forwardResponseHeaders(new Headers({ "content-length": "5" }), { status: 204 }))).toEqual(
+      { "x-accel-buffering": "no" },
+    );
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAttestation } from "../../src/contract/attestation.ts";
 import type { Instance } from "../../src/pinned/index.ts";
 import { Echo, GZIP_TEXT } from "../support/echo-instance.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { getRow } from "../support/rows.ts";
 
@@ -17,11 +17,15 @@ class Hold implements Instance {
     arrivedAtWorker.push(new URL(request.url).pathname);
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(new Response("held")), 10_000);
-      request.signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        abortedAtWorker.push(new URL(request.url).pathname);
-        resolve(new Response(null, { status: 204 }));
-      }, { once: true });
+      request.signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          abortedAtWorker.push(new URL(request.url).pathname);
+          resolve(new Response(null, { status: 204 }));
+        },
+        { once: true },
+      );
     });
   }
 }
@@ -49,8 +53,18 @@ describe("forwarding", () => {
     const claims = await verifyAttestation(body.headers["pinboard-attestation"], worker.secret, worker.sessionId!);
     // The attestation names this forward: its method, its target at the worker, its epoch.
     const iat = claims!.iat;
-    expect(claims).toEqual({ aud: worker.sessionId, iat, exp: iat + 30, htm: "GET", htu: "/echo/doc-1/some/path?x=1&y=2", epoch: body.epoch });
-    const [, header] = [0, JSON.parse(atob(body.headers["pinboard-attestation"].split(".")[0].replace(/-/g, "+").replace(/_/g, "/")))];
+    expect(claims).toEqual({
+      aud: worker.sessionId,
+      iat,
+      exp: iat + 30,
+      htm: "GET",
+      htu: "/echo/doc-1/some/path?x=1&y=2",
+      epoch: body.epoch,
+    });
+    const [, header] = [
+      0,
+      JSON.parse(atob(body.headers["pinboard-attestation"].split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))),
+    ];
     expect(header).toEqual({ alg: "HS256", typ: "pinboard+jwt" });
 
     const again = (await (await fetch(url("/echo/doc-1"))).json()) as Record<string, any>;

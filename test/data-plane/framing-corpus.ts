@@ -55,13 +55,26 @@ export interface FramingCase {
   clientNeverSees?: string[];
 }
 
-export const chunked = (...parts: string[]): string => `${parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("")}0\r\n\r\n`;
+export const chunked = (...parts: string[]): string =>
+  `${parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("")}0\r\n\r\n`;
 const len = (body: string): string => `Content-Length: ${Buffer.byteLength(body)}`;
 const BODY = `hello${SMUGGLED}`;
 const BOTH = ["both Content-Length and Transfer-Encoding", "Transfer-Encoding other than chunked"];
 
-const ok = (method: string, headers: string[] = [], wire = ""): CaseRequest => ({ method, scenario: "echo", headers, wire, expect: { forwarded: method === "HEAD" ? "" : bodyOf(headers, wire), status: 200 } });
-const refused = (method: string, reason: string | string[], headers: string[], wire = ""): CaseRequest => ({ method, scenario: "echo", headers, wire, expect: { refused: reason } });
+const ok = (method: string, headers: string[] = [], wire = ""): CaseRequest => ({
+  method,
+  scenario: "echo",
+  headers,
+  wire,
+  expect: { forwarded: method === "HEAD" ? "" : bodyOf(headers, wire), status: 200 },
+});
+const refused = (method: string, reason: string | string[], headers: string[], wire = ""): CaseRequest => ({
+  method,
+  scenario: "echo",
+  headers,
+  wire,
+  expect: { refused: reason },
+});
 const answer = (scenario: string, status: number, body?: string, method = "GET"): CaseRequest => ({
   method,
   scenario,
@@ -99,7 +112,10 @@ export const CORPUS: FramingCase[] = [
   // Every method without a body, and with one framed each way.
   ...ALL_METHODS.map((m) => ({ name: `${m} without a body`, requests: [ok(m)] })),
   ...WITH_BODY_METHODS.map((m) => ({ name: `${m} with Content-Length`, requests: [ok(m, [len(BODY)], BODY)] })),
-  ...WITH_BODY_METHODS.map((m) => ({ name: `${m} chunked`, requests: [ok(m, ["Transfer-Encoding: chunked"], chunked("hel", `lo${SMUGGLED}`))] })),
+  ...WITH_BODY_METHODS.map((m) => ({
+    name: `${m} chunked`,
+    requests: [ok(m, ["Transfer-Encoding: chunked"], chunked("hel", `lo${SMUGGLED}`))],
+  })),
   { name: "POST with Content-Length: 0", requests: [ok("POST", ["Content-Length: 0"])] },
   { name: "GET with Content-Length: 0", requests: [ok("GET", ["Content-Length: 0"])] },
   { name: "GET with a Content-Length body", requests: [refused("GET", "GET with a body", [len(BODY)], BODY)] },
@@ -111,66 +127,223 @@ export const CORPUS: FramingCase[] = [
   // pinned here so that a change in the runtime shows (docs/data-plane.md, "Framing").
   {
     name: "chunk extensions",
-    requests: [onWorkers(ok("POST", ["Transfer-Encoding: chunked"], `5;ext=1\r\nhello\r\n${Buffer.byteLength(SMUGGLED).toString(16)};a="b"\r\n${SMUGGLED}\r\n0\r\n\r\n`), { forwarded: "", status: 200 })],
+    requests: [
+      onWorkers(
+        ok(
+          "POST",
+          ["Transfer-Encoding: chunked"],
+          `5;ext=1\r\nhello\r\n${Buffer.byteLength(SMUGGLED).toString(16)};a="b"\r\n${SMUGGLED}\r\n0\r\n\r\n`,
+        ),
+        { forwarded: "", status: 200 },
+      ),
+    ],
   },
   {
     name: "trailers",
-    requests: [ok("POST", ["Transfer-Encoding: chunked"], `5\r\nhello\r\n${Buffer.byteLength(SMUGGLED).toString(16)}\r\n${SMUGGLED}\r\n0\r\nX-Trailer: t\r\n\r\n`)],
+    requests: [
+      ok(
+        "POST",
+        ["Transfer-Encoding: chunked"],
+        `5\r\nhello\r\n${Buffer.byteLength(SMUGGLED).toString(16)}\r\n${SMUGGLED}\r\n0\r\nX-Trailer: t\r\n\r\n`,
+      ),
+    ],
     workersTrailing: "HTTP/1.1 501 Not Implemented\r\n",
   },
   { name: "Transfer-Encoding: CHUNKED", requests: [ok("POST", ["Transfer-Encoding: CHUNKED"], chunked(BODY))] },
-  { name: "Transfer-Encoding with surrounding whitespace", requests: [onWorkers(ok("POST", ["Transfer-Encoding:  chunked "], chunked(BODY)), RUNTIME)] },
-  { name: "Transfer-Encoding: gzip, chunked", requests: [onWorkers(refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: gzip, chunked"], chunked(BODY)), RUNTIME)] },
-  { name: "Transfer-Encoding: chunked, chunked", requests: [refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: chunked, chunked"], chunked(BODY))] },
-  { name: "two Transfer-Encoding: chunked fields", requests: [refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], chunked(BODY))] },
-  { name: "Transfer-Encoding: identity, with Content-Length", requests: [onWorkers(refused("POST", BOTH, ["Transfer-Encoding: identity", len(BODY)], BODY), RUNTIME)] },
-  { name: "Transfer-Encoding: identity", requests: [onWorkers(refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: identity"], BODY), RUNTIME)] },
-  { name: "Transfer-Encoding and Content-Length", requests: [refused("POST", "both Content-Length and Transfer-Encoding", ["Transfer-Encoding: chunked", len(BODY)], chunked(BODY))] },
-  { name: "Content-Length and Transfer-Encoding (other order)", requests: [refused("PUT", BOTH, ["Content-Length: 4", "Transfer-Encoding: chunked"], chunked(BODY))] },
+  {
+    name: "Transfer-Encoding with surrounding whitespace",
+    requests: [onWorkers(ok("POST", ["Transfer-Encoding:  chunked "], chunked(BODY)), RUNTIME)],
+  },
+  {
+    name: "Transfer-Encoding: gzip, chunked",
+    requests: [
+      onWorkers(
+        refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: gzip, chunked"], chunked(BODY)),
+        RUNTIME,
+      ),
+    ],
+  },
+  {
+    name: "Transfer-Encoding: chunked, chunked",
+    requests: [
+      refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: chunked, chunked"], chunked(BODY)),
+    ],
+  },
+  {
+    name: "two Transfer-Encoding: chunked fields",
+    requests: [
+      refused(
+        "POST",
+        "Transfer-Encoding other than chunked",
+        ["Transfer-Encoding: chunked", "Transfer-Encoding: chunked"],
+        chunked(BODY),
+      ),
+    ],
+  },
+  {
+    name: "Transfer-Encoding: identity, with Content-Length",
+    requests: [onWorkers(refused("POST", BOTH, ["Transfer-Encoding: identity", len(BODY)], BODY), RUNTIME)],
+  },
+  {
+    name: "Transfer-Encoding: identity",
+    requests: [
+      onWorkers(
+        refused("POST", "Transfer-Encoding other than chunked", ["Transfer-Encoding: identity"], BODY),
+        RUNTIME,
+      ),
+    ],
+  },
+  {
+    name: "Transfer-Encoding and Content-Length",
+    requests: [
+      refused(
+        "POST",
+        "both Content-Length and Transfer-Encoding",
+        ["Transfer-Encoding: chunked", len(BODY)],
+        chunked(BODY),
+      ),
+    ],
+  },
+  {
+    name: "Content-Length and Transfer-Encoding (other order)",
+    requests: [refused("PUT", BOTH, ["Content-Length: 4", "Transfer-Encoding: chunked"], chunked(BODY))],
+  },
   {
     name: "a chunk size that is not hex",
     // node:http stops at the bad size: 400 bad request, the forward already under way cut with the
     // connection. workerd (local) ends the body there instead and the Worker forwards what came.
     requests: [
       onWorkers(
-        { method: "POST", scenario: "echo", headers: ["Transfer-Encoding: chunked"], wire: `5\r\nhello\r\nzz\r\n${SMUGGLED}\r\n0\r\n\r\n`, expect: { answered: 400 } },
+        {
+          method: "POST",
+          scenario: "echo",
+          headers: ["Transfer-Encoding: chunked"],
+          wire: `5\r\nhello\r\nzz\r\n${SMUGGLED}\r\n0\r\n\r\n`,
+          expect: { answered: 400 },
+        },
         { forwarded: "hello", status: 200 },
       ),
     ],
   },
   // Content-Length variants.
-  { name: "two equal Content-Length fields", requests: [onWorkers(refused("POST", "invalid Content-Length", [len(BODY), len(BODY)], BODY), RUNTIME)] },
-  { name: "two different Content-Length fields", requests: [onWorkers(refused("POST", "invalid Content-Length", ["Content-Length: 5", len(BODY)], BODY), RUNTIME)] },
-  { name: "Content-Length as a list", requests: [onWorkers(refused("POST", "invalid Content-Length", [`Content-Length: ${Buffer.byteLength(BODY)}, ${Buffer.byteLength(BODY)}`], BODY), RUNTIME)] },
-  { name: "Content-Length with a sign", requests: [onWorkers(refused("POST", "invalid Content-Length", [`Content-Length: +${Buffer.byteLength(BODY)}`], BODY), RUNTIME)] },
-  { name: "Content-Length in hex", requests: [onWorkers(refused("POST", "invalid Content-Length", ["Content-Length: 0x5"], BODY), RUNTIME)] },
-  { name: "Content-Length with leading whitespace", requests: [ok("POST", [`Content-Length:   ${Buffer.byteLength(BODY)}`], BODY)] },
+  {
+    name: "two equal Content-Length fields",
+    requests: [onWorkers(refused("POST", "invalid Content-Length", [len(BODY), len(BODY)], BODY), RUNTIME)],
+  },
+  {
+    name: "two different Content-Length fields",
+    requests: [onWorkers(refused("POST", "invalid Content-Length", ["Content-Length: 5", len(BODY)], BODY), RUNTIME)],
+  },
+  {
+    name: "Content-Length as a list",
+    requests: [
+      onWorkers(
+        refused(
+          "POST",
+          "invalid Content-Length",
+          [`Content-Length: ${Buffer.byteLength(BODY)}, ${Buffer.byteLength(BODY)}`],
+          BODY,
+        ),
+        RUNTIME,
+      ),
+    ],
+  },
+  {
+    name: "Content-Length with a sign",
+    requests: [
+      onWorkers(
+        refused("POST", "invalid Content-Length", [`Content-Length: +${Buffer.byteLength(BODY)}`], BODY),
+        RUNTIME,
+      ),
+    ],
+  },
+  {
+    name: "Content-Length in hex",
+    requests: [onWorkers(refused("POST", "invalid Content-Length", ["Content-Length: 0x5"], BODY), RUNTIME)],
+  },
+  {
+    name: "Content-Length with leading whitespace",
+    requests: [ok("POST", [`Content-Length:   ${Buffer.byteLength(BODY)}`], BODY)],
+  },
   // Connection naming the framing, Host and Pinboard's own headers.
-  { name: "GET with Connection: content-length, close and a body", requests: [refused("GET", "GET with a body", ["Connection: content-length, close", len(BODY)], BODY)] },
-  { name: "POST with Connection: content-length", requests: [ok("POST", ["Connection: content-length", len(BODY)], BODY)], workerSees: { "content-length": String(Buffer.byteLength(BODY)) } },
-  { name: "DELETE chunked with Connection: transfer-encoding", requests: [ok("DELETE", ["Connection: transfer-encoding", "Transfer-Encoding: chunked"], chunked(BODY))], workerSees: { "transfer-encoding": "chunked" } },
+  {
+    name: "GET with Connection: content-length, close and a body",
+    requests: [refused("GET", "GET with a body", ["Connection: content-length, close", len(BODY)], BODY)],
+  },
+  {
+    name: "POST with Connection: content-length",
+    requests: [ok("POST", ["Connection: content-length", len(BODY)], BODY)],
+    workerSees: { "content-length": String(Buffer.byteLength(BODY)) },
+  },
+  {
+    name: "DELETE chunked with Connection: transfer-encoding",
+    requests: [ok("DELETE", ["Connection: transfer-encoding", "Transfer-Encoding: chunked"], chunked(BODY))],
+    workerSees: { "transfer-encoding": "chunked" },
+  },
   { name: "Connection: host", requests: [ok("GET", ["Connection: host"])], workerSees: { host: true } },
   {
     name: "Connection naming Pinboard's headers",
     requests: [ok("GET", ["Connection: pinboard-epoch, pinboard-attestation, x-forwarded-for, x-forwarded-proto"])],
-    workerSees: { "pinboard-epoch": true, "pinboard-attestation": true, "x-forwarded-for": true, "x-forwarded-proto": true },
+    workerSees: {
+      "pinboard-epoch": true,
+      "pinboard-attestation": true,
+      "x-forwarded-for": true,
+      "x-forwarded-proto": true,
+    },
   },
   // Pipelined requests on one client connection.
   { name: "two GETs pipelined", requests: [ok("GET"), ok("GET")] },
   { name: "POST with Content-Length, then GET", requests: [ok("POST", [len(BODY)], BODY), ok("GET")] },
-  { name: "PATCH chunked, then DELETE with Content-Length, then HEAD", requests: [ok("PATCH", ["Transfer-Encoding: chunked"], chunked(BODY)), ok("DELETE", [len(BODY)], BODY), ok("HEAD")] },
-  { name: "the reported smuggle: DELETE chunked carrying a request, then GET", requests: [ok("DELETE", ["Transfer-Encoding: chunked"], chunked(SMUGGLED)), ok("GET")] },
-  { name: "a good request, then a refused one", requests: [ok("GET"), refused("POST", "both Content-Length and Transfer-Encoding", ["Transfer-Encoding: chunked", "Content-Length: 3"], chunked(BODY))] },
+  {
+    name: "PATCH chunked, then DELETE with Content-Length, then HEAD",
+    requests: [ok("PATCH", ["Transfer-Encoding: chunked"], chunked(BODY)), ok("DELETE", [len(BODY)], BODY), ok("HEAD")],
+  },
+  {
+    name: "the reported smuggle: DELETE chunked carrying a request, then GET",
+    requests: [ok("DELETE", ["Transfer-Encoding: chunked"], chunked(SMUGGLED)), ok("GET")],
+  },
+  {
+    name: "a good request, then a refused one",
+    requests: [
+      ok("GET"),
+      refused(
+        "POST",
+        "both Content-Length and Transfer-Encoding",
+        ["Transfer-Encoding: chunked", "Content-Length: 3"],
+        chunked(BODY),
+      ),
+    ],
+  },
   // Expect: 100-continue.
-  { name: "Expect: 100-continue", pauseBeforeBody: true, requests: [ok("PUT", ["Expect: 100-continue", len(BODY)], BODY)] },
+  {
+    name: "Expect: 100-continue",
+    pauseBeforeBody: true,
+    requests: [ok("PUT", ["Expect: 100-continue", len(BODY)], BODY)],
+  },
   // The worker's answers.
-  { name: "a 204 with a body, then a GET on the same worker", requests: [answer("body204", 204, ""), onWorkers(ok("GET"), UNREAD)], clientNeverSees: ["content-length"] },
+  {
+    name: "a 204 with a body, then a GET on the same worker",
+    requests: [answer("body204", 204, ""), onWorkers(ok("GET"), UNREAD)],
+    clientNeverSees: ["content-length"],
+  },
   { name: "a 304 with a body, then a GET", requests: [answer("body304", 304, ""), onWorkers(ok("GET"), UNREAD)] },
-  { name: "a HEAD answered with a body, then a GET", requests: [answer("headbody", 200, "", "HEAD"), onWorkers(ok("GET"), UNREAD)] },
-  { name: "an answer with Content-Length and Transfer-Encoding", requests: [onWorkers(answer("clte", 502, "bad gateway"), { forwarded: "", status: 200, answer: "hello" }), ok("GET")] },
+  {
+    name: "a HEAD answered with a body, then a GET",
+    requests: [answer("headbody", 200, "", "HEAD"), onWorkers(ok("GET"), UNREAD)],
+  },
+  {
+    name: "an answer with Content-Length and Transfer-Encoding",
+    requests: [
+      onWorkers(answer("clte", 502, "bad gateway"), { forwarded: "", status: 200, answer: "hello" }),
+      ok("GET"),
+    ],
+  },
   { name: "an answer with two Content-Length values", requests: [answer("dupcl", 502, "bad gateway"), ok("GET")] },
   { name: "an answer delimited by the close", requests: [answer("unframed", 200, "hello"), ok("GET")] },
-  { name: "an answer whose Connection names Content-Length", requests: [answer("connlength", 200, "hello"), ok("GET")] },
+  {
+    name: "an answer whose Connection names Content-Length",
+    requests: [answer("connlength", 200, "hello"), ok("GET")],
+  },
   { name: "103 Early Hints before the answer", requests: [onWorkers(answer("hints", 200, "ok"), UNREAD), ok("GET")] },
   { name: "status 600", requests: [answer("odd600", 502, "bad gateway"), ok("GET")] },
   {

@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FramingWorker, type SeenRequest, startFramingWorker } from "../support/framing-worker.ts";
+import { type ParsedResponse, rawExchange } from "../support/http-wire.ts";
 import { until } from "../support/local-worker.ts";
 import { credential } from "../support/pinboard-app.ts";
 import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { startFramingWorker, type FramingWorker, type SeenRequest } from "../support/framing-worker.ts";
-import { rawExchange, type ParsedResponse } from "../support/http-wire.ts";
 import { startWorkersEntry } from "../support/workerd-entry.ts";
-import { CORPUS, NS, SMUGGLED, chunked, type CaseRequest, type Expect, type FramingCase } from "./framing-corpus.ts";
+import { type CaseRequest, CORPUS, chunked, type Expect, type FramingCase, NS, SMUGGLED } from "./framing-corpus.ts";
 
 /**
  * The differential framing suite, on both entries: each request of the corpus (and of a
@@ -53,7 +53,8 @@ function statusOf(e: Expect): number {
   return e.status;
 }
 
-const headerOf = (headers: Array<[string, string]>, name: string): string | undefined => headers.find(([n]) => n.toLowerCase() === name)?.[1];
+const headerOf = (headers: Array<[string, string]>, name: string): string | undefined =>
+  headers.find(([n]) => n.toLowerCase() === name)?.[1];
 
 describe.each([
   ["the Node entry", nodeEntry],
@@ -90,7 +91,9 @@ describe.each([
    */
   async function placementState(): Promise<Record<string, unknown>> {
     const all = await t.snapshot();
-    return Object.fromEntries(Object.entries(all).filter(([key]) => /placements|overwritten|outliers|ejected/.test(key)));
+    return Object.fromEntries(
+      Object.entries(all).filter(([key]) => /placements|overwritten|outliers|ejected/.test(key)),
+    );
   }
 
   /** What this entry must do with a request. */
@@ -101,13 +104,18 @@ describe.each([
     const body = response.body.toString();
     // On Workers a framing fault may be refused by workerd's own parser before the Worker runs.
     const byRuntime = tag === "w" && response.status === 500;
-    if (("refused" in expected && byRuntime) || "runtimeRefused" in expected) expect(body).toBe(request.method === "HEAD" ? "" : "Internal Server Error");
-    else if ("refused" in expected && request.method === "HEAD") expect(headerOf(response.headers, "content-type")).toBe("application/json");
-    else if ("refused" in expected) expect([expected.refused].flat().map(refusal), body).toContainEqual(JSON.parse(body));
+    if (("refused" in expected && byRuntime) || "runtimeRefused" in expected)
+      expect(body).toBe(request.method === "HEAD" ? "" : "Internal Server Error");
+    else if ("refused" in expected && request.method === "HEAD")
+      expect(headerOf(response.headers, "content-type")).toBe("application/json");
+    else if ("refused" in expected)
+      expect([expected.refused].flat().map(refusal), body).toContainEqual(JSON.parse(body));
     else if ("answered" in expected && expected.answered === 502) expect(body).toBe("bad gateway");
-    else if ("answered" in expected && expected.answered === 400) expect(JSON.parse(body)).toEqual({ error: "bad request" });
+    else if ("answered" in expected && expected.answered === 400)
+      expect(JSON.parse(body)).toEqual({ error: "bad request" });
     else if ("forwarded" in expected && expected.answer !== undefined) expect(body).toBe(expected.answer);
-    else if ("forwarded" in expected && request.method !== "HEAD") expect(JSON.parse(body)).toMatchObject({ method: request.method, bytes: Buffer.byteLength(expected.forwarded) });
+    else if ("forwarded" in expected && request.method !== "HEAD")
+      expect(JSON.parse(body)).toMatchObject({ method: request.method, bytes: Buffer.byteLength(expected.forwarded) });
   }
 
   /** Sends one case and checks everything the suite promises about it. */
@@ -122,7 +130,12 @@ describe.each([
     const refusedAtOnce = (e: Expect) => "refused" in e || "runtimeRefused" in e;
     const before = expected.every(refusedAtOnce) ? await placementState() : undefined;
 
-    const got = await rawExchange(entry.url, parts, requests.map((r) => r.method), { pauseMs: 300 });
+    const got = await rawExchange(
+      entry.url,
+      parts,
+      requests.map((r) => r.method),
+      { pauseMs: 300 },
+    );
     const raw = got.raw.toString("latin1");
     expect(got.error, raw).toBeUndefined();
     const trailing = got.trailing.toString("latin1");
@@ -136,14 +149,19 @@ describe.each([
     if (tag === "n" && expected.some(ends)) expect(got.closed).toBe(true);
 
     const seen = worker.seen.filter((s) => ids.some((id) => s.target === `${NS}/${id}`));
-    const forwarded = expected.flatMap((e, k) => ("forwarded" in e ? [{ method: requests[k]!.method, target: `${NS}/${ids[k]}`, body: e.forwarded }] : []));
+    const forwarded = expected.flatMap((e, k) =>
+      "forwarded" in e ? [{ method: requests[k]!.method, target: `${NS}/${ids[k]}`, body: e.forwarded }] : [],
+    );
     // Pipelined requests go to the worker on connections of their own, in any order.
     const byTarget = (a: { target: string }, b: { target: string }) => a.target.localeCompare(b.target);
-    expect(seen.map((s) => ({ method: s.method, target: s.target, body: s.body.toString("latin1") })).sort(byTarget)).toEqual(forwarded.sort(byTarget));
+    expect(
+      seen.map((s) => ({ method: s.method, target: s.target, body: s.body.toString("latin1") })).sort(byTarget),
+    ).toEqual(forwarded.sort(byTarget));
     if (before) expect(await placementState()).toEqual(before);
     // A body that broke off mid-forward: the client is gone, so the fresh placement is released.
     for (const [k, e] of expected.entries()) {
-      if ("answered" in e && e.answered === 400) await until(async () => !JSON.stringify(await placementState()).includes(`"${ids[k]}"`));
+      if ("answered" in e && e.answered === 400)
+        await until(async () => !JSON.stringify(await placementState()).includes(`"${ids[k]}"`));
     }
     return { responses: got.responses, seen };
   }
@@ -158,7 +176,8 @@ describe.each([
     for (const name of c.clientNeverSees ?? []) expect(headerOf(responses[0]!.headers, name), name).toBeUndefined();
     // workerd reads the body without a 100 Continue of its own.
     if (c.pauseBeforeBody && tag === "n") expect(responses[0]!.interim).toEqual([100]);
-    if (c.requests.some((r) => r.headers.some((h) => /^expect:/i.test(h)))) expect(headerOf(seen[0]!.headers, "expect")).toBeUndefined();
+    if (c.requests.some((r) => r.headers.some((h) => /^expect:/i.test(h))))
+      expect(headerOf(seen[0]!.headers, "expect")).toBeUndefined();
   });
 
   it("a property over the framing parts: forwarded exactly, or refused with its reason", async () => {
@@ -184,7 +203,11 @@ function framingParts() {
       length: fc.constantFrom(...LENGTH_VARIANTS),
       coding: fc.constantFrom(...CODING_VARIANTS),
       named: fc.subarray(["content-length", "transfer-encoding", "host", "keep-alive", "x-extra", "pinboard-epoch"]),
-      body: fc.oneof(fc.constant(""), fc.constant(SMUGGLED), fc.string({ unit: fc.constantFrom("a", "\r", "\n", "0", " ", ":", "G"), maxLength: 40 })),
+      body: fc.oneof(
+        fc.constant(""),
+        fc.constant(SMUGGLED),
+        fc.string({ unit: fc.constantFrom("a", "\r", "\n", "0", " ", ":", "G"), maxLength: 40 }),
+      ),
     })
     .map(({ method, length, coding, named, body }): { request: CaseRequest } => {
       const size = Buffer.byteLength(body);
@@ -197,8 +220,11 @@ function framingParts() {
       if (length === "list") headers.push(`Content-Length: ${size}, ${size}`);
       if (length === "signed") headers.push(`Content-Length: +${size}`);
       const isChunked = coding === "chunked" || coding === "CHUNKED";
-      const wire = isChunked || coding !== "none" ? chunked(...(body === "" ? [] : [body])) : length === "none" ? "" : body;
-      return { request: { method, scenario: "echo", headers, wire, expect: expectedOutcome(method, length, coding, body) } };
+      const wire =
+        isChunked || coding !== "none" ? chunked(...(body === "" ? [] : [body])) : length === "none" ? "" : body;
+      return {
+        request: { method, scenario: "echo", headers, wire, expect: expectedOutcome(method, length, coding, body) },
+      };
     });
 }
 
@@ -206,7 +232,12 @@ function framingParts() {
  * What the framing rules (src/data-plane/framing.ts) say of a request, as the suite's own oracle:
  * forwarded with its body, or refused naming one of its faults (a parser names the first it reads).
  */
-function expectedOutcome(method: string, length: (typeof LENGTH_VARIANTS)[number], coding: (typeof CODING_VARIANTS)[number], body: string): CaseRequest["expect"] {
+function expectedOutcome(
+  method: string,
+  length: (typeof LENGTH_VARIANTS)[number],
+  coding: (typeof CODING_VARIANTS)[number],
+  body: string,
+): CaseRequest["expect"] {
   const faults: string[] = [];
   const chunkedCoding = coding === "chunked" || coding === "CHUNKED";
   if (coding !== "none" && length !== "none") faults.push("both Content-Length and Transfer-Encoding");

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkerOptions } from "../../src/pinned/index.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
-import { startTestPinboard } from "../support/pinboard-app.ts";
-import { rawRequest, type RawResponse } from "../support/raw-http.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { heartbeatTap } from "../support/heartbeat-tap.ts";
-import { getRow, putRow } from "../support/rows.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
+import { startTestPinboard } from "../support/pinboard-app.ts";
+import { type RawResponse, rawRequest } from "../support/raw-http.ts";
+import { getRow, putRow } from "../support/rows.ts";
 
 /**
  * Hostname-aware mode on the Node entry: the Host header names the hostname, the (hostname, ns)
@@ -24,7 +24,10 @@ const named = async (hostname: string, extra: Partial<WorkerOptions> = {}): Prom
   fleet.addWorker({ hostname, ...extra });
 
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 0, env: { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LEASE_TTL_MS: String(LEASE) } });
+  fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LEASE_TTL_MS: String(LEASE) },
+  });
   await fleet.skipColdStart();
 });
 afterAll(() => fleet?.close());
@@ -68,18 +71,30 @@ describe("the Host header", () => {
     expect(b.status).toBe(200);
     expect(json(b).attestation.aud).toBe(beta.worker.sessionId);
     // One id, two envs (env defaults to the hostname): two independent placements.
-    expect(await getRow(fleet.t, "/echo", "doc", "alpha.example")).toMatchObject({ sessionId: alpha.worker.sessionId, hostname: "alpha.example" });
-    expect(await getRow(fleet.t, "/echo", "doc", "beta.example")).toMatchObject({ sessionId: beta.worker.sessionId, hostname: "beta.example" });
+    expect(await getRow(fleet.t, "/echo", "doc", "alpha.example")).toMatchObject({
+      sessionId: alpha.worker.sessionId,
+      hostname: "alpha.example",
+    });
+    expect(await getRow(fleet.t, "/echo", "doc", "beta.example")).toMatchObject({
+      sessionId: beta.worker.sessionId,
+      hostname: "beta.example",
+    });
     const again = await via("alpha.example", "/echo/doc");
     expect(json(again)).toMatchObject({ epoch: json(a).epoch, hits: 2 });
   });
 
   it("routes an absolute-form target by its own authority, not by Host (RFC 9112 §3.2.2), and names it in X-Forwarded-Host", async () => {
-    const answer = await rawExchange("GET http://beta.example/echo/absolute HTTP/1.1\r\nHost: alpha.example\r\nConnection: close\r\n\r\n");
+    const answer = await rawExchange(
+      "GET http://beta.example/echo/absolute HTTP/1.1\r\nHost: alpha.example\r\nConnection: close\r\n\r\n",
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
-    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, "")) as Record<string, any>;
+    const body = JSON.parse(
+      answer.slice(answer.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, ""),
+    ) as Record<string, any>;
     expect(body.attestation.aud).toBe(beta.worker.sessionId);
-    expect(await getRow(fleet.t, "/echo", "absolute", "beta.example")).toMatchObject({ sessionId: beta.worker.sessionId });
+    expect(await getRow(fleet.t, "/echo", "absolute", "beta.example")).toMatchObject({
+      sessionId: beta.worker.sessionId,
+    });
     expect(await getRow(fleet.t, "/echo", "absolute", "alpha.example")).toBeNull();
   });
 
@@ -96,7 +111,10 @@ describe("the Host header", () => {
   });
 
   it("400 missing Host header through the app itself (a Request without Host)", async () => {
-    const node = await startTestPinboard(fleet.t, { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LEASE_TTL_MS: String(LEASE) });
+    const node = await startTestPinboard(fleet.t, {
+      PINBOARD_HOSTNAME_AWARE: "true",
+      PINBOARD_LEASE_TTL_MS: String(LEASE),
+    });
     try {
       const res = await node.app.request(new Request("http://pinboard.internal/echo/doc"));
       expect(res.status).toBe(400);
@@ -137,7 +155,13 @@ describe("binding quarantine", () => {
     expect(await getRow(fleet.t, "/echo", "fresh", "gamma-green")).toBeNull();
 
     // An id that has a placement row in the new env is not quarantined.
-    await putRow(fleet.t, "/echo", "rowed", { sessionId: green.worker.sessionId!, epoch: "1000", hostname: "gamma.example" }, "gamma-green");
+    await putRow(
+      fleet.t,
+      "/echo",
+      "rowed",
+      { sessionId: green.worker.sessionId!, epoch: "1000", hostname: "gamma.example" },
+      "gamma-green",
+    );
     const rowed = await via("gamma.example", "/echo/rowed");
     expect(rowed.status).toBe(200);
     expect(json(rowed)).toMatchObject({ epoch: "1000", attestation: { aud: green.worker.sessionId } });
@@ -146,11 +170,20 @@ describe("binding quarantine", () => {
     // (hostname, ns) list. Once that happened and the window has passed (rewritten rather than
     // waited for), new placements go ahead on the new env's worker.
     const listed = async () => {
-      for (const b of keys.allBuckets()) if ((await fleet.t.redis.hget(keys.nsWorkers(b, "gamma.example", "/echo"), blueSid)) !== null) return true;
+      for (const b of keys.allBuckets())
+        if ((await fleet.t.redis.hget(keys.nsWorkers(b, "gamma.example", "/echo"), blueSid)) !== null) return true;
       return false;
     };
-    await until(async () => (await fleet.t.redis.hget(keys.sessions, blueSid)) === null && !(await listed()), 10_000, 50);
-    await fleet.t.redis.client.hset(keys.bindingQuarantine, "gamma.example/echo", String((await fleet.t.redis.timeMs()) - 1));
+    await until(
+      async () => (await fleet.t.redis.hget(keys.sessions, blueSid)) === null && !(await listed()),
+      10_000,
+      50,
+    );
+    await fleet.t.redis.client.hset(
+      keys.bindingQuarantine,
+      "gamma.example/echo",
+      String((await fleet.t.redis.timeMs()) - 1),
+    );
     const later = await via("gamma.example", "/echo/fresh");
     expect(later.status).toBe(200);
     expect(json(later).attestation.aud).toBe(green.worker.sessionId);
@@ -164,7 +197,11 @@ describe("takeover between hostnames of one env", () => {
     const placed = await via("red1.example", "/echo/shared");
     expect(placed.status).toBe(200);
     expectRefusal(await via("red2.example", "/echo/shared"), 503, "placement held by another hostname", "1");
-    expect(await getRow(fleet.t, "/echo", "shared", "red")).toMatchObject({ sessionId: red1.worker.sessionId, epoch: json(placed).epoch, expiry: "" });
+    expect(await getRow(fleet.t, "/echo", "shared", "red")).toMatchObject({
+      sessionId: red1.worker.sessionId,
+      epoch: json(placed).epoch,
+      expiry: "",
+    });
   });
 
   it("wind_down: 503 takeover in progress with Retry-After = the fence; the owner gets a wind_down and the id moves", async () => {
@@ -189,16 +226,30 @@ describe("takeover between hostnames of one env", () => {
 
     // The fence was queued to the owner as a wind_down control message: whatever is still queued
     // (the owner may have fetched and acked it already) carries the fence as its deadline …
-    const queued = Object.values(await fleet.t.redis.hgetall(keys.queue(owner))).map((m) => JSON.parse(m) as Record<string, unknown>);
-    expect(queued.map((m) => ({ ...m }))).toEqual(queued.map(() => ({ type: "wind_down", ns: "/echo", id: "moving", deadlineAt: Number(row.expiry) })));
+    const queued = Object.values(await fleet.t.redis.hgetall(keys.queue(owner))).map(
+      (m) => JSON.parse(m) as Record<string, unknown>,
+    );
+    expect(queued.map((m) => ({ ...m }))).toEqual(
+      queued.map(() => ({ type: "wind_down", ns: "/echo", id: "moving", deadlineAt: Number(row.expiry) })),
+    );
     // … and the owner's next heartbeat (every lease / 3) delivers it, with the deadline the fence
     // leaves at peek time: ceil((fence - now) / 1000) seconds, now between the heartbeat's send
     // and its answer. Unconditional: the tap saw it whether or not it is still queued.
     await until(() => tap.delivered.some((m) => m.id === "moving"), 3 * (LEASE / 3) + 2000, 20);
     const delivered = tap.delivered.filter((m) => m.id === "moving");
     const order = delivered[0]!;
-    expect(order).toEqual({ msgId: expect.any(String), type: "wind_down", ns: "/echo", id: "moving", deadline: expect.any(Number), sentAt: expect.any(Number), receivedAt: expect.any(Number) });
-    expect(order.deadline!).toBeGreaterThanOrEqual(Math.max(0, Math.ceil((Number(row.expiry) - order.receivedAt) / 1000)) - 1);
+    expect(order).toEqual({
+      msgId: expect.any(String),
+      type: "wind_down",
+      ns: "/echo",
+      id: "moving",
+      deadline: expect.any(Number),
+      sentAt: expect.any(Number),
+      receivedAt: expect.any(Number),
+    });
+    expect(order.deadline!).toBeGreaterThanOrEqual(
+      Math.max(0, Math.ceil((Number(row.expiry) - order.receivedAt) / 1000)) - 1,
+    );
     expect(order.deadline!).toBeLessThanOrEqual(Math.ceil((Number(row.expiry) - order.sentAt) / 1000) + 1);
     expect(order.deadline!).toBeLessThanOrEqual(LEASE / 1000);
     // Re-deliveries (until the ack) are the same message; nothing else was sent about this id.
@@ -212,7 +263,11 @@ describe("takeover between hostnames of one env", () => {
     expect((await getRow(fleet.t, "/echo", "moving", "blue"))!.expiry).toBe(row.expiry);
 
     // … which the owner receives: it winds the instance down and releases the placement.
-    await until(() => log.lines.some((l) => l.includes("instance wound down") && l.includes('"id":"moving"')), 15_000, 50);
+    await until(
+      () => log.lines.some((l) => l.includes("instance wound down") && l.includes('"id":"moving"')),
+      15_000,
+      50,
+    );
     expect(blue1.worker.instances().some((i) => i.id === "moving")).toBe(false);
     expect(await fleet.t.redis.client.hlen(keys.queue(owner))).toBe(0);
 
@@ -234,7 +289,9 @@ describe("a verified caller's scope: its hostname and the env its registration n
     const rooms = await named("violet.example", { env: "v1", namespaces: { "/rooms": Echo } });
     await named("violet.example", { env: "v1", namespaces: { "/users": Echo } });
     expect((await via("violet.example", "/rooms/room-1")).status).toBe(200);
-    const res = await rawRequest(`${fleet.pb.url}/users/u1`, { headers: { host: "violet.example", ...callerHeaders(rooms, "/rooms/room-1") } });
+    const res = await rawRequest(`${fleet.pb.url}/users/u1`, {
+      headers: { host: "violet.example", ...callerHeaders(rooms, "/rooms/room-1") },
+    });
     expect(res.status).toBe(200);
     expect(json(res).attestation).toMatchObject({ caller: "/rooms/room-1", depth: 1 });
   });
@@ -246,8 +303,16 @@ describe("a verified caller's scope: its hostname and the env its registration n
     expect((await via("indigo.example", "/rooms/room-2")).status).toBe(200);
     const headers = callerHeaders(rooms, "/rooms/room-2");
     // /users on indigo.example is bound to env i2; the caller's registration names i1.
-    expectRefusal(await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "indigo.example", ...headers } }), 403, "target outside caller scope");
-    expectRefusal(await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "teal.example", ...headers } }), 403, "target outside caller scope");
+    expectRefusal(
+      await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "indigo.example", ...headers } }),
+      403,
+      "target outside caller scope",
+    );
+    expectRefusal(
+      await rawRequest(`${fleet.pb.url}/users/u2`, { headers: { host: "teal.example", ...headers } }),
+      403,
+      "target outside caller scope",
+    );
     // Without caller headers both targets are served.
     expect((await via("indigo.example", "/users/u2")).status).toBe(200);
     expect((await via("teal.example", "/users/u2")).status).toBe(200);
@@ -256,7 +321,9 @@ describe("a verified caller's scope: its hostname and the env its registration n
 
 describe("refusals decided by the binding lookup", () => {
   const resolutions = async (): Promise<Record<string, number>> => {
-    const res = await fetch(`${fleet.pb.url}/registry/health`, { headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` } });
+    const res = await fetch(`${fleet.pb.url}/registry/health`, {
+      headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` },
+    });
     return ((await res.json()) as { resolutions: Record<string, number> }).resolutions;
   };
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
-import { getRow, putRow } from "../support/rows.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
+import { getRow, putRow } from "../support/rows.ts";
 import { openSocket, rejectedUpgrade } from "../support/ws-client.ts";
 import { WsProbe } from "../support/ws-instances.ts";
 

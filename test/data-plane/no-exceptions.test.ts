@@ -1,7 +1,7 @@
-import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import WebSocket from "ws";
 import { CENSUS } from "../support/error-census.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 
 /**
@@ -32,13 +32,26 @@ class ExceptionWatch {
         id?: number;
         result?: unknown;
         method?: string;
-        params?: { reason: string; data?: { className?: string; description?: string; value?: unknown }; callFrames: Array<{ functionName: string; url: string; location: { lineNumber: number } }> };
+        params?: {
+          reason: string;
+          data?: { className?: string; description?: string; value?: unknown };
+          callFrames: Array<{ functionName: string; url: string; location: { lineNumber: number } }>;
+        };
       };
       if (message.id !== undefined) this.waiting.get(message.id)?.(message.result);
       if (message.method === "Debugger.paused" && message.params) {
         const { reason, data, callFrames } = message.params;
-        const top = callFrames.slice(0, 4).map((f) => `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(src|node_modules)\//, "$1/")}:${f.location.lineNumber + 1}`);
-        this.pauses.push({ reason, what: String(data?.description ?? data?.value ?? data?.className ?? "?").split("\n")[0]!, where: top.join(" < ") });
+        const top = callFrames
+          .slice(0, 4)
+          .map(
+            (f) =>
+              `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(src|node_modules)\//, "$1/")}:${f.location.lineNumber + 1}`,
+          );
+        this.pauses.push({
+          reason,
+          what: String(data?.description ?? data?.value ?? data?.className ?? "?").split("\n")[0]!,
+          where: top.join(" < "),
+        });
         void this.send("Debugger.resume");
       }
     });
@@ -66,7 +79,10 @@ class ExceptionWatch {
 
   /** The error census's sites since the last call (test/support/error-census.ts), emptied. */
   async errorsMade(): Promise<string[]> {
-    const reply = (await this.send("Runtime.evaluate", { expression: `JSON.stringify(globalThis.${CENSUS}.sites.splice(0))`, returnByValue: true })) as {
+    const reply = (await this.send("Runtime.evaluate", {
+      expression: `JSON.stringify(globalThis.${CENSUS}.sites.splice(0))`,
+      returnByValue: true,
+    })) as {
       result: { value?: string };
     };
     if (reply.result.value === undefined) throw new Error(`no error census in Pinboard: ${JSON.stringify(reply)}`);
@@ -82,7 +98,11 @@ let fleet: Fleet;
 let watch: ExceptionWatch;
 
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 1, nodeArgs: ["--inspect=127.0.0.1:0"], preloads: ["./test/support/error-census.ts"] });
+  fleet = await startFleet({
+    workers: 1,
+    nodeArgs: ["--inspect=127.0.0.1:0"],
+    preloads: ["./test/support/error-census.ts"],
+  });
   await fleet.skipColdStart();
   const url = /Debugger listening on (ws:\/\/\S+)/.exec(fleet.pb.output())?.[1];
   if (!url) throw new Error(`no inspector URL in Pinboard's output:\n${fleet.pb.output()}`);
@@ -95,7 +115,9 @@ afterAll(async () => {
 });
 
 describe("a successful forward", () => {
-  it("raises no exception, rejects no promise and makes no error in Pinboard, for GET, HEAD and POST to live placements", { timeout: 60_000 }, async () => {
+  it("raises no exception, rejects no promise and makes no error in Pinboard, for GET, HEAD and POST to live placements", {
+    timeout: 60_000,
+  }, async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `quiet-${i}`);
     // Places the ids and lets every lazy path (module loading, first compilations) run once.
     for (const id of ids) expect((await fetch(`${fleet.pb.url}/echo/${id}/warm`)).status).toBe(200);
@@ -110,7 +132,10 @@ describe("a successful forward", () => {
       }
       const head = await fetch(`${fleet.pb.url}/echo/${ids[round]}/head`, { method: "HEAD" });
       expect(head.status).toBe(200);
-      const post = await fetch(`${fleet.pb.url}/echo/${ids[round]}/write`, { method: "POST", body: "x".repeat(10_000) });
+      const post = await fetch(`${fleet.pb.url}/echo/${ids[round]}/write`, {
+        method: "POST",
+        body: "x".repeat(10_000),
+      });
       expect(post.status).toBe(200);
       await post.arrayBuffer();
     }

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { freshGate } from "../support/gates.ts";
 import { HeldEcho } from "../support/held-instances.ts";
-import { getRow, putRow } from "../support/rows.ts";
-import { openConnectionsTo } from "../support/tcp-connections.ts";
 import { until } from "../support/local-worker.ts";
 import { partitionableFetch } from "../support/pinboard-calls.ts";
+import { getRow, putRow } from "../support/rows.ts";
+import { openConnectionsTo } from "../support/tcp-connections.ts";
 
 /**
  * In-band refusals and re-placement, forward failures (unreachable, timeout), the per-worker
@@ -27,7 +27,9 @@ interface Echoed {
 }
 
 async function health(fleet: Fleet): Promise<Record<string, number>> {
-  const res = await fetch(`${fleet.pb.url}/registry/health`, { headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` } });
+  const res = await fetch(`${fleet.pb.url}/registry/health`, {
+    headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` },
+  });
   return ((await res.json()) as { resolutions: Record<string, number> }).resolutions;
 }
 
@@ -44,7 +46,8 @@ async function expectText(res: Response, status: number, body: string): Promise<
   expect(await res.text()).toBe(body);
 }
 
-const hasInstance = (w: FleetWorker, ns: string, id: string) => w.worker.instances().some((i) => i.ns === ns && i.id === id);
+const hasInstance = (w: FleetWorker, ns: string, id: string) =>
+  w.worker.instances().some((i) => i.ns === ns && i.id === id);
 
 /**
  * Short enough that the 504 test does not wait long, long enough that no other forward of this
@@ -62,7 +65,10 @@ describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker
   const url = (path: string) => `${fleet.pb.url}${path}`;
 
   beforeAll(async () => {
-    fleet = await startFleet({ workers: 0, env: { PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS), PINBOARD_MAX_INFLIGHT: "2" } });
+    fleet = await startFleet({
+      workers: 0,
+      env: { PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS), PINBOARD_MAX_INFLIGHT: "2" },
+    });
     a = await fleet.addWorker({ namespaces: { "/echo": Echo, "/strict": Echo, "/solo": Echo } });
     b = await fleet.addWorker({ namespaces: { "/echo": HeldEcho } });
     c = await fleet.addWorker({ namespaces: { "/strict": Echo }, maxInstances: 0 });
@@ -155,7 +161,9 @@ describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker
       await expectText(await fetch(url("/gone/kept")), 502, "bad gateway");
       expect(await getRow(fleet.t, "/gone", "kept")).toMatchObject({ sessionId: u.worker.sessionId, epoch: keptEpoch });
 
-      const record = JSON.parse((await fleet.t.redis.hget("pinboard:{global}:sessions", u.worker.sessionId!))!) as Record<string, unknown>;
+      const record = JSON.parse(
+        (await fleet.t.redis.hget("pinboard:{global}:sessions", u.worker.sessionId!))!,
+      ) as Record<string, unknown>;
       expect(record.expiry).toBeGreaterThan(Date.now());
       expect(record.degradedSince ?? null).toBeNull();
       for (const bucket of keys.allBuckets()) {
@@ -212,7 +220,6 @@ describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker
       expect(((await retried.json()) as Echoed).attestation.aud).toBe(b.worker.sessionId);
     });
   });
-
 });
 
 describe("outlier ejection and the overwritten marker", () => {
@@ -229,7 +236,9 @@ describe("outlier ejection and the overwritten marker", () => {
   };
   const get = async (path: string) => {
     const res = await fetch(url(path));
-    const body = res.headers.get("content-type")?.startsWith("application/json") ? ((await res.json()) as Echoed) : (await res.text(), null);
+    const body = res.headers.get("content-type")?.startsWith("application/json")
+      ? ((await res.json()) as Echoed)
+      : (await res.text(), null);
     return { status: res.status, body };
   };
 
@@ -291,7 +300,8 @@ describe("outlier ejection and the overwritten marker", () => {
     expect(state.until).toBeGreaterThanOrEqual(before + 30_000 - 100);
     expect(state.until).toBeLessThanOrEqual(Date.now() + 30_000 + 100);
     await until(async () => (await fleet.t.redis.hget(keys.ejected(keys.shards - 1), sid)) !== null);
-    for (const bucket of keys.allBuckets()) expect(await fleet.t.redis.hget(keys.ejected(bucket), sid)).toBe(String(state.until));
+    for (const bucket of keys.allBuckets())
+      expect(await fleet.t.redis.hget(keys.ejected(bucket), sid)).toBe(String(state.until));
 
     for (let i = 0; i < 10; i++) {
       const placed = await get(`/echo/after-${i}`);

@@ -1,10 +1,10 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { credential } from "../support/pinboard-app.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
-import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { startHostileWorker, type HostileWorker } from "../support/hostile-worker.ts";
+import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { until } from "../support/local-worker.ts";
+import { credential } from "../support/pinboard-app.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
+import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { startWorkersEntry, type WorkersEntry } from "../support/workerd-entry.ts";
 
 /**
@@ -16,7 +16,11 @@ import { startWorkersEntry, type WorkersEntry } from "../support/workerd-entry.t
 
 const CAP = 16;
 const FORWARD_TIMEOUT_MS = 2000;
-const ENV = { PINBOARD_MAX_INFLIGHT: String(CAP), PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS), PINBOARD_LEASE_TTL_MS: "60000" };
+const ENV = {
+  PINBOARD_MAX_INFLIGHT: String(CAP),
+  PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS),
+  PINBOARD_LEASE_TTL_MS: "60000",
+};
 const WS_KEY = ["Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="] as [string, string];
 const WS_VERSION = ["Sec-WebSocket-Version", "13"] as [string, string];
 
@@ -53,7 +57,9 @@ function exchange(
       const match = /^HTTP\/1\.[01] (\d{3})/.exec(head);
       const raw = split < 0 ? "" : text.slice(split + 4);
       const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-      const body = /\r\ntransfer-encoding: *chunked/i.test(head) ? dechunk(raw) : { data: raw, complete: length !== null && raw.length === Number(length[1]) };
+      const body = /\r\ntransfer-encoding: *chunked/i.test(head)
+        ? dechunk(raw)
+        : { data: raw, complete: length !== null && raw.length === Number(length[1]) };
       return { status: match ? Number(match[1]) : null, head, body: body.data, complete: body.complete, ended };
     };
     const finish = () => {
@@ -65,9 +71,13 @@ function exchange(
     }, options.deadlineMs ?? 15_000);
     socket.on("connect", () => {
       const body = request.body ?? "";
-      const lines = [`${request.method ?? "GET"} ${target.pathname.replace(/\/$/, "")}${request.path} HTTP/1.1`, `Host: ${target.host}`];
+      const lines = [
+        `${request.method ?? "GET"} ${target.pathname.replace(/\/$/, "")}${request.path} HTTP/1.1`,
+        `Host: ${target.host}`,
+      ];
       for (const [name, value] of request.headers ?? [["Connection", "close"]]) lines.push(`${name}: ${value}`);
-      if (body !== "" || request.declaredLength !== undefined) lines.push(`Content-Length: ${request.declaredLength ?? Buffer.byteLength(body)}`);
+      if (body !== "" || request.declaredLength !== undefined)
+        lines.push(`Content-Length: ${request.declaredLength ?? Buffer.byteLength(body)}`);
       socket.write(`${lines.join("\r\n")}\r\n\r\n${body}`);
       if (options.leaveAfterMs !== undefined) setTimeout(() => socket.destroy(), options.leaveAfterMs);
     });
@@ -118,7 +128,9 @@ async function nodeEntry(t: TestRedis): Promise<Entry> {
     url: pb.url,
     cutBodiesShow: true,
     async inflight() {
-      const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+      const res = await fetch(`${pb.url}/metrics`, {
+        headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
+      });
       const text = await res.text();
       return text
         .split("\n")
@@ -167,20 +179,36 @@ describe.each([
   const seenBy = (id: string) => f.worker.seen.find((s) => s.url.startsWith(`/hostile/${id}`));
 
   it("takes a bare Upgrade, h2c and a made-up upgrade as plain requests without their Upgrade", async () => {
-    const bare = await exchange(f.entry.url, { path: "/hostile/bare-1", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] });
+    const bare = await exchange(f.entry.url, {
+      path: "/hostile/bare-1",
+      headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION],
+    });
     expect(bare.status).toBe(200);
     expect(seenBy("bare-1")!.headers.upgrade).toBeUndefined();
     expect(seenBy("bare-1")!.headers.connection ?? "").not.toMatch(/upgrade/i);
 
     const h2c = await exchange(f.entry.url, {
       path: "/hostile/h2c-1",
-      headers: [["Connection", "Upgrade, HTTP2-Settings"], ["Connection", "close"], ["Upgrade", "h2c"], ["HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA"]],
+      headers: [
+        ["Connection", "Upgrade, HTTP2-Settings"],
+        ["Connection", "close"],
+        ["Upgrade", "h2c"],
+        ["HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA"],
+      ],
     });
     expect(h2c.status).toBe(200);
     expect(seenBy("h2c-1")!.headers.upgrade).toBeUndefined();
     expect(seenBy("h2c-1")!.headers["http2-settings"]).toBeUndefined();
 
-    const madeUp = await exchange(f.entry.url, { method: "POST", path: "/hostile/made-up-1", headers: [["Connection", "upgrade, close"], ["Upgrade", "foo/1"]], body: "hello" });
+    const madeUp = await exchange(f.entry.url, {
+      method: "POST",
+      path: "/hostile/made-up-1",
+      headers: [
+        ["Connection", "upgrade, close"],
+        ["Upgrade", "foo/1"],
+      ],
+      body: "hello",
+    });
     expect(madeUp.status).toBe(200);
     expect(JSON.parse(madeUp.body)).toMatchObject({ method: "POST", bodyBytes: 5 });
     expect(seenBy("made-up-1")!.headers.upgrade).toBeUndefined();
@@ -189,7 +217,10 @@ describe.each([
   it("answers 502 bad gateway when a worker answers 101 to a request that asked no upgrade", async () => {
     const requests = [
       exchange(f.entry.url, { path: "/hostile/switch-get" }),
-      exchange(f.entry.url, { path: "/hostile/switch-bare", headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION] }),
+      exchange(f.entry.url, {
+        path: "/hostile/switch-bare",
+        headers: [["Connection", "close"], ["Upgrade", "websocket"], WS_KEY, WS_VERSION],
+      }),
       exchange(f.entry.url, { method: "POST", path: "/hostile/switch-post", body: "x".repeat(100) }),
     ];
     for (const answer of await Promise.all(requests)) {
@@ -227,13 +258,19 @@ describe.each([
   it("gives every slot back when clients leave at each stage, and answers those who stay", async () => {
     const leaving = [
       // Right after sending, at several moments: before, during or after the resolve.
-      ...[0, 1, 5, 20, 50].map((ms) => exchange(f.entry.url, { path: `/hostile/slow-early-${ms}?ms=500` }, { leaveAfterMs: ms })),
+      ...[0, 1, 5, 20, 50].map((ms) =>
+        exchange(f.entry.url, { path: `/hostile/slow-early-${ms}?ms=500` }, { leaveAfterMs: ms }),
+      ),
       // While the worker thinks.
       exchange(f.entry.url, { path: "/hostile/slow-thinking?ms=1500" }, { leaveAfterMs: 300 }),
       // Mid-answer.
       exchange(f.entry.url, { path: "/hostile/drip-1" }, { leaveOnBytes: true }),
       // Mid-upload: 10 of 100000 declared bytes.
-      exchange(f.entry.url, { method: "POST", path: "/hostile/upload-1", body: "0123456789", declaredLength: 100_000 }, { leaveAfterMs: 200 }),
+      exchange(
+        f.entry.url,
+        { method: "POST", path: "/hostile/upload-1", body: "0123456789", declaredLength: 100_000 },
+        { leaveAfterMs: 200 },
+      ),
       // Against a worker that never answers.
       exchange(f.entry.url, { path: "/hostile/hang-2" }, { leaveAfterMs: 200 }),
     ];
@@ -246,7 +283,9 @@ describe.each([
     // a leaked slot never comes back, so the generous budget only costs time when it fails.
     let refused: string[] = [];
     const admitted = async () => {
-      const answers = await Promise.all(Array.from({ length: CAP }, (_, i) => exchange(f.entry.url, { path: `/hostile/slow-cap-${i}?ms=300` })));
+      const answers = await Promise.all(
+        Array.from({ length: CAP }, (_, i) => exchange(f.entry.url, { path: `/hostile/slow-cap-${i}?ms=300` })),
+      );
       refused = answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body}`);
       return refused.length === 0;
     };

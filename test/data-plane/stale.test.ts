@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { STALE_RESOLUTION_MS } from "../../src/data-plane/placement-loop.ts";
-import { startHostileWorker, type HostileWorker } from "../support/hostile-worker.ts";
+import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { credential } from "../support/pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { listeningSink, startServedPinboard, type ServedPinboard } from "../support/served-pinboard.ts";
+import { listeningSink, type ServedPinboard, startServedPinboard } from "../support/served-pinboard.ts";
 
 /**
  * "A resolution older than 5 s by the time the forward sends is re-resolved, twice at most."

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { Agent, request, type ClientRequest, type IncomingMessage } from "node:http";
+import { Agent, type ClientRequest, type IncomingMessage, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Instance } from "../../src/pinned/index.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 
 /**
  * 100 MB through Pinboard each way, streamed. The test writes the upload in 64 KiB chunks with
@@ -110,14 +110,17 @@ class Source implements Instance {
     const total = Number(new URL(request.url).searchParams.get("bytes"));
     progress.sourceSent = 0;
     return new Response(
-      new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (progress.sourceSent >= total) return controller.close();
-          const n = Math.min(CHUNK, total - progress.sourceSent);
-          controller.enqueue(new Uint8Array(n).fill(0x62));
-          progress.sourceSent += n;
+      new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (progress.sourceSent >= total) return controller.close();
+            const n = Math.min(CHUNK, total - progress.sourceSent);
+            controller.enqueue(new Uint8Array(n).fill(0x62));
+            progress.sourceSent += n;
+          },
         },
-      }, { highWaterMark: 0 }),
+        { highWaterMark: 0 },
+      ),
       { headers: { "content-type": "application/octet-stream" } },
     );
   }
@@ -168,9 +171,17 @@ function collect(res: IncomingMessage): Promise<string> {
 function streamUpload(url: string): Promise<{ status: number; body: string; sent: number }> {
   return new Promise((resolve, reject) => {
     progress.uploadSent = 0;
-    const req: ClientRequest = request(url, { method: "POST", agent: new Agent({ keepAlive: false }), headers: { "content-type": "application/octet-stream" } }, (res) => {
-      collect(res).then((body) => resolve({ status: res.statusCode ?? 0, body, sent: progress.uploadSent }), reject);
-    });
+    const req: ClientRequest = request(
+      url,
+      {
+        method: "POST",
+        agent: new Agent({ keepAlive: false }),
+        headers: { "content-type": "application/octet-stream" },
+      },
+      (res) => {
+        collect(res).then((body) => resolve({ status: res.statusCode ?? 0, body, sent: progress.uploadSent }), reject);
+      },
+    );
     req.on("error", reject);
     const chunk = Buffer.alloc(CHUNK, 0x61);
     const pump = () => {

@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { getRow } from "../support/rows.ts";
 import { registerOverHttp } from "../support/register-over-http.ts";
+import { getRow } from "../support/rows.ts";
 
 /**
  * In-band refusal: "answers with that refusal's string on a refusal from the re-resolve, 404
@@ -58,7 +58,11 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value }));
       return;
     }
-    seen.push({ method: req.method ?? "", url: req.url ?? "", epoch: req.headers["pinboard-epoch"] as string | undefined });
+    seen.push({
+      method: req.method ?? "",
+      url: req.url ?? "",
+      epoch: req.headers["pinboard-epoch"] as string | undefined,
+    });
     void deregister().then((status) => {
       deregistered.push(status);
       res
@@ -69,7 +73,15 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  sessionId = await registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "leaving" });
+  sessionId = await registerOverHttp({
+    pinboardUrl,
+    token,
+    namespace,
+    advertiseUrl: url,
+    secret,
+    challenges,
+    clientPrefix: "leaving",
+  });
 
   return {
     url,
@@ -101,7 +113,9 @@ afterAll(async () => {
 });
 
 async function resolutions(): Promise<Record<string, number>> {
-  const res = await fetch(`${pb.url}/registry/health`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+  const res = await fetch(`${pb.url}/registry/health`, {
+    headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { resolutions: Record<string, number> }).resolutions;
 }
@@ -125,7 +139,8 @@ describe("a refusal whose re-resolve finds the namespace gone", () => {
     expect(leaving.seen[0]).toMatchObject({ method: "GET", url: "/vanish/v1", epoch: expect.stringMatching(/^\d+$/) });
     expect(leaving.deregistered).toEqual([200]);
     // The namespace is gone from every bucket, and the refused placement was released.
-    for (const b of keys.allBuckets()) expect(await t.redis.client.exists(keys.nsWorkers(b, SINGLE_HOSTNAME, "/vanish"))).toBe(0);
+    for (const b of keys.allBuckets())
+      expect(await t.redis.client.exists(keys.nsWorkers(b, SINGLE_HOSTNAME, "/vanish"))).toBe(0);
     expect(await getRow(t, "/vanish", "v1")).toBeNull();
 
     const after = await resolutions();

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getRow } from "../support/rows.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { rawWebSocket } from "../support/raw-ws-client.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
+import { getRow } from "../support/rows.ts";
 import { metricValue } from "../support/scrape.ts";
-import { startSocketWorker, type SocketWorker } from "../support/socket-worker.ts";
+import { type SocketWorker, startSocketWorker } from "../support/socket-worker.ts";
 import { eventually, openSocket, rejectedUpgrade, type TestSocket } from "../support/ws-client.ts";
 
 /**
@@ -55,7 +55,9 @@ async function closeAll(sockets: TestSocket[]): Promise<void> {
 
 describe("the WebSocket cap and keepalive (Node entry)", () => {
   it("serves HTTP to a worker holding more idle WebSockets than the inflight cap, and refuses the upgrade past the WebSocket cap", async () => {
-    const sockets = await Promise.all(Array.from({ length: MAX_WEBSOCKETS }, (_, i) => openSocket(url(`/sock/idle-${i}`))));
+    const sockets = await Promise.all(
+      Array.from({ length: MAX_WEBSOCKETS }, (_, i) => openSocket(url(`/sock/idle-${i}`))),
+    );
     expect(await openSockets()).toBe(MAX_WEBSOCKETS);
 
     const answers = await Promise.all(Array.from({ length: MAX_INFLIGHT }, (_, i) => fetch(url(`/sock/http-${i}`))));
@@ -66,7 +68,10 @@ describe("the WebSocket cap and keepalive (Node entry)", () => {
     expect(await metricValue(pb, "pinboard_inflight")).toBe(0);
 
     const refused = await rejectedUpgrade(url("/sock/one-too-many"));
-    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({ status: 503, body: { error: "worker inflight cap exceeded, retry" } });
+    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({
+      status: 503,
+      body: { error: "worker inflight cap exceeded, retry" },
+    });
     expect(refused.headers["retry-after"]).toBe("1");
     expect(refused.headers["content-type"]).toBe("application/json");
     // The placement the refused upgrade made is released, so a retry places afresh.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { clientFrame, rawWebSocket } from "../support/raw-ws-client.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { metricValue } from "../support/scrape.ts";
-import { startSocketWorker, type SocketWorker } from "../support/socket-worker.ts";
+import { type SocketWorker, startSocketWorker } from "../support/socket-worker.ts";
 import { eventually, openSocket } from "../support/ws-client.ts";
 
 /**
@@ -46,7 +46,9 @@ describe("the WebSocket message cap (Node entry)", () => {
     // waits for the 90 MiB nor holds them (the report's three 90 MiB messages took 284 MiB).
     for (const raw of clients) {
       raw.socket.write(clientFrame(OPCODE.binary, Buffer.alloc(768 * 1024, 1), { fin: false }));
-      raw.socket.write(clientFrame(OPCODE.continuation, Buffer.alloc(0), { fin: false, declaredLength: 90 * 1024 * 1024 }));
+      raw.socket.write(
+        clientFrame(OPCODE.continuation, Buffer.alloc(0), { fin: false, declaredLength: 90 * 1024 * 1024 }),
+      );
     }
     await eventually(() => clients.every((raw) => raw.closeCode() !== undefined));
     expect(clients.map((raw) => raw.closeCode())).toEqual([1009, 1009, 1009]);

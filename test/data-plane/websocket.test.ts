@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { HIGH_WATER, pipeSockets } from "../../src/runtime/node/data-plane/ws-pipe.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { getRow, putRow } from "../support/rows.ts";
-import { HIGH_WATER, pipeSockets } from "../../src/runtime/node/data-plane/ws-pipe.ts";
+import { Room } from "../support/sample-instances.ts";
 import { eventually, openSocket, rejectedUpgrade, type TestSocket } from "../support/ws-client.ts";
 import { WsProbe } from "../support/ws-instances.ts";
 import { connectTo, localPeer } from "../support/ws-peers.ts";
-import { Room } from "../support/sample-instances.ts";
 
 /**
  * WebSocket upgrades through the real Node entry (a separate process) to real workers of the
@@ -30,7 +30,12 @@ beforeAll(async () => {
   // is not re-probed (and marked degraded, hence skipped) before the upgrade reaches it.
   fleet = await startFleet({
     workers: 0,
-    env: { PINBOARD_MAX_INFLIGHT: "4", PINBOARD_MAX_WEBSOCKETS: "4", PINBOARD_FORWARD_TIMEOUT_MS: "1500", PINBOARD_LEASE_TTL_MS: "60000" },
+    env: {
+      PINBOARD_MAX_INFLIGHT: "4",
+      PINBOARD_MAX_WEBSOCKETS: "4",
+      PINBOARD_FORWARD_TIMEOUT_MS: "1500",
+      PINBOARD_LEASE_TTL_MS: "60000",
+    },
   });
   await fleet.skipColdStart();
   main = await fleet.addWorker({ namespaces: { "/room": Room, "/probe": WsProbe } });
@@ -47,7 +52,9 @@ afterAll(() => fleet.close());
 const url = (path: string) => `${fleet.pb.url}${path}`;
 
 async function health(): Promise<{ connections: number; resolutions: Record<string, number> }> {
-  const res = await fetch(url("/registry/health"), { headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` } });
+  const res = await fetch(url("/registry/health"), {
+    headers: { authorization: `Bearer ${await fleet.pb.operatorCredential()}` },
+  });
   return (await res.json()) as { connections: number; resolutions: Record<string, number> };
 }
 
@@ -77,7 +84,9 @@ describe("WebSocket upgrades through the Node entry", () => {
     expect(state).toEqual({ messages: ["alice: hi bob", "bob: hi alice"], sockets: 2 });
 
     expect(await close(alice, 1000, "bye")).toEqual({ code: 1000, reason: "bye" });
-    await eventually(async () => ((await (await fetch(url("/room/lobby"))).json()) as { sockets: number }).sockets === 1);
+    await eventually(
+      async () => ((await (await fetch(url("/room/lobby"))).json()) as { sockets: number }).sockets === 1,
+    );
     await close(bob);
     await eventually(async () => (await health()).connections === 0);
   });
@@ -156,12 +165,18 @@ describe("WebSocket upgrades through the Node entry", () => {
     expect(hello.query).toBe("?x=1");
     expect(hello.aud).toBe(worker.sessionId);
     const headers = hello.headers as Record<string, string>;
-    expect(await verifyAttestation(headers["pinboard-attestation"]!, worker.secret, worker.sessionId!)).toMatchObject({ aud: worker.sessionId });
+    expect(await verifyAttestation(headers["pinboard-attestation"]!, worker.secret, worker.sessionId!)).toMatchObject({
+      aud: worker.sessionId,
+    });
     expect(headers["pinboard-epoch"]).toMatch(/^\d+$/);
     expect(headers["pinboard-epoch"]).not.toBe("999");
     expect(headers["pinboard-epoch"]).toBe(hello.epoch);
     expect(headers["pinboard-anything"]).toBeUndefined();
-    expect(Object.keys(headers).filter((h) => h.startsWith("pinboard-")).sort()).toEqual(["pinboard-attestation", "pinboard-epoch"]);
+    expect(
+      Object.keys(headers)
+        .filter((h) => h.startsWith("pinboard-"))
+        .sort(),
+    ).toEqual(["pinboard-attestation", "pinboard-epoch"]);
     expect(headers["x-forwarded-for"]).toBe("127.0.0.1");
     expect(headers["x-forwarded-host"]).toBe(new URL(fleet.pb.url).host);
     expect(headers["x-real-ip"]).toBeUndefined();
@@ -190,7 +205,11 @@ describe("WebSocket upgrades through the Node entry", () => {
   it("answers upgrade misses with 404 not found, bad ids with 400 and caller failures with 403, before any placement", async () => {
     for (const path of ["/nowhere/x", "/healthz", "/readyz", "/registry/workers", "/registry", "/room"]) {
       const res = await rejectedUpgrade(url(path));
-      expect({ path, status: res.status, body: JSON.parse(res.body) }).toEqual({ path, status: 404, body: { error: "not found" } });
+      expect({ path, status: res.status, body: JSON.parse(res.body) }).toEqual({
+        path,
+        status: 404,
+        body: { error: "not found" },
+      });
     }
     const bad = await rejectedUpgrade(url("/room/bad*id"));
     expect(bad.status).toBe(400);
@@ -203,7 +222,9 @@ describe("WebSocket upgrades through the Node entry", () => {
     });
     expect(caller.headers["content-type"]).toBe("application/json");
 
-    const malformed = await rawRequest(url("/probe/malformed"), { headers: { connection: "Upgrade", upgrade: "websocket" } });
+    const malformed = await rawRequest(url("/probe/malformed"), {
+      headers: { connection: "Upgrade", upgrade: "websocket" },
+    });
     expect(malformed.status).toBe(400);
     expect(await getRow(fleet.t, "/probe", "malformed")).toBeNull();
     // Plain HTTP on the same paths is untouched.
@@ -228,7 +249,10 @@ describe("WebSocket upgrades through the Node entry", () => {
     const hello = await socket.json();
     expect(hello.aud).toBe(target.worker.sessionId);
     expect(hello.headers["pinned-refusal"]).toBeUndefined();
-    expect(await getRow(fleet.t, "/move", "m1")).toMatchObject({ sessionId: target.worker.sessionId, epoch: hello.epoch });
+    expect(await getRow(fleet.t, "/move", "m1")).toMatchObject({
+      sessionId: target.worker.sessionId,
+      epoch: hello.epoch,
+    });
     expect((await health()).resolutions.nack).toBe(before + 1);
     socket.ws.send("still here");
     expect((await socket.next()).data.toString()).toBe("still here");
@@ -239,7 +263,11 @@ describe("WebSocket upgrades through the Node entry", () => {
     const before = (await health()).resolutions.nack ?? 0;
     for (const path of ["/full/f1", "/lonely/l1"]) {
       const res = await rejectedUpgrade(url(path));
-      expect({ path, status: res.status, body: JSON.parse(res.body) }).toEqual({ path, status: 503, body: { error: "worker refused activation, retry" } });
+      expect({ path, status: res.status, body: JSON.parse(res.body) }).toEqual({
+        path,
+        status: 503,
+        body: { error: "worker refused activation, retry" },
+      });
       expect(res.headers["retry-after"]).toBe("1");
       expect(res.headers["pinned-refusal"]).toBeUndefined();
     }

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,11 @@ let t: TestRedis;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  await promisify(execFile)(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", OUT], { cwd: ROOT });
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", OUT],
+    { cwd: ROOT },
+  );
 }, 120_000);
 afterAll(async () => {
   await t?.stop();
@@ -37,7 +41,11 @@ describe("the compiled Node entry", () => {
     const env: Record<string, string> = { PATH: process.env.PATH ?? "", PORT: String(port), HOST: "127.0.0.1" };
     if (t.clusterNodes) env.REDIS_CLUSTER_NODES = t.clusterNodes;
     else env.REDIS_URL = t.url;
-    const child = spawn(process.execPath, [...startNodeFlags(), join(OUT, "src/node.js")], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [...startNodeFlags(), join(OUT, "src/node.js")], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     const exit = exited(child);
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -45,7 +53,10 @@ describe("the compiled Node entry", () => {
       const base = `http://127.0.0.1:${port}`;
       let ready = 0;
       for (let i = 0; i < 200 && ready !== 200; i++) {
-        ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0);
+        ready = await fetch(`${base}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       expect(ready, stderr).toBe(200);

@@ -10,7 +10,12 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const pages = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const pages = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's heading anchors: lower-cased, punctuation but `-` and `_` dropped, spaces to `-`. */
 function anchors(markdown: string): Set<string> {
@@ -53,7 +58,8 @@ describe.each(pages)("%s", (page) => {
       const target = path === "" ? join(ROOT, page) : join(dirname(join(ROOT, page)), path);
       if (relative(ROOT, target).startsWith("..")) broken.push(`${link} (outside the repository)`);
       else if (!existsSync(target)) broken.push(`${link} (no such file)`);
-      else if (anchor !== undefined && target.endsWith(".md") && !anchors(readFileSync(target, "utf8")).has(anchor)) broken.push(`${link} (no such heading)`);
+      else if (anchor !== undefined && target.endsWith(".md") && !anchors(readFileSync(target, "utf8")).has(anchor))
+        broken.push(`${link} (no such heading)`);
     }
     expect(broken).toEqual([]);
   });

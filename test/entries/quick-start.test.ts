@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/node/free-port.ts";
@@ -45,19 +45,27 @@ function start(command: string[], env: Record<string, string>): { child: ChildPr
 }
 
 describe("Quick start", () => {
-  it("npm start prints what starts a worker; the counter counts, and survives its worker", { timeout: 240_000 }, async () => {
+  it("npm start prints what starts a worker; the counter counts, and survives its worker", {
+    timeout: 240_000,
+  }, async () => {
     const port = await freePort();
     const pinboard = start(["npm", "start"], { PORT: String(port), PINBOARD_LEASE_TTL_MS: "3000" });
     // A fresh clone compiles first (tens of seconds on a loaded 2-core machine).
     const banner = await until(() => (/^Try:$/m.test(pinboard.output()) ? pinboard.output() : null), 150_000, 100);
 
     // What the banner tells the newcomer to run, taken literally.
-    const exports = banner.split("\n").filter((line) => /^\s+export PINBOARD_(WORKER|OPERATOR)_TOKEN=/.test(line)).map((line) => line.trim());
+    const exports = banner
+      .split("\n")
+      .filter((line) => /^\s+export PINBOARD_(WORKER|OPERATOR)_TOKEN=/.test(line))
+      .map((line) => line.trim());
     expect(exports).toHaveLength(2);
     expect(banner).toMatch(/^Redis: embedded redis-server at redis:\/\/127\.0\.0\.1:\d+ /m);
     const lines = banner.split("\n");
-    const workerCommand = lines[lines.indexOf("Start a worker (in another terminal, after the exports above):") + 1]!.trim();
-    expect(workerCommand).toMatch(/^PINBOARD_URL=http:\/\/127\.0\.0\.1:\d+ DURABLE_REDIS_URL=redis:\/\/127\.0\.0\.1:\d+ CLIENT_ID=worker-a npx tsx examples\/worker\.ts$/);
+    const workerCommand =
+      lines[lines.indexOf("Start a worker (in another terminal, after the exports above):") + 1]!.trim();
+    expect(workerCommand).toMatch(
+      /^PINBOARD_URL=http:\/\/127\.0\.0\.1:\d+ DURABLE_REDIS_URL=redis:\/\/127\.0\.0\.1:\d+ CLIENT_ID=worker-a npx tsx examples\/worker\.ts$/,
+    );
     const shell = (command: string) => start(["bash", "-c", `${exports.join("; ")}; ${command}`], {});
 
     const first = shell(workerCommand);
@@ -76,10 +84,14 @@ describe("Quick start", () => {
     signal(first.child, "SIGKILL");
     const second = shell(workerCommand.replace("CLIENT_ID=worker-a", "CLIENT_ID=worker-b"));
     await until(() => /serving \/counter and \/chat/.test(second.output()), 30_000, 50);
-    const back = await until(async () => {
-      const res = await fetch(`${base}/counter/demo`);
-      return res.status === 200 ? ((await res.json()) as { count: number; epoch: string }) : null;
-    }, 20_000, 200);
+    const back = await until(
+      async () => {
+        const res = await fetch(`${base}/counter/demo`);
+        return res.status === 200 ? ((await res.json()) as { count: number; epoch: string }) : null;
+      },
+      20_000,
+      200,
+    );
     expect(back.count).toBe(2);
     expect(BigInt(back.epoch)).toBeGreaterThan(BigInt(one.epoch));
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { putRow } from "../support/rows.ts";
-import { startScriptedWorker, viaApp, type ScriptedWorker } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * "Every /registry/* route but /registry/health answers 503 {"error":"not the serving fleet"} +
@@ -89,8 +89,16 @@ describe("operator routes on a node that is not serving", () => {
     }
     // Passport still comes first: 401 without a credential, 403 without the operator scope.
     for (const call of valid) {
-      expect(await answer(old, call), `${call.method} ${call.path}`).toEqual({ status: 401, retryAfter: null, body: { error: "unauthorized" } });
-      expect(await answer(old, call, workerToken), `${call.method} ${call.path}`).toEqual({ status: 403, retryAfter: null, body: { error: "forbidden" } });
+      expect(await answer(old, call), `${call.method} ${call.path}`).toEqual({
+        status: 401,
+        retryAfter: null,
+        body: { error: "unauthorized" },
+      });
+      expect(await answer(old, call, workerToken), `${call.method} ${call.path}`).toEqual({
+        status: 403,
+        retryAfter: null,
+        body: { error: "forbidden" },
+      });
     }
     // Nothing was written: no fence, no drain.
     expect(await t.snapshot()).toEqual(before);
@@ -99,7 +107,12 @@ describe("operator routes on a node that is not serving", () => {
     const health = await old.call("GET", "/registry/health", { token: operator });
     expect(health.status).toBe(200);
     expect(health.headers.get("retry-after")).toBeNull();
-    expect(await health.json()).toEqual({ resolutions: {}, connections: 0, quarantineMs: expect.any(Number), uptimeMs: expect.any(Number) });
+    expect(await health.json()).toEqual({
+      resolutions: {},
+      connections: 0,
+      quarantineMs: expect.any(Number),
+      uptimeMs: expect.any(Number),
+    });
 
     // The serving node answers the same routes.
     await next.deps.fleet.refresh();

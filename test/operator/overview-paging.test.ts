@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { credential, type TestPinboard } from "../support/pinboard-app.ts";
-import { changedKeys, keyspaceDigest } from "../support/keyspace.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
-import { type TestRedis } from "../support/redis.ts";
-import { registerBody, registerOk } from "../support/registration.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
+import { changedKeys, keyspaceDigest } from "../support/keyspace.ts";
+import { credential, type TestPinboard } from "../support/pinboard-app.ts";
+import type { TestRedis } from "../support/redis.ts";
+import { registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * GET /registry/overview?limit=…&cursor=…, the paging extension the console uses: pages of at
@@ -38,7 +38,10 @@ async function walk(query: string, limit: number, op: string): Promise<Page[]> {
   const pages: Page[] = [];
   let cursor: string | undefined;
   do {
-    const { status, body } = await overview(`?${query}${query ? "&" : ""}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, op);
+    const { status, body } = await overview(
+      `?${query}${query ? "&" : ""}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`,
+      op,
+    );
     expect(status).toBe(200);
     pages.push(body as Page);
     cursor = (body as Page).cursor;
@@ -57,7 +60,13 @@ describe("GET /registry/overview with limit and cursor", () => {
       const ns = i % 5 === 0 ? "/other" : "/paged";
       const id = `p-${String(i).padStart(5, "0")}`;
       const b = keys.bucketOf(id);
-      writes.push(t.redis.client.hset(keys.placements(b, SINGLE_ENV, ns), id, [sessionId, "1", "", "", i % 3 === 0 ? "gold" : ""].join("\n")));
+      writes.push(
+        t.redis.client.hset(
+          keys.placements(b, SINGLE_ENV, ns),
+          id,
+          [sessionId, "1", "", "", i % 3 === 0 ? "gold" : ""].join("\n"),
+        ),
+      );
       writes.push(t.redis.client.sadd(keys.spaces(b), `${SINGLE_ENV}\n${ns}`));
     }
     await Promise.all(writes);
@@ -71,11 +80,19 @@ describe("GET /registry/overview with limit and cursor", () => {
     // The protocol's answer names no epoch; a page does.
     expect((whole.body as Page).namespaces.flatMap((n) => n.entries).some((e) => "epoch" in e)).toBe(false);
     const first = (await overview("?limit=5", op)).body as Page;
-    expect(first.namespaces.flatMap((n) => n.entries).map((e) => (e as { epoch?: string }).epoch)).toEqual(["1", "1", "1", "1", "1"]);
+    expect(first.namespaces.flatMap((n) => n.entries).map((e) => (e as { epoch?: string }).epoch)).toEqual([
+      "1",
+      "1",
+      "1",
+      "1",
+      "1",
+    ]);
     // And the durable alarm the worker library's index lists for an entry.
     await t.redis.client.zadd("pinned:{pinned-index}:alarms", 1_900_000_000_000, "/paged/p-00001");
     const one = (await overview("?limit=1&prefix=p-00001", op)).body as Page;
-    expect(one.namespaces.flatMap((n) => n.entries)).toEqual([{ id: "p-00001", sessionId, epoch: "1", alarm: 1_900_000_000_000 }]);
+    expect(one.namespaces.flatMap((n) => n.entries)).toEqual([
+      { id: "p-00001", sessionId, epoch: "1", alarm: 1_900_000_000_000 },
+    ]);
 
     for (const limit of [7, 100, 1000]) {
       const pages = await walk("", limit, op);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ChallengeServer } from "../support/challenge-server.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
-import { TEST_PASSPORT_SECRET, credential, type TestPinboard } from "../support/pinboard-app.ts";
+import type { ChallengeServer } from "../support/challenge-server.ts";
+import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -81,11 +81,20 @@ describe("operator routes", () => {
     const { status, body } = await get("/registry/overview?ns=/docs&prefix=H~&tag=ws:W", await op());
     expect(status).toBe(200);
     expect(body.namespaces).toEqual([
-      { hostname: null, env: null, namespace: "/docs", sessionIds: [a.sessionId], entries: [{ id: "H~1", sessionId: a.sessionId, tag: "ws:W" }] },
+      {
+        hostname: null,
+        env: null,
+        namespace: "/docs",
+        sessionIds: [a.sessionId],
+        entries: [{ id: "H~1", sessionId: a.sessionId, tag: "ws:W" }],
+      },
     ]);
     const untagged = await get("/registry/overview?ns=/docs", await op());
     expect(untagged.body.namespaces[0].entries.map((e: any) => e.id)).toEqual(["H~1", "H~2", "Z~3"]);
-    expect(await get("/registry/overview?ns=docs", await op())).toEqual({ status: 400, body: { error: "invalid namespace" } });
+    expect(await get("/registry/overview?ns=docs", await op())).toEqual({
+      status: 400,
+      body: { error: "invalid namespace" },
+    });
     expect(await get("/registry/overview?tag=", await op())).toEqual({ status: 400, body: { error: "empty tag" } });
     expect(await get("/registry/overview?tag=%20", await op())).toEqual({ status: 400, body: { error: "empty tag" } });
   });
@@ -94,7 +103,10 @@ describe("operator routes", () => {
     const a = await registerOk(pb, token, registerBody(worker, { namespaces: ["/wd"] }));
     await putRow(t, "/wd", "w1", { sessionId: a.sessionId, epoch: "20" });
     const before = await t.redis.timeMs();
-    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", id: "w1", deadline: 60 })).toEqual({ status: 200, body: { queued: true } });
+    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", id: "w1", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
     const row = await getRow(t, "/wd", "w1");
     expect(Number(row!.expiry)).toBeGreaterThanOrEqual(before + 60_000);
     expect(Number(row!.expiry)).toBeLessThan(before + 62_000);
@@ -108,17 +120,32 @@ describe("operator routes", () => {
     await post("/registry/wind_down", await op(), { namespace: "/wd", id: "w1", deadline: null });
     expect((await getRow(t, "/wd", "w1"))!.expiry).toBe("");
 
-    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", id: "nope", deadline: 5 })).toEqual({ status: 200, body: { queued: false } });
+    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", id: "nope", deadline: 5 })).toEqual({
+      status: 200,
+      body: { queued: false },
+    });
     await putRow(t, "/wd", "w2", { sessionId: a.sessionId, epoch: "21" });
-    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", deadline: 30 })).toEqual({ status: 200, body: { queued: 2 } });
+    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", deadline: 30 })).toEqual({
+      status: 200,
+      body: { queued: 2 },
+    });
   });
 
   it("wind_down refuses env in single mode and out-of-scope namespaces", async () => {
-    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", deadline: 5, env: "prod" })).toEqual({ status: 400, body: { error: "env requires hostname-aware mode" } });
+    expect(await post("/registry/wind_down", await op(), { namespace: "/wd", deadline: 5, env: "prod" })).toEqual({
+      status: 400,
+      body: { error: "env requires hostname-aware mode" },
+    });
     const a = await registerOk(pb, token, registerBody(worker, { namespaces: ["/wd2"] }));
     await putRow(t, "/wd2", "x", { sessionId: a.sessionId, epoch: "30" });
     const before = await t.snapshot();
-    expect(await post("/registry/wind_down", await op({ namespaces: ["/other"] }), { namespace: "/wd2", id: "x", deadline: 5 })).toEqual({
+    expect(
+      await post("/registry/wind_down", await op({ namespaces: ["/other"] }), {
+        namespace: "/wd2",
+        id: "x",
+        deadline: 5,
+      }),
+    ).toEqual({
       status: 403,
       body: { error: "namespace not allowed: /wd2" },
     });
@@ -128,27 +155,45 @@ describe("operator routes", () => {
   it("POST /registry/drain cordons or times a drain that the heartbeat reports; undrain revokes", async () => {
     const clientId = "drainee";
     const a = await registerOk(pb, token, registerBody(worker, { clientId }));
-    expect(await post("/registry/drain", await op(), { clientId, deadline: null })).toEqual({ status: 200, body: { drained: true } });
+    expect(await post("/registry/drain", await op(), { clientId, deadline: null })).toEqual({
+      status: 200,
+      body: { drained: true },
+    });
     expect(await t.redis.client.pttl(`pinboard:{global}:drain:${clientId}`)).toBe(-1);
     expect(JSON.parse((await t.redis.hget("pinboard:{2}:workers", a.sessionId))!).draining).toBe(true);
     let hb = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, a.sessionId) });
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: true });
 
-    expect(await post("/registry/drain", await op(), { clientId, deadline: 120 })).toEqual({ status: 200, body: { drained: true } });
+    expect(await post("/registry/drain", await op(), { clientId, deadline: 120 })).toEqual({
+      status: 200,
+      body: { drained: true },
+    });
     const ttl = await t.redis.client.pttl(`pinboard:{global}:drain:${clientId}`);
     expect(ttl).toBeGreaterThan(7 * 24 * 3600 * 1000 + 110_000);
     hb = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, a.sessionId) });
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: true, drainDeadline: 120 });
 
     expect(await post("/registry/undrain", await op(), { clientId })).toEqual({ status: 200, body: { revoked: true } });
-    expect(await post("/registry/undrain", await op(), { clientId })).toEqual({ status: 200, body: { revoked: false } });
+    expect(await post("/registry/undrain", await op(), { clientId })).toEqual({
+      status: 200,
+      body: { revoked: false },
+    });
     hb = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, a.sessionId) });
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: false });
 
-    for (const [claim, id] of [[{}, "unknown-client"], [{ namespaces: ["/elsewhere"] }, clientId]] as const) {
+    for (const [claim, id] of [
+      [{}, "unknown-client"],
+      [{ namespaces: ["/elsewhere"] }, clientId],
+    ] as const) {
       const tok = await op(claim);
-      expect(await post("/registry/drain", tok, { clientId: id, deadline: null })).toEqual({ status: 403, body: { error: "forbidden" } });
-      expect(await post("/registry/undrain", tok, { clientId: id })).toEqual({ status: 403, body: { error: "forbidden" } });
+      expect(await post("/registry/drain", tok, { clientId: id, deadline: null })).toEqual({
+        status: 403,
+        body: { error: "forbidden" },
+      });
+      expect(await post("/registry/undrain", tok, { clientId: id })).toEqual({
+        status: 403,
+        body: { error: "forbidden" },
+      });
     }
   });
 
@@ -161,10 +206,19 @@ describe("operator routes", () => {
     const listed = await get("/registry/workers", operator);
     expect(listed.status).toBe(200);
     expect(listed.body.workers.map((w: any) => w.sessionId)).toContain(a.sessionId);
-    expect(await post("/registry/drain", operator, { clientId: body.clientId, deadline: null })).toEqual({ status: 200, body: { drained: true } });
-    expect(await post("/registry/undrain", operator, { clientId: body.clientId })).toEqual({ status: 200, body: { revoked: true } });
+    expect(await post("/registry/drain", operator, { clientId: body.clientId, deadline: null })).toEqual({
+      status: 200,
+      body: { drained: true },
+    });
+    expect(await post("/registry/undrain", operator, { clientId: body.clientId })).toEqual({
+      status: 200,
+      body: { revoked: true },
+    });
     const host = new URL(worker.url).hostname;
-    const refused = await pb.call("POST", "/registry/register", { token: await minted("pinboard:worker"), body: registerBody(worker) });
+    const refused = await pb.call("POST", "/registry/register", {
+      token: await minted("pinboard:worker"),
+      body: registerBody(worker),
+    });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toEqual({ error: `backend host not allowed: ${host}` });
   });

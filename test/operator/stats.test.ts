@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
-import { InflightTracker, startScriptedWorker, viaApp, type ScriptedWorker, type StatsAnswer } from "../support/scripted-worker.ts";
+import {
+  InflightTracker,
+  type ScriptedWorker,
+  type StatsAnswer,
+  startScriptedWorker,
+  viaApp,
+} from "../support/scripted-worker.ts";
 
 /**
  * GET /registry/stats: each live worker's GET {advertiseUrl}/_pinned/stats, attested, 3 s
@@ -38,7 +44,8 @@ async function stats(tok: string): Promise<{ status: number; body: any; ms: numb
 }
 
 const json = (value: unknown): StatsAnswer => ({ status: 200, body: JSON.stringify(value) });
-const bySession = <T extends { sessionId: string }>(entries: T[]): T[] => [...entries].sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+const bySession = <T extends { sessionId: string }>(entries: T[]): T[] =>
+  [...entries].sort((a, b) => a.sessionId.localeCompare(b.sessionId));
 
 describe("GET /registry/stats relays each worker's stats, filtered", () => {
   it("drops namespaces keys and instances items the operator may not see or the worker did not register", async () => {
@@ -82,7 +89,12 @@ describe("GET /registry/stats relays each worker's stats, filtered", () => {
             ],
           },
         },
-        { sessionId: otherSid, clientId: "stats-sb-only", hostname: null, stats: { namespaces: { "/sb": {} }, instances: [{ ns: "/sb", id: "x" }] } },
+        {
+          sessionId: otherSid,
+          clientId: "stats-sb-only",
+          hostname: null,
+          stats: { namespaces: { "/sb": {} }, instances: [{ ns: "/sb", id: "x" }] },
+        },
       ]),
     });
 

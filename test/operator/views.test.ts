@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow } from "../support/rows.ts";
-import { startScriptedWorker, viaApp, type ScriptedWorker } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * The operator's read routes in hostname-aware mode: /registry/workers sorted by hostname then
@@ -49,7 +49,11 @@ describe("GET /registry/workers in hostname-aware mode", () => {
     await add("m.example");
     const a: string[] = [];
     const z: string[] = [];
-    for (let i = 0; i < 20 && !(z.length > 0 && a.length > 0 && [...z].sort(byCodePoint)[0]! < [...a].sort(byCodePoint).at(-1)!); i++) {
+    for (
+      let i = 0;
+      i < 20 && !(z.length > 0 && a.length > 0 && [...z].sort(byCodePoint)[0]! < [...a].sort(byCodePoint).at(-1)!);
+      i++
+    ) {
       z.push(await add("z.example"));
       a.push(await add("a.example"));
     }
@@ -82,7 +86,14 @@ describe("GET /registry/workers in hostname-aware mode", () => {
 describe("GET /registry/overview's bindings", () => {
   it("maps {hostname}{ns} to its env and each env to its takeover, scoped to the operator's claim", async () => {
     await t.flush();
-    const a = await register({ clientId: "bind-a", hostname: "bind-a.example", env: "prod", envs: { "/by": "canary" }, namespaces: ["/bx", "/by"], takeover: "deny" });
+    const a = await register({
+      clientId: "bind-a",
+      hostname: "bind-a.example",
+      env: "prod",
+      envs: { "/by": "canary" },
+      namespaces: ["/bx", "/by"],
+      takeover: "deny",
+    });
     const b = await register({ clientId: "bind-b", hostname: "bind-b.example", env: "stage", namespaces: ["/bx"] });
     await endColdStart(t);
     const placed = await pb.call("GET", "/by/doc", { headers: { host: "bind-a.example" } });
@@ -94,8 +105,30 @@ describe("GET /registry/overview's bindings", () => {
       status: 200,
       body: {
         workers: [
-          { sessionId: a, clientId: "bind-a", advertiseUrl: w.url, namespaces: ["/bx", "/by"], hostname: "bind-a.example", envs: { "/bx": "prod", "/by": "canary" }, takeover: "deny", headroom: 99, draining: false, expiry: expect.any(Number) },
-          { sessionId: b, clientId: "bind-b", advertiseUrl: w.url, namespaces: ["/bx"], hostname: "bind-b.example", envs: { "/bx": "stage" }, takeover: "wind_down", headroom: 100, draining: false, expiry: expect.any(Number) },
+          {
+            sessionId: a,
+            clientId: "bind-a",
+            advertiseUrl: w.url,
+            namespaces: ["/bx", "/by"],
+            hostname: "bind-a.example",
+            envs: { "/bx": "prod", "/by": "canary" },
+            takeover: "deny",
+            headroom: 99,
+            draining: false,
+            expiry: expect.any(Number),
+          },
+          {
+            sessionId: b,
+            clientId: "bind-b",
+            advertiseUrl: w.url,
+            namespaces: ["/bx"],
+            hostname: "bind-b.example",
+            envs: { "/bx": "stage" },
+            takeover: "wind_down",
+            headroom: 100,
+            draining: false,
+            expiry: expect.any(Number),
+          },
         ],
         bindings: {
           hostnames: { "bind-a.example/bx": "prod", "bind-a.example/by": "canary", "bind-b.example/bx": "stage" },
@@ -103,7 +136,13 @@ describe("GET /registry/overview's bindings", () => {
         },
         namespaces: [
           { hostname: "bind-a.example", env: "prod", namespace: "/bx", sessionIds: [a], entries: [] },
-          { hostname: "bind-a.example", env: "canary", namespace: "/by", sessionIds: [a], entries: [{ id: "doc", sessionId: a }] },
+          {
+            hostname: "bind-a.example",
+            env: "canary",
+            namespace: "/by",
+            sessionIds: [a],
+            entries: [{ id: "doc", sessionId: a }],
+          },
           { hostname: "bind-b.example", env: "stage", namespace: "/bx", sessionIds: [b], entries: [] },
         ],
       },
@@ -114,8 +153,14 @@ describe("GET /registry/overview's bindings", () => {
       expect(res.status).toBe(200);
       return res.body.bindings;
     };
-    expect(await bindingsFor({ hostnames: ["bind-b.example"] })).toEqual({ hostnames: { "bind-b.example/bx": "stage" }, envs: { stage: "wind_down" } });
-    expect(await bindingsFor({ envs: ["canary"] })).toEqual({ hostnames: { "bind-a.example/by": "canary" }, envs: { canary: "deny" } });
+    expect(await bindingsFor({ hostnames: ["bind-b.example"] })).toEqual({
+      hostnames: { "bind-b.example/bx": "stage" },
+      envs: { stage: "wind_down" },
+    });
+    expect(await bindingsFor({ envs: ["canary"] })).toEqual({
+      hostnames: { "bind-a.example/by": "canary" },
+      envs: { canary: "deny" },
+    });
     expect(await bindingsFor({ namespaces: ["/bx"] })).toEqual({
       hostnames: { "bind-a.example/bx": "prod", "bind-b.example/bx": "stage" },
       envs: { prod: "deny", stage: "wind_down" },
@@ -124,7 +169,14 @@ describe("GET /registry/overview's bindings", () => {
 
     // A higher binding epoch rebinds bind-b.example/bx: the overview names the new env, and the
     // old env, bound by no (hostname, ns) any more, leaves envs.
-    await register({ clientId: "bind-b2", hostname: "bind-b.example", env: "stage2", namespaces: ["/bx"], epoch: 1, takeover: "deny" });
+    await register({
+      clientId: "bind-b2",
+      hostname: "bind-b.example",
+      env: "stage2",
+      namespaces: ["/bx"],
+      epoch: 1,
+      takeover: "deny",
+    });
     expect(await bindingsFor({})).toEqual({
       hostnames: { "bind-a.example/bx": "prod", "bind-a.example/by": "canary", "bind-b.example/bx": "stage2" },
       envs: { prod: "deny", canary: "deny", stage2: "deny" },
@@ -134,20 +186,53 @@ describe("GET /registry/overview's bindings", () => {
 
 describe("GET /registry/stats in hostname-aware mode", () => {
   it("names each worker's hostname and keeps only the namespaces whose env the operator may see", async () => {
-    const sid = await register({ clientId: "stats-ha", hostname: "st.example", env: "st-prod", envs: { "/sy": "st-canary" }, namespaces: ["/sx", "/sy"] });
+    const sid = await register({
+      clientId: "stats-ha",
+      hostname: "st.example",
+      env: "st-prod",
+      envs: { "/sy": "st-canary" },
+      namespaces: ["/sx", "/sy"],
+    });
     w.stats = {
       status: 200,
-      body: JSON.stringify({ namespaces: { "/sx": { n: 1 }, "/sy": { n: 2 } }, instances: [{ ns: "/sx", id: "1" }, { ns: "/sy", id: "2" }] }),
+      body: JSON.stringify({
+        namespaces: { "/sx": { n: 1 }, "/sy": { n: 2 } },
+        instances: [
+          { ns: "/sx", id: "1" },
+          { ns: "/sy", id: "2" },
+        ],
+      }),
     };
     const claim = { namespaces: ["/sx", "/sy"] };
     expect(await get("/registry/stats", await op({ ...claim, envs: ["st-prod"] }))).toEqual({
       status: 200,
-      body: { workers: [{ sessionId: sid, clientId: "stats-ha", hostname: "st.example", stats: { namespaces: { "/sx": { n: 1 } }, instances: [{ ns: "/sx", id: "1" }] } }] },
+      body: {
+        workers: [
+          {
+            sessionId: sid,
+            clientId: "stats-ha",
+            hostname: "st.example",
+            stats: { namespaces: { "/sx": { n: 1 } }, instances: [{ ns: "/sx", id: "1" }] },
+          },
+        ],
+      },
     });
     expect(await get("/registry/stats", await op({ ...claim, envs: ["st-canary"] }))).toEqual({
       status: 200,
-      body: { workers: [{ sessionId: sid, clientId: "stats-ha", hostname: "st.example", stats: { namespaces: { "/sy": { n: 2 } }, instances: [{ ns: "/sy", id: "2" }] } }] },
+      body: {
+        workers: [
+          {
+            sessionId: sid,
+            clientId: "stats-ha",
+            hostname: "st.example",
+            stats: { namespaces: { "/sy": { n: 2 } }, instances: [{ ns: "/sy", id: "2" }] },
+          },
+        ],
+      },
     });
-    expect(await get("/registry/stats", await op({ ...claim, hostnames: ["other.example"] }))).toEqual({ status: 200, body: { workers: [] } });
+    expect(await get("/registry/stats", await op({ ...claim, hostnames: ["other.example"] }))).toEqual({
+      status: 200,
+      body: { workers: [] },
+    });
   });
 });

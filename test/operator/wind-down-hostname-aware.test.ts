@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { until } from "../support/local-worker.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
-import { startScriptedWorker, viaApp, type ScriptedWorker } from "../support/scripted-worker.ts";
-import { until } from "../support/local-worker.ts";
+import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * POST /registry/wind_down in hostname-aware mode, beyond what wind-down-scope.test.ts holds
@@ -44,7 +44,7 @@ type Message = { msgId: string; type: string; ns: string; id: string; deadline: 
 async function messagesOf(sessionId: string): Promise<Message[]> {
   const res = await pb.call("POST", "/registry/heartbeat", { token, body: w.heartbeatBody(sessionId) });
   expect(res.status).toBe(200);
-  return (((await res.json()) as { messages?: Message[] }).messages ?? []);
+  return ((await res.json()) as { messages?: Message[] }).messages ?? [];
 }
 
 describe("wind_down's env in hostname-aware mode", () => {
@@ -57,7 +57,10 @@ describe("wind_down's env in hostname-aware mode", () => {
       { namespace: "/wreq", id: "doc", deadline: 60, env: null },
       { namespace: "/wreq", deadline: 60 },
     ]) {
-      expect(await windDown(await op(), body)).toEqual({ status: 400, body: { error: "env is required in hostname-aware mode" } });
+      expect(await windDown(await op(), body)).toEqual({
+        status: 400,
+        body: { error: "env is required in hostname-aware mode" },
+      });
     }
     expect(await t.snapshot()).toEqual(before);
     expect(await messagesOf(sid)).toEqual([]);
@@ -70,20 +73,42 @@ describe("wind_down's env in hostname-aware mode", () => {
     await putRow(t, "/wenv", "doc", { sessionId: staging, epoch: "21" }, "staging");
 
     const before = await t.redis.timeMs();
-    expect(await windDown(await op(), { namespace: "/wenv", id: "doc", env: "staging", deadline: 300 })).toEqual({ status: 200, body: { queued: true } });
+    expect(await windDown(await op(), { namespace: "/wenv", id: "doc", env: "staging", deadline: 300 })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
     const fenced = (await getRow(t, "/wenv", "doc", "staging"))!;
-    expect(fenced).toEqual({ sessionId: staging, epoch: "21", expiry: expect.stringMatching(/^\d+$/), hostname: "", tag: "" });
+    expect(fenced).toEqual({
+      sessionId: staging,
+      epoch: "21",
+      expiry: expect.stringMatching(/^\d+$/),
+      hostname: "",
+      tag: "",
+    });
     expect(Number(fenced.expiry)).toBeGreaterThanOrEqual(before + 300_000);
     expect(Number(fenced.expiry)).toBeLessThan(before + 360_000);
-    expect(await getRow(t, "/wenv", "doc", "prod")).toEqual({ sessionId: prod, epoch: "20", expiry: "", hostname: "", tag: "" });
-    expect(await messagesOf(staging)).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/wenv", id: "doc", deadline: expect.any(Number) }]);
+    expect(await getRow(t, "/wenv", "doc", "prod")).toEqual({
+      sessionId: prod,
+      epoch: "20",
+      expiry: "",
+      hostname: "",
+      tag: "",
+    });
+    expect(await messagesOf(staging)).toEqual([
+      { msgId: expect.any(String), type: "wind_down", ns: "/wenv", id: "doc", deadline: expect.any(Number) },
+    ]);
     expect(await messagesOf(prod)).toEqual([]);
 
     // Namespace-wide, too: env prod counts and fences prod's row only.
-    expect(await windDown(await op(), { namespace: "/wenv", env: "prod", deadline: 300 })).toEqual({ status: 200, body: { queued: 1 } });
+    expect(await windDown(await op(), { namespace: "/wenv", env: "prod", deadline: 300 })).toEqual({
+      status: 200,
+      body: { queued: 1 },
+    });
     expect((await getRow(t, "/wenv", "doc", "prod"))!.expiry).toMatch(/^\d+$/);
     expect((await getRow(t, "/wenv", "doc", "staging"))!.expiry).toBe(fenced.expiry);
-    expect(await messagesOf(prod)).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/wenv", id: "doc", deadline: expect.any(Number) }]);
+    expect(await messagesOf(prod)).toEqual([
+      { msgId: expect.any(String), type: "wind_down", ns: "/wenv", id: "doc", deadline: expect.any(Number) },
+    ]);
   });
 });
 
@@ -91,7 +116,12 @@ describe("wind_down judges a row on its owner record, or on the row once the rec
   it("the owner's hostname and envs[ns] decide while the owner has a record; the row's hostname and env after", async () => {
     // The owner serves /wsc in env canary (envs overrides its default env prod). Its rows carry
     // another hostname than its record: the record is what counts while it exists.
-    const owner = await register({ hostname: "own.example", env: "prod", envs: { "/wsc": "canary" }, namespaces: ["/wsc"] });
+    const owner = await register({
+      hostname: "own.example",
+      env: "prod",
+      envs: { "/wsc": "canary" },
+      namespaces: ["/wsc"],
+    });
     await putRow(t, "/wsc", "c1", { sessionId: owner, epoch: "30", hostname: "row.example" }, "canary");
     await putRow(t, "/wsc", "p1", { sessionId: owner, epoch: "31", hostname: "row.example" }, "prod");
     const ownHost = await op({ hostnames: ["own.example"] });
@@ -100,17 +130,39 @@ describe("wind_down judges a row on its owner record, or on the row once the rec
 
     let before = await t.snapshot();
     // Judged on the record's hostname: the row's own hostname does not let row.example's operator in.
-    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({ status: 403, body: { error: "forbidden" } });
-    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", deadline: 60 })).toEqual({ status: 200, body: { queued: 0 } });
+    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({
+      status: 403,
+      body: { error: "forbidden" },
+    });
+    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: 0 },
+    });
     // Judged on the record's envs[ns] (canary), though the request's env (prod) is allowed.
-    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", id: "p1", deadline: 60 })).toEqual({ status: 403, body: { error: "env not allowed: canary" } });
-    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", deadline: 60 })).toEqual({ status: 200, body: { queued: 0 } });
+    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", id: "p1", deadline: 60 })).toEqual({
+      status: 403,
+      body: { error: "env not allowed: canary" },
+    });
+    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: 0 },
+    });
     expect(await t.snapshot()).toEqual(before);
     expect(await messagesOf(owner)).toEqual([]);
 
     // The owner's own scope is let in, and the owner told.
-    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({ status: 200, body: { queued: true } });
-    expect(await windDown(await op({ envs: ["prod", "canary"] }), { namespace: "/wsc", env: "prod", id: "p1", deadline: 60 })).toEqual({
+    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
+    expect(
+      await windDown(await op({ envs: ["prod", "canary"] }), {
+        namespace: "/wsc",
+        env: "prod",
+        id: "p1",
+        deadline: 60,
+      }),
+    ).toEqual({
       status: 200,
       body: { queued: true },
     });
@@ -119,12 +171,21 @@ describe("wind_down judges a row on its owner record, or on the row once the rec
       ["wind_down", "/wsc", "c1"],
       ["wind_down", "/wsc", "p1"],
     ]);
-    const ack = await pb.call("POST", "/registry/heartbeat", { token, body: w.heartbeatBody(owner, { acks: told.map((m) => m.msgId) }) });
+    const ack = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: w.heartbeatBody(owner, { acks: told.map((m) => m.msgId) }),
+    });
     expect(ack.status).toBe(200);
     expect(await messagesOf(owner)).toEqual([]);
     // Clear both fences again (the owner's scope), for the second half.
-    expect(await windDown(await op(), { namespace: "/wsc", env: "canary", id: "c1", deadline: null })).toEqual({ status: 200, body: { queued: true } });
-    expect(await windDown(await op(), { namespace: "/wsc", env: "prod", id: "p1", deadline: null })).toEqual({ status: 200, body: { queued: true } });
+    expect(await windDown(await op(), { namespace: "/wsc", env: "canary", id: "c1", deadline: null })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
+    expect(await windDown(await op(), { namespace: "/wsc", env: "prod", id: "p1", deadline: null })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
 
     // The owner goes away: its record is dropped, its rows stay.
     const gone = await pb.call("POST", "/registry/deregister", { token, body: { sessionId: owner } });
@@ -133,16 +194,34 @@ describe("wind_down judges a row on its owner record, or on the row once the rec
 
     // Now the row's hostname decides: own.example's operator is out, row.example's in.
     before = await t.snapshot();
-    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({ status: 403, body: { error: "forbidden" } });
-    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", deadline: 60 })).toEqual({ status: 200, body: { queued: 0 } });
+    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({
+      status: 403,
+      body: { error: "forbidden" },
+    });
+    expect(await windDown(ownHost, { namespace: "/wsc", env: "canary", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: 0 },
+    });
     expect(await t.snapshot()).toEqual(before);
     const stampedAt = await t.redis.timeMs();
-    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({ status: 200, body: { queued: false } });
+    expect(await windDown(rowHost, { namespace: "/wsc", env: "canary", id: "c1", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: false },
+    });
     const c1 = (await getRow(t, "/wsc", "c1", "canary"))!;
-    expect(c1).toEqual({ sessionId: owner, epoch: "30", expiry: expect.stringMatching(/^\d+$/), hostname: "row.example", tag: "" });
+    expect(c1).toEqual({
+      sessionId: owner,
+      epoch: "30",
+      expiry: expect.stringMatching(/^\d+$/),
+      hostname: "row.example",
+      tag: "",
+    });
     expect(Number(c1.expiry)).toBeGreaterThanOrEqual(stampedAt + 60_000);
     // … and the env is the hash's (the request's): prod's operator reaches the prod row now.
-    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", deadline: 60 })).toEqual({ status: 200, body: { queued: 0 } });
+    expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: 0 },
+    });
     expect((await getRow(t, "/wsc", "p1", "prod"))!.expiry).toMatch(/^\d+$/);
   });
 });
@@ -155,7 +234,13 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
     expect(placed.status).toBe(200);
     expect(await placed.json()).toEqual({ served: "/wdf/doc" });
     const row = (await getRow(t, "/wdf", "doc", "fenv"))!;
-    expect(row).toEqual({ sessionId: first, epoch: expect.stringMatching(/^\d+$/), expiry: "", hostname: "f.example", tag: "" });
+    expect(row).toEqual({
+      sessionId: first,
+      epoch: expect.stringMatching(/^\d+$/),
+      expiry: "",
+      hostname: "f.example",
+      tag: "",
+    });
     const second = await register({ hostname: "f.example", env: "fenv", namespaces: ["/wdf"] });
 
     // The owner tags its placement (compare-and-set on its session and the epoch).
@@ -170,11 +255,24 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
 
     // Stamped, cleared, stamped again: the tag stays through every wind-down.
     const at = await t.redis.timeMs();
-    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", id: "doc", deadline: 600 })).toEqual({ status: 200, body: { queued: true } });
-    expect(await getRow(t, "/wdf", "doc", "fenv")).toEqual({ ...row, expiry: expect.stringMatching(/^\d+$/), tag: "ws:W" });
-    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", id: "doc", deadline: null })).toEqual({ status: 200, body: { queued: true } });
+    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", id: "doc", deadline: 600 })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
+    expect(await getRow(t, "/wdf", "doc", "fenv")).toEqual({
+      ...row,
+      expiry: expect.stringMatching(/^\d+$/),
+      tag: "ws:W",
+    });
+    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", id: "doc", deadline: null })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
     expect(await getRow(t, "/wdf", "doc", "fenv")).toEqual({ ...row, expiry: "", tag: "ws:W" });
-    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", deadline: 600 })).toEqual({ status: 200, body: { queued: 1 } });
+    expect(await windDown(await op(), { namespace: "/wdf", env: "fenv", deadline: 600 })).toEqual({
+      status: 200,
+      body: { queued: 1 },
+    });
     const fenced = (await getRow(t, "/wdf", "doc", "fenv"))!;
     expect(fenced).toEqual({ ...row, expiry: expect.stringMatching(/^\d+$/), tag: "ws:W" });
     const fence = Number(fenced.expiry);
@@ -182,7 +280,9 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
     expect(await tagged()).toEqual([{ id: "doc", sessionId: first, expiry: fence, tag: "ws:W" }]);
     // The owner is told (the queue keeps the latest order per id): the last fence, in seconds.
     const orders = await messagesOf(first);
-    expect(orders).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/wdf", id: "doc", deadline: expect.any(Number) }]);
+    expect(orders).toEqual([
+      { msgId: expect.any(String), type: "wind_down", ns: "/wdf", id: "doc", deadline: expect.any(Number) },
+    ]);
     expect(orders[0]!.deadline).toBeGreaterThan(600 - 60);
     expect(await messagesOf(second)).toEqual([]);
 
@@ -194,7 +294,13 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
     expect(replaced.status).toBe(200);
     expect(await replaced.json()).toEqual({ served: "/wdf/doc" });
     const now = (await getRow(t, "/wdf", "doc", "fenv"))!;
-    expect(now).toEqual({ sessionId: second, epoch: expect.stringMatching(/^\d+$/), expiry: String(fence), hostname: "f.example", tag: "" });
+    expect(now).toEqual({
+      sessionId: second,
+      epoch: expect.stringMatching(/^\d+$/),
+      expiry: String(fence),
+      hostname: "f.example",
+      tag: "",
+    });
     expect(BigInt(now.epoch!)).toBeGreaterThan(BigInt(row.epoch!));
     expect(await tagged()).toEqual([]);
     // The old owner's tag cannot be written back on the new placement.
@@ -206,7 +312,9 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
       const m = await messagesOf(second);
       return m.length > 0 ? m : null;
     }, 10_000);
-    expect(messages).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/wdf", id: "doc", deadline: expect.any(Number) }]);
+    expect(messages).toEqual([
+      { msgId: expect.any(String), type: "wind_down", ns: "/wdf", id: "doc", deadline: expect.any(Number) },
+    ]);
     expect(messages[0]!.deadline).toBeGreaterThan(600 - 60);
     expect(messages[0]!.deadline).toBeLessThanOrEqual(600);
   });

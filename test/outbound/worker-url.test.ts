@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { instanceUrl, workerUrl, WorkerUrlError } from "../../src/outbound/worker-url.ts";
+import { instanceUrl, WorkerUrlError, workerUrl } from "../../src/outbound/worker-url.ts";
 
 /**
  * The one builder of the URLs Pinboard calls on a worker outside the data plane (challenge,
@@ -53,13 +53,22 @@ describe("workerUrl", () => {
     expect(workerUrl("http://127.0.0.1:9000", ["_pinned", "challenge"], [["challenge", "c 1&x='y'#"]])).toBe(
       "http://127.0.0.1:9000/_pinned/challenge?challenge=c%201%26x%3D%27y%27%23",
     );
-    expect(instanceUrl(ADVERTISE, "/threads", "T1.a~b-c_d", "_wake")).toBe("http://worker.test:8080/base/path/threads/T1.a~b-c_d/_wake");
+    expect(instanceUrl(ADVERTISE, "/threads", "T1.a~b-c_d", "_wake")).toBe(
+      "http://worker.test:8080/base/path/threads/T1.a~b-c_d/_wake",
+    );
     expect(instanceUrl("https://w.test", "/..x", "...", "_alarm")).toBe("https://w.test/..x/.../_alarm");
   });
 
   it("refuses dot segments, which a URL parser would resolve out of the path", () => {
-    for (const [ns, id] of [["/..", "x"], ["/.", "x"], ["/threads", ".."], ["/threads", "."]] as const) {
-      expect(() => instanceUrl(ADVERTISE, ns, id, "_wake")).toThrow(new WorkerUrlError(`not a path segment: ${JSON.stringify(ns === "/threads" ? id : ns.slice(1))}`));
+    for (const [ns, id] of [
+      ["/..", "x"],
+      ["/.", "x"],
+      ["/threads", ".."],
+      ["/threads", "."],
+    ] as const) {
+      expect(() => instanceUrl(ADVERTISE, ns, id, "_wake")).toThrow(
+        new WorkerUrlError(`not a path segment: ${JSON.stringify(ns === "/threads" ? id : ns.slice(1))}`),
+      );
     }
     expect(() => instanceUrl(ADVERTISE, "threads", "x", "_wake")).toThrow(WorkerUrlError);
   });
@@ -75,9 +84,15 @@ describe("workerUrl", () => {
       }
     }
     // Encoded, never interpreted: a slash or a percent-encoded dot stays inside its segment.
-    expect(instanceUrl(ADVERTISE, "/threads", "a/../..", "_wake")).toBe("http://worker.test:8080/base/path/threads/a%2F..%2F../_wake");
-    expect(instanceUrl(ADVERTISE, "/threads", "%2e%2e", "_wake")).toBe("http://worker.test:8080/base/path/threads/%252e%252e/_wake");
-    expect(() => instanceUrl(ADVERTISE, "/threads", "\ud800", "_wake")).toThrow(new WorkerUrlError("not well-formed Unicode"));
+    expect(instanceUrl(ADVERTISE, "/threads", "a/../..", "_wake")).toBe(
+      "http://worker.test:8080/base/path/threads/a%2F..%2F../_wake",
+    );
+    expect(instanceUrl(ADVERTISE, "/threads", "%2e%2e", "_wake")).toBe(
+      "http://worker.test:8080/base/path/threads/%252e%252e/_wake",
+    );
+    expect(() => instanceUrl(ADVERTISE, "/threads", "\ud800", "_wake")).toThrow(
+      new WorkerUrlError("not well-formed Unicode"),
+    );
   });
 
   it("refuses an advertise URL that is not a plain http(s) URL", () => {

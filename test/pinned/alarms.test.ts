@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DurableKeys, type DurabilityStore, type RedisDurabilityStore } from "../../src/pinned/index.ts";
+import { type DurabilityStore, DurableKeys, type RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { durableStore } from "../support/durability.ts";
+import { attestation, type LocalWorker, SECRET, startLocalWorker, until } from "../support/local-worker.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { attestation, SECRET, startLocalWorker, until, type LocalWorker } from "../support/local-worker.ts";
 
 let redis: TestRedis;
 let store: RedisDurabilityStore;
@@ -56,7 +56,12 @@ describe("the owner's own timer", () => {
     await store.put(ref("t2"), "1", [["alarmMode", '"throw-once"']]);
     await w.call("/counter/t2/alarm?in=0", { method: "POST", epoch: "1" });
     // The instance stores its count, then the alarm's info: two writes, read once both are in.
-    await until(async () => (await stored(store, "t2", "alarms")) === 2 && ((await stored(store, "t2", "lastAlarmInfo")) as { isRetry?: boolean } | null)?.isRetry === true, 5000);
+    await until(
+      async () =>
+        (await stored(store, "t2", "alarms")) === 2 &&
+        ((await stored(store, "t2", "lastAlarmInfo")) as { isRetry?: boolean } | null)?.isRetry === true,
+      5000,
+    );
     expect(await stored(store, "t2", "lastAlarmInfo")).toEqual({ retryCount: 1, isRetry: true });
     await until(async () => (await store.getAlarm(ref("t2"))) === null);
   });

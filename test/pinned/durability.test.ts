@@ -3,16 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import {
+  type DurabilityStore,
   DurableKeys,
   instanceMember,
   MemoryDurabilityStore,
   parseInstanceMember,
   RedisDurabilityStore,
   StaleEpochError,
-  type DurabilityStore,
 } from "../../src/pinned/index.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { durableStore } from "../support/durability.ts";
 import { onCluster, startTestRedis, type TestRedis } from "../support/redis.ts";
 
@@ -27,10 +27,14 @@ beforeAll(async () => {
   clusterDir = mkdtempSync(join(tmpdir(), "pinned-cluster-"));
   clusterNode = await startEmbeddedRedis({
     args: [
-      "--cluster-enabled", "yes",
-      "--dir", clusterDir,
-      "--cluster-config-file", "nodes.conf",
-      "--cluster-announce-ip", "127.0.0.1",
+      "--cluster-enabled",
+      "yes",
+      "--dir",
+      clusterDir,
+      "--cluster-config-file",
+      "nodes.conf",
+      "--cluster-announce-ip",
+      "127.0.0.1",
     ],
   });
   const admin = new Redis(clusterNode.url);
@@ -81,7 +85,10 @@ describe.each(stores)("%s", (_name, make) => {
   it("fences every write below the stored epoch and leaves the state untouched", async () => {
     const ref = fresh();
     await store.activate(ref, "10");
-    await store.put(ref, "10", [["a", "1"], ["b", "2"]]);
+    await store.put(ref, "10", [
+      ["a", "1"],
+      ["b", "2"],
+    ]);
     await store.setAlarm(ref, "10", 5000);
     await store.activate(ref, "11");
 
@@ -130,7 +137,10 @@ describe.each(stores)("%s", (_name, make) => {
   it("deletes and counts deleted keys", async () => {
     const ref = fresh();
     await store.activate(ref, "1");
-    await store.put(ref, "1", [["a", "1"], ["b", "2"]]);
+    await store.put(ref, "1", [
+      ["a", "1"],
+      ["b", "2"],
+    ]);
     expect(await store.delete(ref, "1", ["a", "zz"])).toBe(1);
     expect(await store.get(ref, ["a", "b"])).toEqual([null, "2"]);
     await store.setAlarm(ref, "1", 123);
@@ -144,7 +154,11 @@ describe.each(stores)("%s", (_name, make) => {
     const ref = fresh();
     await store.activate(ref, "1");
     const keys = ["a", "b", "user:1", "user:2", "user:3", "user:30", "users", "z", "é"];
-    await store.put(ref, "1", keys.map((k) => [k, JSON.stringify(k)]));
+    await store.put(
+      ref,
+      "1",
+      keys.map((k) => [k, JSON.stringify(k)]),
+    );
     const names = async (o: Parameters<DurabilityStore["list"]>[1]) => (await store.list(ref, o)).map(([k]) => k);
     expect(await names({})).toEqual(keys);
     expect(await names({ prefix: "user:" })).toEqual(["user:1", "user:2", "user:3", "user:30"]);
@@ -171,7 +185,9 @@ describe.each(stores)("%s", (_name, make) => {
 
 describe("the one-node Redis Cluster", () => {
   it("really refuses a script across two slots (so the store tests above prove one slot)", async () => {
-    await expect(cluster.eval("return redis.call('GET', KEYS[2])", 2, "{a}x", "{b}y")).rejects.toThrow(/CROSSSLOT|different slot/i);
+    await expect(cluster.eval("return redis.call('GET', KEYS[2])", 2, "{a}x", "{b}y")).rejects.toThrow(
+      /CROSSSLOT|different slot/i,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attestation, LOCAL_AUD, SECRET, startLocalWorker, type LocalWorker } from "../support/local-worker.ts";
+import { attestation, LOCAL_AUD, type LocalWorker, SECRET, startLocalWorker } from "../support/local-worker.ts";
 
 let w: LocalWorker;
 beforeAll(async () => {
@@ -100,13 +100,17 @@ describe("GET /_pinned/challenge", () => {
 
   it("answers 403 invalid proxy secret for a wrong secret", async () => {
     for (const secret of ["wrong", `${SECRET}x`, SECRET.slice(0, -1), ""]) {
-      const res = await fetch(`${w.url}/_pinned/challenge?challenge=x`, { headers: { "Pinboard-Proxy-Secret": secret } });
+      const res = await fetch(`${w.url}/_pinned/challenge?challenge=x`, {
+        headers: { "Pinboard-Proxy-Secret": secret },
+      });
       expect(res.status).toBe(403);
     }
   });
 
   it("answers 404 unknown challenge with the secret or a valid attestation", async () => {
-    const bySecret = await fetch(`${w.url}/_pinned/challenge?challenge=x`, { headers: { "Pinboard-Proxy-Secret": SECRET } });
+    const bySecret = await fetch(`${w.url}/_pinned/challenge?challenge=x`, {
+      headers: { "Pinboard-Proxy-Secret": SECRET },
+    });
     expect(bySecret.status).toBe(404);
     expect(await bySecret.json()).toEqual({ detail: "unknown challenge" });
     const byAttestation = await fetch(`${w.url}/_pinned/challenge?challenge=x`, {

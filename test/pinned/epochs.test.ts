@@ -3,9 +3,9 @@ import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { durableStore } from "../support/durability.ts";
 import { freshGate } from "../support/gates.ts";
 import { HeldCounter } from "../support/held-instances.ts";
+import { type LocalWorker, startLocalWorker, until } from "../support/local-worker.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { Counter, Room, Slow } from "../support/sample-instances.ts";
-import { startLocalWorker, until, type LocalWorker } from "../support/local-worker.ts";
 
 let redis: TestRedis;
 beforeAll(async () => {

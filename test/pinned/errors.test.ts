@@ -2,15 +2,15 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
 import { ChallengeState } from "../../src/pinned/challenge.ts";
 import { createWorker, RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { PinboardClient } from "../../src/pinned/pinboard-client.ts";
 import { Registration } from "../../src/pinned/registration.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
-import { startTestRedis } from "../support/redis.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";
+import { startTestRedis } from "../support/redis.ts";
 
 /**
  * A newcomer's mistakes and outages, as the worker library reports them: every call to Pinboard
@@ -52,7 +52,14 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       new PinboardClient({ pinboardUrl: `http://127.0.0.1:${port}/pb/`, credential: "token" }),
       new ChallengeState(),
       { clientId: "c", secret: "s".repeat(32), namespaces: ["/echo"], advertiseUrl: () => "http://127.0.0.1:1" },
-      { headroom: () => 1, ownDraining: () => false, instances: () => ({}), duplicates: () => {}, message: () => {}, drain: () => {} },
+      {
+        headroom: () => 1,
+        ownDraining: () => false,
+        instances: () => ({}),
+        duplicates: () => {},
+        message: () => {},
+        drain: () => {},
+      },
       { log: logger, now: Date.now },
     );
     registration.sessionId = "session-1";
@@ -60,7 +67,9 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
     expect(lineWith(logger.lines, "release failed")).toContain(
       `release: no answer from http://127.0.0.1:${port}/pb/registry/release (ECONNREFUSED)`,
     );
-    expect(lineWith(logger.lines, "release: gave up after 3 tries")).toContain(`http://127.0.0.1:${port}/pb/registry/release`);
+    expect(lineWith(logger.lines, "release: gave up after 3 tries")).toContain(
+      `http://127.0.0.1:${port}/pb/registry/release`,
+    );
   });
 
   describe("against a real Pinboard", () => {
@@ -81,7 +90,9 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       });
       const listening = await worker.listen({ port: 0 });
       try {
-        await expect(worker.start()).rejects.toThrow(/^register: 404 .*from http:\/\/127\.0\.0\.1:\d+\/nope\/registry\/register$/);
+        await expect(worker.start()).rejects.toThrow(
+          /^register: 404 .*from http:\/\/127\.0\.0\.1:\d+\/nope\/registry\/register$/,
+        );
       } finally {
         await listening.close();
       }
@@ -114,11 +125,21 @@ describe("configuration errors fail fast and say what to do", () => {
     expect(() => createWorker({ ...base, pinboardUrl: "127.0.0.1:8787" })).toThrow(
       'createWorker: pinboardUrl "127.0.0.1:8787" has no scheme; write "http://127.0.0.1:8787" (or https://)',
     );
-    expect(() => createWorker({ ...base, pinboardUrl: "localhost:8787" })).toThrow(/pinboardUrl "localhost:8787" has no scheme/);
-    expect(() => createWorker({ ...base, pinboardUrl: "" })).toThrow('createWorker: pinboardUrl is required, e.g. "http://127.0.0.1:8787"');
-    expect(() => createWorker({ ...base, pinboardUrl: undefined as unknown as string })).toThrow(/pinboardUrl is required/);
-    expect(() => createWorker({ ...base, pinboardUrl: "ftp://127.0.0.1:8787" })).toThrow(/pinboardUrl must be an http:\/\/ or https:\/\/ URL/);
-    expect(() => createWorker({ ...base, pinboardUrl: "http://user:pw@127.0.0.1:8787" })).toThrow(/must not carry a user or password/);
+    expect(() => createWorker({ ...base, pinboardUrl: "localhost:8787" })).toThrow(
+      /pinboardUrl "localhost:8787" has no scheme/,
+    );
+    expect(() => createWorker({ ...base, pinboardUrl: "" })).toThrow(
+      'createWorker: pinboardUrl is required, e.g. "http://127.0.0.1:8787"',
+    );
+    expect(() => createWorker({ ...base, pinboardUrl: undefined as unknown as string })).toThrow(
+      /pinboardUrl is required/,
+    );
+    expect(() => createWorker({ ...base, pinboardUrl: "ftp://127.0.0.1:8787" })).toThrow(
+      /pinboardUrl must be an http:\/\/ or https:\/\/ URL/,
+    );
+    expect(() => createWorker({ ...base, pinboardUrl: "http://user:pw@127.0.0.1:8787" })).toThrow(
+      /must not carry a user or password/,
+    );
   });
 
   it("an invalid advertiseUrl, an empty credential, a bad number", () => {
@@ -126,11 +147,21 @@ describe("configuration errors fail fast and say what to do", () => {
     expect(() => createWorker({ ...base, pinboardUrl, advertiseUrl: "10.0.0.7:9001" })).toThrow(
       'createWorker: advertiseUrl "10.0.0.7:9001" has no scheme; write "http://10.0.0.7:9001" (or https://)',
     );
-    expect(() => createWorker({ ...base, pinboardUrl, advertiseUrl: "http://exa mple:9001" })).toThrow(/advertiseUrl "http:\/\/exa mple:9001" is not a valid URL/);
-    expect(() => createWorker({ ...base, pinboardUrl, credential: "" })).toThrow(/credential is empty; pass a Passport credential with the pinboard:worker scope/);
-    expect(() => createWorker({ ...base, pinboardUrl, maxInstances: -1 })).toThrow("createWorker: maxInstances must be a non-negative integer, not -1");
-    expect(() => createWorker({ ...base, pinboardUrl, activationTimeoutMs: 0 })).toThrow(/activationTimeoutMs must be a positive number/);
-    expect(() => createWorker({ ...base, pinboardUrl, maxInstances: 0, advertiseUrl: "https://w.example/base" })).not.toThrow();
+    expect(() => createWorker({ ...base, pinboardUrl, advertiseUrl: "http://exa mple:9001" })).toThrow(
+      /advertiseUrl "http:\/\/exa mple:9001" is not a valid URL/,
+    );
+    expect(() => createWorker({ ...base, pinboardUrl, credential: "" })).toThrow(
+      /credential is empty; pass a Passport credential with the pinboard:worker scope/,
+    );
+    expect(() => createWorker({ ...base, pinboardUrl, maxInstances: -1 })).toThrow(
+      "createWorker: maxInstances must be a non-negative integer, not -1",
+    );
+    expect(() => createWorker({ ...base, pinboardUrl, activationTimeoutMs: 0 })).toThrow(
+      /activationTimeoutMs must be a positive number/,
+    );
+    expect(() =>
+      createWorker({ ...base, pinboardUrl, maxInstances: 0, advertiseUrl: "https://w.example/base" }),
+    ).not.toThrow();
   });
 
   it("listen() on a port in use", async () => {
@@ -167,7 +198,9 @@ describe("configuration errors fail fast and say what to do", () => {
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     clearTimeout(kill);
     expect(code, output).toBe(2);
-    expect(output).toContain('examples/worker.ts: createWorker: pinboardUrl "127.0.0.1:8787" has no scheme; write "http://127.0.0.1:8787"');
+    expect(output).toContain(
+      'examples/worker.ts: createWorker: pinboardUrl "127.0.0.1:8787" has no scheme; write "http://127.0.0.1:8787"',
+    );
     expect(output).not.toMatch(/\n\s+at /); // no stack
   }, 10_000);
 });

@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
 import { createWorker, listenPinned } from "../../src/pinned/index.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
-import { Counter } from "../support/sample-instances.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
+import { Counter } from "../support/sample-instances.ts";
 
 /** Start, credential trouble and graceful shutdown against the real Pinboard Node entry. */
 
@@ -17,7 +17,11 @@ import { untilServed } from "../support/pinboard-calls.ts";
 const LEASE_MS = 6000;
 let fleet: Fleet;
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/counter": Counter } });
+  fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
+    namespaces: { "/counter": Counter },
+  });
   await fleet.skipColdStart();
 });
 afterAll(() => fleet.close());
@@ -26,8 +30,15 @@ const sessions = new Keys("pinboard:", 16).sessions;
 
 describe("start()", () => {
   it("refuses at construction a secret Pinboard would refuse at register (under 16 characters)", () => {
-    const options = { pinboardUrl: fleet.pb.url, credential: "unused", namespaces: { "/counter": Counter }, logger: memoryLogger() };
-    expect(() => createWorker({ ...options, secret: "x".repeat(15) })).toThrow("createWorker: secret must have at least 16 characters");
+    const options = {
+      pinboardUrl: fleet.pb.url,
+      credential: "unused",
+      namespaces: { "/counter": Counter },
+      logger: memoryLogger(),
+    };
+    expect(() => createWorker({ ...options, secret: "x".repeat(15) })).toThrow(
+      "createWorker: secret must have at least 16 characters",
+    );
     expect(createWorker({ ...options, secret: "x".repeat(16) }).secret).toBe("x".repeat(16));
   });
 
@@ -94,7 +105,10 @@ describe("a heartbeat answered 403", () => {
       await worker.start();
       const sessionId = worker.sessionId;
       credential = otherAccount;
-      await until(() => logger.lines.some((l) => l.includes("heartbeat failed") && l.includes("heartbeat: 403 forbidden")), 10_000);
+      await until(
+        () => logger.lines.some((l) => l.includes("heartbeat failed") && l.includes("heartbeat: 403 forbidden")),
+        10_000,
+      );
       await until(() => worker.stats().leaseHealthy === false, 10_000);
       expect(worker.sessionId).toBe(sessionId);
       credential = good;

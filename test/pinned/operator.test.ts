@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
-import { durableStore } from "../support/durability.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter } from "../support/sample-instances.ts";
+import { durableStore } from "../support/durability.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
+import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import { Counter } from "../support/sample-instances.ts";
 
 /** What operators do to a worker through the real Pinboard: wind_down, drain, stats. */
 
@@ -20,7 +20,11 @@ let operator: string;
 beforeAll(async () => {
   durable = await startTestRedis();
   store = durableStore(durable);
-  fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/counter": Counter } });
+  fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
+    namespaces: { "/counter": Counter },
+  });
   w = await fleet.addWorker({ durability: store, clientId: "op-worker" });
   await fleet.skipColdStart();
   operator = await fleet.pb.operatorCredential();
@@ -44,10 +48,16 @@ const op = async (path: string, body: unknown) => {
 };
 const ok = (body: unknown) => ({ status: 200, body });
 /** A data-plane answer: status, Retry-After and JSON body. */
-const answer = async (res: Response) => ({ status: res.status, retryAfter: res.headers.get("retry-after"), body: await json(res) });
+const answer = async (res: Response) => ({
+  status: res.status,
+  retryAfter: res.headers.get("retry-after"),
+  body: await json(res),
+});
 const resident = (id: string) => w.worker.instances().find((i) => i.id === id);
 async function placedIds(): Promise<string[]> {
-  const overview = await json(await fetch(url("/registry/overview?ns=/counter"), { headers: { authorization: `Bearer ${operator}` } }));
+  const overview = await json(
+    await fetch(url("/registry/overview?ns=/counter"), { headers: { authorization: `Bearer ${operator}` } }),
+  );
   return (overview.namespaces as { entries: { id: string }[] }[]).flatMap((n) => n.entries.map((e) => e.id));
 }
 const queueLength = () => fleet.t.redis.client.hlen(new Keys("pinboard:", 16).queue(w.worker.sessionId!));
@@ -58,7 +68,9 @@ describe("wind_down", () => {
     expect(first).toEqual({ status: 200, retryAfter: null, body: { count: 1, epoch: expect.stringMatching(/^\d+$/) } });
     const placed = first.body;
     expect(await placedIds()).toContain("w1");
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w1", deadline: 1 })).toEqual(ok({ queued: true }));
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w1", deadline: 1 })).toEqual(
+      ok({ queued: true }),
+    );
 
     // Acked: Pinboard stops re-delivering. Until the deadline (max(1 s, lease)) it keeps serving,
     // the same activation at the same epoch.
@@ -85,9 +97,13 @@ describe("wind_down", () => {
 
   it("with a null deadline: a pending wind-down is revoked", async () => {
     const placed = await json(await fetch(url("/counter/w2")));
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual(ok({ queued: true }));
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual(
+      ok({ queued: true }),
+    );
     await until(async () => (await queueLength()) === 0, 5000);
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: null })).toEqual(ok({ queued: true }));
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: null })).toEqual(
+      ok({ queued: true }),
+    );
     await until(async () => (await queueLength()) === 0, 5000);
 
     await new Promise((r) => setTimeout(r, 5000));
@@ -100,7 +116,9 @@ describe("wind_down", () => {
 describe("GET /registry/stats", () => {
   it("relays the worker's stats", async () => {
     const body = await json(await fetch(url("/registry/stats"), { headers: { authorization: `Bearer ${operator}` } }));
-    const entry = (body.workers as { sessionId: string; stats: Record<string, any> }[]).find((x) => x.sessionId === w.worker.sessionId)!;
+    const entry = (body.workers as { sessionId: string; stats: Record<string, any> }[]).find(
+      (x) => x.sessionId === w.worker.sessionId,
+    )!;
     expect(entry.stats).toMatchObject({ draining: false, leaseFlaps: 0, reregistrations: 0 });
     expect(entry.stats.process.rssBytes).toBeGreaterThan(0);
     expect(entry.stats.namespaces["/counter"].instances).toBeGreaterThanOrEqual(1);
@@ -115,7 +133,10 @@ describe("operator drain", () => {
     expect(await op("/registry/drain", { clientId: "op-worker", deadline: null })).toEqual(ok({ drained: true }));
     await until(() => w.worker.draining, 5000);
     // An existing placement still routes to the cordoned worker, at its epoch …
-    expect(await answer(await fetch(url("/counter/d0")))).toMatchObject({ status: 200, body: { memoryHits: 2, epoch: held.body.epoch } });
+    expect(await answer(await fetch(url("/counter/d0")))).toMatchObject({
+      status: 200,
+      body: { memoryHits: 2, epoch: held.body.epoch },
+    });
     // … a new one has no candidate left (the only worker is draining): the contract's refusal.
     expect(await answer(await fetch(url("/counter/d-new")))).toEqual({
       status: 503,

@@ -3,7 +3,7 @@ import { signAttestation } from "../../src/contract/attestation.ts";
 import type { PinnedWorker } from "../../src/pinned/index.ts";
 import { RETIRED_SESSION_GRACE_MS } from "../../src/pinned/registration.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -18,7 +18,11 @@ const LEASE_MS = 3000;
 let fleet: Fleet;
 let w: FleetWorker;
 beforeAll(async () => {
-  fleet = await startFleet({ workers: 0, env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) }, namespaces: { "/echo": Echo, "/counter": Counter } });
+  fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
+    namespaces: { "/echo": Echo, "/counter": Counter },
+  });
   w = await fleet.addWorker();
   await fleet.skipColdStart();
 });
@@ -34,7 +38,14 @@ describe("a forward's attestation, as Pinboard signs it", () => {
     const body = (await res.json()) as { headers: Record<string, string>; attestation: Record<string, unknown> };
     const epoch = body.headers["pinboard-epoch"]!;
     const iat = body.attestation.iat as number;
-    expect(body.attestation).toEqual({ aud: w.worker.sessionId, iat, exp: iat + 30, htm: "POST", htu: "/echo/r1/some/path?x=1&y=%27", epoch });
+    expect(body.attestation).toEqual({
+      aud: w.worker.sessionId,
+      iat,
+      exp: iat + 30,
+      htm: "POST",
+      htu: "/echo/r1/some/path?x=1&y=%27",
+      epoch,
+    });
   });
 
   it("is refused by the worker replayed on another path, method or epoch", async () => {
@@ -43,7 +54,10 @@ describe("a forward's attestation, as Pinboard signs it", () => {
     const token = body.headers["pinboard-attestation"]!;
     const epoch = body.headers["pinboard-epoch"]!;
     const replay = (path: string, init: { method?: string; epoch?: string } = {}) =>
-      fetch(`${w.worker.advertiseUrl}${path}`, { method: init.method ?? "GET", headers: { "Pinboard-Attestation": token, "Pinboard-Epoch": init.epoch ?? epoch } });
+      fetch(`${w.worker.advertiseUrl}${path}`, {
+        method: init.method ?? "GET",
+        headers: { "Pinboard-Attestation": token, "Pinboard-Epoch": init.epoch ?? epoch },
+      });
 
     for (const [path, init] of [
       ["/echo/r2/other/path?x=1", {}],
@@ -69,8 +83,13 @@ describe("a worker that requires bound attestations (requireBoundAttestation)", 
 
       const operator = await fleet.pb.operatorCredential();
       const stats = await fetch(`${fleet.pb.url}/registry/stats`, { headers: { authorization: `Bearer ${operator}` } });
-      const entry = ((await stats.json()) as { workers: { sessionId: string }[] }).workers.find((x) => x.sessionId === strict.worker.sessionId);
-      expect(entry).toMatchObject({ sessionId: strict.worker.sessionId, stats: { draining: false, namespaces: { "/strict": {} } } });
+      const entry = ((await stats.json()) as { workers: { sessionId: string }[] }).workers.find(
+        (x) => x.sessionId === strict.worker.sessionId,
+      );
+      expect(entry).toMatchObject({
+        sessionId: strict.worker.sessionId,
+        stats: { draining: false, namespaces: { "/strict": {} } },
+      });
     } finally {
       await strict.stop();
     }
@@ -79,7 +98,9 @@ describe("a worker that requires bound attestations (requireBoundAttestation)", 
 
 describe("an attestation for the worker's previous session", () => {
   /** A worker whose clock runs `skew.ms` ahead, so a test can step past the grace. */
-  async function skewedWorker(options: { fetch?: typeof fetch } = {}): Promise<{ entry: FleetWorker; skew: { ms: number } }> {
+  async function skewedWorker(
+    options: { fetch?: typeof fetch } = {},
+  ): Promise<{ entry: FleetWorker; skew: { ms: number } }> {
     const skew = { ms: 0 };
     const entry = await fleet.addWorker({ now: () => Date.now() + skew.ms, ...options });
     return { entry, skew };
@@ -87,7 +108,11 @@ describe("an attestation for the worker's previous session", () => {
 
   /** GET /_pinned/stats with an attestation for `aud`, signed on the worker's clock. */
   async function statsFor(worker: PinnedWorker, aud: string, skew: { ms: number }): Promise<number> {
-    const token = await signAttestation(worker.secret, { aud, htm: "GET", htu: "/_pinned/stats" }, (Date.now() + skew.ms) / 1000);
+    const token = await signAttestation(
+      worker.secret,
+      { aud, htm: "GET", htu: "/_pinned/stats" },
+      (Date.now() + skew.ms) / 1000,
+    );
     const res = await fetch(`${worker.advertiseUrl}/_pinned/stats`, { headers: { "Pinboard-Attestation": token } });
     await res.arrayBuffer();
     return res.status;
@@ -113,7 +138,9 @@ describe("an attestation for the worker's previous session", () => {
     // Heartbeats reach Pinboard (and hear that the session is gone); registers never do.
     const cut = { register: false };
     const partial = ((input: RequestInfo | URL, init?: RequestInit) =>
-      cut.register && String(input).endsWith("/registry/register") ? Promise.reject(new TypeError("fetch failed: partitioned")) : fetch(input, init)) as typeof fetch;
+      cut.register && String(input).endsWith("/registry/register")
+        ? Promise.reject(new TypeError("fetch failed: partitioned"))
+        : fetch(input, init)) as typeof fetch;
     const { entry, skew } = await skewedWorker({ fetch: partial });
     const { worker } = entry;
     const old = worker.sessionId!;

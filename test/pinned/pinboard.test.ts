@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { durableStore } from "../support/durability.ts";
-import { startFleet, type Fleet, type FleetWorker } from "../support/fleet.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter, Room } from "../support/sample-instances.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
+import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import { Counter, Room } from "../support/sample-instances.ts";
 
 /** The library against the real Pinboard Node entry: registration, heartbeats, forwards, a flushed Redis. */
 

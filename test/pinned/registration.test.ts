@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { compareEpochs } from "../../src/pinned/index.ts";
 import { backoffMs, PinboardCallError } from "../../src/pinned/pinboard-client.ts";
 import { isFatal } from "../../src/pinned/registration.ts";
-import { compareEpochs } from "../../src/pinned/index.ts";
 
 describe("jittered backoff", () => {
   it("stays within [½, 1] of the capped exponential", () => {
@@ -20,7 +20,14 @@ describe("register failures", () => {
   const err = (status: number | null, error = "") => new PinboardCallError("register", status, { error });
 
   it("retries what may pass later", () => {
-    for (const e of [err(null), err(500), err(502), err(503, "not the serving fleet"), err(429), err(400, "registration probe failed")]) {
+    for (const e of [
+      err(null),
+      err(500),
+      err(502),
+      err(503, "not the serving fleet"),
+      err(429),
+      err(400, "registration probe failed"),
+    ]) {
       expect(isFatal(e)).toBe(false);
     }
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { attestation, startLocalWorker, until, type LocalWorker } from "../support/local-worker.ts";
+import { attestation, type LocalWorker, startLocalWorker, until } from "../support/local-worker.ts";
 
 let w: LocalWorker;
 beforeAll(async () => {
@@ -39,7 +39,10 @@ async function connect(path: string, options: { epoch?: string; token?: string |
   };
 }
 
-function rejected(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown> }> {
+function rejected(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${w.url.replace("http", "ws")}${path}`, { headers });
     ws.on("unexpected-response", (_req, res) => {
@@ -69,7 +72,8 @@ describe("ctx.acceptWebSocket on Node", () => {
     await alice.closed;
     // The instance drops alice's socket once the server side of the close is done: wait for that,
     // not for a fixed time. Bob's stays.
-    const sockets = async () => ((await (await w.call("/room/r1", { epoch: "1" })).json()) as { sockets: number }).sockets;
+    const sockets = async () =>
+      ((await (await w.call("/room/r1", { epoch: "1" })).json()) as { sockets: number }).sockets;
     await until(async () => (await sockets()) !== 2, 10_000);
     expect(await sockets()).toBe(1);
     expect(bob.ws.readyState).toBe(WebSocket.OPEN);
@@ -88,7 +92,9 @@ describe("ctx.acceptWebSocket on Node", () => {
   it("rejects an upgrade at a stale epoch with 409", async () => {
     const client = await connect("/room/r3", { epoch: "5" });
     await client.next();
-    expect(await rejected("/room/r3", { "Pinboard-Epoch": "4", "Pinboard-Attestation": await attestation() })).toMatchObject({
+    expect(
+      await rejected("/room/r3", { "Pinboard-Epoch": "4", "Pinboard-Attestation": await attestation() }),
+    ).toMatchObject({
       status: 409,
     });
     client.ws.close();

@@ -3,8 +3,8 @@ import { InstanceTable, RefusedError } from "../../src/pinned/instance-table.ts"
 import type { LiveInstance } from "../../src/pinned/live-instance.ts";
 import { MemoryDurabilityStore } from "../../src/pinned/memory-durability.ts";
 import { WindDowns } from "../../src/pinned/wind-down.ts";
-import { Counter } from "../support/sample-instances.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
+import { Counter } from "../support/sample-instances.ts";
 
 /** wind_down handling inside the worker: the table and the wind-down scheduler, no network. */
 
@@ -32,7 +32,13 @@ function setup(graceMs = 2000) {
   return { table, windDowns, released };
 }
 
-const message = (id: string, deadline: number | null) => ({ msgId: "1", type: "wind_down", ns: "/counter", id, deadline });
+const message = (id: string, deadline: number | null) => ({
+  msgId: "1",
+  type: "wind_down",
+  ns: "/counter",
+  id,
+  deadline,
+});
 
 let sentinels = 0;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
-import { spendSyncApplyScript } from "../../src/redis/scripts/index.ts";
 import { placeInstance } from "../../src/placement/place-instance.ts";
 import type { ResolveRequest } from "../../src/placement/resolver.ts";
 import { spendSyncStats } from "../../src/placement/spend-sync.ts";
+import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
+import { spendSyncApplyScript } from "../../src/redis/scripts/index.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
@@ -40,13 +40,19 @@ async function register(namespaces: string[], headroom: number): Promise<string>
 /** The data plane's and the sweeper's placement path, background work collected. */
 async function place(ns: string, id: string, extra: Partial<ResolveRequest> = {}): Promise<string> {
   const background: Promise<unknown>[] = [];
-  const r = await placeInstance(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "", ...extra }, (w) => background.push(w));
+  const r = await placeInstance(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "", ...extra }, (w) =>
+    background.push(w),
+  );
   await Promise.all(background);
   return r.sessionId;
 }
 
 /** `n` ids of distinct buckets (none of them in `avoid`). */
-function idsInDistinctBuckets(prefix: string, n: number, avoid: ReadonlySet<number> = new Set()): Array<{ id: string; bucket: number }> {
+function idsInDistinctBuckets(
+  prefix: string,
+  n: number,
+  avoid: ReadonlySet<number> = new Set(),
+): Array<{ id: string; bucket: number }> {
   const out: Array<{ id: string; bucket: number }> = [];
   const seen = new Set(avoid);
   for (let i = 0; out.length < n; i++) {
@@ -64,7 +70,11 @@ async function listedHeadroom(ns: string, bucket: number, sessionId: string): Pr
 
 /** Every bucket's list entries of the session in `ns`. */
 async function listedEverywhere(ns: string, sessionId: string): Promise<Array<number | undefined>> {
-  return Promise.all(keys().allBuckets().map((b) => listedHeadroom(ns, b, sessionId)));
+  return Promise.all(
+    keys()
+      .allBuckets()
+      .map((b) => listedHeadroom(ns, b, sessionId)),
+  );
 }
 
 /** Polls until every bucket lists the session in `ns` at `headroom` (fails after 5 s). */
@@ -73,7 +83,8 @@ async function untilListedEverywhere(ns: string, sessionId: string, headroom: nu
   for (;;) {
     const listed = await listedEverywhere(ns, sessionId);
     if (listed.every((h) => h === headroom)) return;
-    if (Date.now() > deadline) expect(listed, `every bucket's ${ns} entry of ${sessionId}`).toEqual(listed.map(() => headroom));
+    if (Date.now() > deadline)
+      expect(listed, `every bucket's ${ns} entry of ${sessionId}`).toEqual(listed.map(() => headroom));
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -105,7 +116,11 @@ describe("placement sees new placements made in other buckets", () => {
     await untilListedEverywhere(ns, b, H - 2);
     expect(await shownHeadroom(b)).toBe(H - 2);
     // B's sync left A's entries alone.
-    expect(await listedEverywhere(ns, a)).toEqual(keys().allBuckets().map(() => 0));
+    expect(await listedEverywhere(ns, a)).toEqual(
+      keys()
+        .allBuckets()
+        .map(() => 0),
+    );
     expect(spendSyncStats(pb.deps).dropped).toBe(dropped);
   });
 
@@ -146,7 +161,10 @@ describe("placement sees new placements made in other buckets", () => {
     await apply(0, 1); // late and out of order
     expect(await listedHeadroom(ns, elsewhere!.bucket, sid)).toBe(8);
 
-    const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sid, { headroom: 20 }) });
+    const res = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: heartbeatBody(worker, sid, { headroom: 20 }),
+    });
     expect(res.status).toBe(200);
     expect(await listedHeadroom(ns, elsewhere!.bucket, sid)).toBe(20);
     // Spends counted under revision 0 arrive after the heartbeat: the bucket's mirror holds the

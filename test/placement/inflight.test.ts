@@ -9,10 +9,20 @@ describe("InflightGate", () => {
     const a2 = gate.acquire("a");
     const b1 = gate.acquire("b");
     expect(() => gate.acquire("a")).toThrow(Refusal);
-    expect(new Map(gate.entries())).toEqual(new Map([["a", 2], ["b", 1]]));
+    expect(new Map(gate.entries())).toEqual(
+      new Map([
+        ["a", 2],
+        ["b", 1],
+      ]),
+    );
     a1();
     a1(); // a release counts once
-    expect(new Map(gate.entries())).toEqual(new Map([["a", 1], ["b", 1]]));
+    expect(new Map(gate.entries())).toEqual(
+      new Map([
+        ["a", 1],
+        ["b", 1],
+      ]),
+    );
     b1();
     a2();
     expect([...gate.entries()]).toEqual([]);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Keys, SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
-import { resolvePlacement } from "../../src/placement/resolver.ts";
 import { copyPreviousNamespaceList, NS_LIST_COPY_REACH } from "../../src/placement/ns-list-copy.ts";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { Keys, SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
@@ -69,7 +69,9 @@ describe("a bucket that lost its namespace list, on the Node entry with a real w
     expect(await sessionRev()).toBe(rev);
 
     const sid = fleet.workers[0]!.worker.sessionId!;
-    expect(Object.keys(await fleet.t.redis.client.hgetall(keys.nsWorkers(bucket, SINGLE_HOSTNAME, "/echo")))).toEqual([sid]);
+    expect(Object.keys(await fleet.t.redis.client.hgetall(keys.nsWorkers(bucket, SINGLE_HOSTNAME, "/echo")))).toEqual([
+      sid,
+    ]);
     expect(await fleet.t.redis.hget(keys.workers(bucket), sid)).not.toBeNull();
   });
 
@@ -105,22 +107,30 @@ describe("the copy and the heartbeat, in-process", () => {
     await endColdStart(t, keys);
   });
 
-  const resolve = (ns: string, id: string) => resolvePlacement(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "" });
-  const listed = async (bucket: number, ns: string) => Object.keys(await t.redis.client.hgetall(keys.nsWorkers(bucket, SINGLE_HOSTNAME, ns))).sort();
+  const resolve = (ns: string, id: string) =>
+    resolvePlacement(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "" });
+  const listed = async (bucket: number, ns: string) =>
+    Object.keys(await t.redis.client.hgetall(keys.nsWorkers(bucket, SINGLE_HOSTNAME, ns))).sort();
 
   it("heartbeat re-adds the worker to every namespace list in its bucket", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/hb-a", "/hb-b"] }));
     const bucket = 3;
-    for (const ns of ["/hb-a", "/hb-b"]) for (const key of keys.nsListKeys(bucket, SINGLE_HOSTNAME, ns)) await t.redis.client.del(key);
+    for (const ns of ["/hb-a", "/hb-b"])
+      for (const key of keys.nsListKeys(bucket, SINGLE_HOSTNAME, ns)) await t.redis.client.del(key);
     await t.redis.client.del(keys.workers(bucket));
     await t.redis.client.del(keys.workerExpiries(bucket));
     expect(await listed(bucket, "/hb-a")).toEqual([]);
 
-    const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, { headroom: 42 }) });
+    const res = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: heartbeatBody(worker, sessionId, { headroom: 42 }),
+    });
     expect(res.status).toBe(200);
     for (const ns of ["/hb-a", "/hb-b"]) {
       expect(await listed(bucket, ns)).toEqual([sessionId]);
-      const [, headroom, flags] = (await t.redis.hget(keys.nsWorkers(bucket, SINGLE_HOSTNAME, ns), sessionId))!.split("\n");
+      const [, headroom, flags] = (await t.redis.hget(keys.nsWorkers(bucket, SINGLE_HOSTNAME, ns), sessionId))!.split(
+        "\n",
+      );
       expect([headroom, flags]).toEqual(["42", ""]);
     }
     expect((await resolve("/hb-b", await idInBucket(bucket, "hb"))).sessionId).toBe(sessionId);
@@ -136,14 +146,21 @@ describe("the copy and the heartbeat, in-process", () => {
 
     expect(await copyPreviousNamespaceList(pb.deps, bucket, SINGLE_HOSTNAME, "/cp")).toBe(back(bucket, 1));
     expect(await listed(bucket, "/cp")).toEqual([a.sessionId, b.sessionId].sort());
-    for (const [sid, headroom] of [[a.sessionId, "70"], [b.sessionId, "80"]] as const) {
+    for (const [sid, headroom] of [
+      [a.sessionId, "70"],
+      [b.sessionId, "80"],
+    ] as const) {
       expect((await t.redis.hget(keys.nsWorkers(bucket, SINGLE_HOSTNAME, "/cp"), sid))!.split("\n")[1]).toBe(headroom);
-      expect(await t.redis.hget(keys.workers(bucket), sid)).toBe(await t.redis.hget(keys.workers(back(bucket, 1)), sid));
+      expect(await t.redis.hget(keys.workers(bucket), sid)).toBe(
+        await t.redis.hget(keys.workers(back(bucket, 1)), sid),
+      );
     }
     expect(await t.redis.client.hgetall(keys.nsWorkers(bucket, SINGLE_HOSTNAME, "/cp-other"))).toEqual(otherBefore);
     // The expiry indexes are in step with what they index (a resolve would otherwise rebuild them).
     expect(await t.redis.client.zcard(keys.nsExpiries(bucket, SINGLE_HOSTNAME, "/cp"))).toBe(2);
-    expect(await t.redis.client.zcard(keys.workerExpiries(bucket))).toBe(await t.redis.client.hlen(keys.workers(bucket)));
+    expect(await t.redis.client.zcard(keys.workerExpiries(bucket))).toBe(
+      await t.redis.client.hlen(keys.workers(bucket)),
+    );
 
     // Present now: a second copy writes nothing.
     const before = await t.snapshot();
@@ -158,7 +175,8 @@ describe("the copy and the heartbeat, in-process", () => {
     const bucket = 7;
     const id = await idInBucket(bucket, "far");
     const lose = async (from: number, to: number) => {
-      for (let d = from; d <= to; d++) for (const key of keys.nsListKeys(back(bucket, d), SINGLE_HOSTNAME, "/far")) await t.redis.client.del(key);
+      for (let d = from; d <= to; d++)
+        for (const key of keys.nsListKeys(back(bucket, d), SINGLE_HOSTNAME, "/far")) await t.redis.client.del(key);
     };
     // The bucket and every bucket within reach lost the list: only one beyond reach has it.
     await lose(0, NS_LIST_COPY_REACH);
@@ -183,17 +201,37 @@ describe("hostname-aware: the list of {hostname}{ns}", () => {
 
   it("is copied from the previous bucket, the binding's env and the hostname kept", async () => {
     await endColdStart(t, keys);
-    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/rooms"], hostname: "alpha.example", env: "blue", epoch: 1 }));
+    const { sessionId } = await registerOk(
+      pb,
+      token,
+      registerBody(worker, { namespaces: ["/rooms"], hostname: "alpha.example", env: "blue", epoch: 1 }),
+    );
     const bucket = 4;
     for (const key of keys.nsListKeys(bucket, "alpha.example", "/rooms")) await t.redis.client.del(key);
     await t.redis.client.del(keys.workers(bucket));
     await t.redis.client.del(keys.workerExpiries(bucket));
     const id = await idInBucket(bucket, "aware");
-    const placed = await resolvePlacement(pb.deps, { ns: "/rooms", id, env: "blue", hostname: "alpha.example", takeover: "wind_down" });
+    const placed = await resolvePlacement(pb.deps, {
+      ns: "/rooms",
+      id,
+      env: "blue",
+      hostname: "alpha.example",
+      takeover: "wind_down",
+    });
     expect(placed).toMatchObject({ sessionId, ownerHostname: "alpha.example", fresh: true });
-    expect(Object.keys(await t.redis.client.hgetall(keys.nsWorkers(bucket, "alpha.example", "/rooms")))).toEqual([sessionId]);
+    expect(Object.keys(await t.redis.client.hgetall(keys.nsWorkers(bucket, "alpha.example", "/rooms")))).toEqual([
+      sessionId,
+    ]);
     // Another hostname's list is another list: still unknown.
-    await expect(resolvePlacement(pb.deps, { ns: "/rooms", id: `${id}-b`, env: "blue", hostname: "beta.example", takeover: "wind_down" })).rejects.toMatchObject({
+    await expect(
+      resolvePlacement(pb.deps, {
+        ns: "/rooms",
+        id: `${id}-b`,
+        env: "blue",
+        hostname: "beta.example",
+        takeover: "wind_down",
+      }),
+    ).rejects.toMatchObject({
       outcome: "unknown-ns",
     });
   });

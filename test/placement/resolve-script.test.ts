@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SINGLE_ENV } from "../../src/redis/keys.ts";
 import { affinityHash } from "../../src/placement/affinity.ts";
 import { Refusal } from "../../src/placement/refusal.ts";
-import { resolvePlacement, type Resolution, type ResolveRequest } from "../../src/placement/resolver.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
+import { type Resolution, type ResolveRequest, resolvePlacement } from "../../src/placement/resolver.ts";
+import { SINGLE_ENV } from "../../src/redis/keys.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
@@ -35,21 +35,35 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function registerWorker(target: TestPinboard, namespaces: string[], overrides: Record<string, unknown> = {}): Promise<{ sid: string; server: ChallengeServer }> {
+async function registerWorker(
+  target: TestPinboard,
+  namespaces: string[],
+  overrides: Record<string, unknown> = {},
+): Promise<{ sid: string; server: ChallengeServer }> {
   const server = await startChallengeServer(`secret-${servers.length}-0123456789abcdef`);
   servers.push(server);
   const { sessionId } = await registerOk(target, token, registerBody(server, { namespaces, ...overrides }));
   return { sid: sessionId, server };
 }
-const worker = async (namespaces: string[], overrides: Record<string, unknown> = {}) => (await registerWorker(pb, namespaces, overrides)).sid;
+const worker = async (namespaces: string[], overrides: Record<string, unknown> = {}) =>
+  (await registerWorker(pb, namespaces, overrides)).sid;
 
-async function heartbeat(server: ChallengeServer, sid: string, overrides: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+async function heartbeat(
+  server: ChallengeServer,
+  sid: string,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(server, sid, overrides) });
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 }
 
-const resolve = (ns: string, id: string, extra: Partial<ResolveRequest> = {}, target: TestPinboard = pb): Promise<Resolution> =>
+const resolve = (
+  ns: string,
+  id: string,
+  extra: Partial<ResolveRequest> = {},
+  target: TestPinboard = pb,
+): Promise<Resolution> =>
   resolvePlacement(target.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "", ...extra });
 
 async function refusal(p: Promise<unknown>): Promise<Refusal> {
@@ -69,8 +83,15 @@ async function idsInBucket(bucket: number, n: number, prefix: string): Promise<s
   return out;
 }
 const redisNow = () => t.redis.timeMs();
-const listEntry = (ns: string, bucket: number, sid: string) => t.redis.hget(pb.deps.keys.nsWorkers(bucket, "", ns), sid);
-async function setListExpiry(target: TestPinboard, ns: string, bucket: number, sid: string, expiry: number): Promise<void> {
+const listEntry = (ns: string, bucket: number, sid: string) =>
+  t.redis.hget(pb.deps.keys.nsWorkers(bucket, "", ns), sid);
+async function setListExpiry(
+  target: TestPinboard,
+  ns: string,
+  bucket: number,
+  sid: string,
+  expiry: number,
+): Promise<void> {
   const key = target.deps.keys.nsWorkers(bucket, "", ns);
   const [, headroom] = (await t.redis.hget(key, sid))!.split("\n");
   await t.redis.client.hset(key, sid, `${expiry}\n${headroom}\n`);
@@ -107,7 +128,12 @@ describe("step 1: an existing row", () => {
     expect(await t.redis.hget(`pinboard:{${bucket}}:overwritten`, `${SINGLE_ENV}\n/dead\ndoc`)).toBe(second.epoch);
     expect(await getRow(t, "/dead", "doc")).toMatchObject({ sessionId: b, epoch: second.epoch });
     // The live owner now forwards, still reporting the marker until a 2xx clears it.
-    expect(await resolve("/dead", "doc")).toMatchObject({ sessionId: b, epoch: second.epoch, fresh: false, overwritten: second.epoch });
+    expect(await resolve("/dead", "doc")).toMatchObject({
+      sessionId: b,
+      epoch: second.epoch,
+      fresh: false,
+      overwritten: second.epoch,
+    });
   });
 
   it("treats an owner whose record expired (expiry ≤ now, not yet pruned) as dead", async () => {
@@ -380,20 +406,24 @@ describe("steps 5 and 6: affinity and power of two", () => {
 
     // 500 ≥ (500 + 3 × ~1000) / 4 / 2 ≈ 437: still preferred.
     await heartbeat(p.server, p.sid, { headroom: 500 });
-    for (let i = 0; i < 20; i++) expect((await resolve("/yield", `y-a-${i}`, { affinityHash: hash })).sessionId).toBe(preferred);
+    for (let i = 0; i < 20; i++)
+      expect((await resolve("/yield", `y-a-${i}`, { affinityHash: hash })).sessionId).toBe(preferred);
 
     // 400 < (400 + 3 × ~1000) / 4 / 2 ≈ 425: yields to power of two, which never picks the lowest headroom.
     await heartbeat(p.server, p.sid, { headroom: 400 });
-    for (let i = 0; i < 20; i++) expect((await resolve("/yield", `y-b-${i}`, { affinityHash: hash })).sessionId).not.toBe(preferred);
+    for (let i = 0; i < 20; i++)
+      expect((await resolve("/yield", `y-b-${i}`, { affinityHash: hash })).sessionId).not.toBe(preferred);
   });
 
   it("prefers an attested caller's own session, unless it is below the balance floor", async () => {
     const ws: Array<{ sid: string; server: ChallengeServer }> = [];
     for (let i = 0; i < 4; i++) ws.push(await registerWorker(pb, ["/caller"], { headroom: 1000 }));
     const q = ws[2]!;
-    for (let i = 0; i < 20; i++) expect((await resolve("/caller", `c-${i}`, { callerSessionId: q.sid })).sessionId).toBe(q.sid);
+    for (let i = 0; i < 20; i++)
+      expect((await resolve("/caller", `c-${i}`, { callerSessionId: q.sid })).sessionId).toBe(q.sid);
     await heartbeat(q.server, q.sid, { headroom: 10 });
-    for (let i = 0; i < 20; i++) expect((await resolve("/caller", `c2-${i}`, { callerSessionId: q.sid })).sessionId).not.toBe(q.sid);
+    for (let i = 0; i < 20; i++)
+      expect((await resolve("/caller", `c2-${i}`, { callerSessionId: q.sid })).sessionId).not.toBe(q.sid);
   });
 
   it("power of two spreads roughly evenly over equal headroom", async () => {

@@ -37,25 +37,36 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
 import {
-  emptyModel,
-  exec,
-  compareWorld,
-  plan,
-  step,
-  Violation,
   type Action,
   type ApiAction,
   type ClockAction,
+  compareWorld,
+  count,
+  emptyModel,
+  exec,
   type Model,
   type Plan,
+  plan,
   type StepContext,
   stats,
-  count,
+  step,
+  Violation,
 } from "../support/activation-model.ts";
-import { clientIdOf, endColdStart, IDS, keys, keyspace, NS, readWorld, startWorld, WORKERS, type World } from "../support/activation-world.ts";
+import {
+  clientIdOf,
+  endColdStart,
+  IDS,
+  keys,
+  keyspace,
+  NS,
+  readWorld,
+  startWorld,
+  WORKERS,
+  type World,
+} from "../support/activation-world.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { resolvePlacement } from "../../src/placement/resolver.ts";
 
 /**
  * Failing seeds kept as regression cases, replayed on every run before the random search. Add the
@@ -96,9 +107,17 @@ const REGRESSION_CASES: Action[][] = [
   // seed 1510338271: an undrain racing the client's re-register answered 403 (fixed in drain.ts).
   [
     { k: "resolve", id: 2, node: "both", exclude: null },
-    { k: "pair", a: { k: "register", w: 0, node: 0, prev: "own", pick: 2, instances: "none", ids: [4], draining: true }, b: { k: "register", w: 1, node: 0, prev: "own", pick: 8, instances: "held", ids: [4], draining: false } },
+    {
+      k: "pair",
+      a: { k: "register", w: 0, node: 0, prev: "own", pick: 2, instances: "none", ids: [4], draining: true },
+      b: { k: "register", w: 1, node: 0, prev: "own", pick: 8, instances: "held", ids: [4], draining: false },
+    },
     { k: "register", w: 2, node: 0, prev: "own", pick: 36, instances: "held", ids: [1, 4], draining: false },
-    { k: "pair", a: { k: "undrain", w: 2 }, b: { k: "register", w: 2, node: 1, prev: "none", pick: 4, instances: "none", ids: [], draining: false } },
+    {
+      k: "pair",
+      a: { k: "undrain", w: 2 },
+      b: { k: "register", w: 2, node: 1, prev: "none", pick: 4, instances: "none", ids: [], draining: false },
+    },
   ],
   // seed 1289870265: a drain racing a re-register was undone in the bucket mirrors (fixed: record revisions).
   [
@@ -109,7 +128,11 @@ const REGRESSION_CASES: Action[][] = [
     { k: "windDownPasses", id: 0 },
     { k: "resolve", id: 0, node: 0, exclude: null },
     { k: "deregister", w: 0, node: 0 },
-    { k: "pair", a: { k: "drain", w: 2, deadline: 0 }, b: { k: "register", w: 2, node: 0, prev: "own", pick: 0, instances: "held", ids: [], draining: false } },
+    {
+      k: "pair",
+      a: { k: "drain", w: 2, deadline: 0 },
+      b: { k: "register", w: 2, node: 0, prev: "own", pick: 0, instances: "held", ids: [], draining: false },
+    },
   ],
   // seed 487147098: the same race once revisions were in (fixed: heartbeat-bucket takes a bucket over for a newer registration).
   [
@@ -118,7 +141,11 @@ const REGRESSION_CASES: Action[][] = [
     { k: "register", w: 0, node: 0, prev: "own", pick: 0, instances: "held", ids: [], draining: false },
     { k: "tag", id: 0, node: 0, who: "owner", epoch: "empty", tag: "t1" },
     { k: "tag", id: 0, node: 0, who: 0, epoch: "row", tag: "t1" },
-    { k: "pair", a: { k: "register", w: 1, node: 0, prev: "own", pick: 0, instances: "held", ids: [], draining: false }, b: { k: "drain", w: 1, deadline: 0 } },
+    {
+      k: "pair",
+      a: { k: "register", w: 1, node: 0, prev: "own", pick: 0, instances: "held", ids: [], draining: false },
+      b: { k: "drain", w: 1, deadline: 0 },
+    },
   ],
 ];
 
@@ -133,7 +160,9 @@ const TIME_BUDGET_MS = Number(process.env.PINBOARD_PROPERTY_BUDGET_MS ?? 40_000)
  */
 const MIN_RUNS = Number(process.env.PINBOARD_PROPERTY_MIN_RUNS ?? Math.ceil(NUM_RUNS / 2));
 const MIN_INTERLEAVINGS = Number(process.env.PINBOARD_PROPERTY_MIN_INTERLEAVINGS ?? MIN_RUNS);
-const SEED = process.env.PINBOARD_PROPERTY_SEED ? Number(process.env.PINBOARD_PROPERTY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+const SEED = process.env.PINBOARD_PROPERTY_SEED
+  ? Number(process.env.PINBOARD_PROPERTY_SEED)
+  : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 
 // ── generators ─────────────────────────────────────────────────────────────────────────────
 
@@ -145,7 +174,13 @@ const w = fc.integer({ min: 0, max: WORKERS - 1 });
 const node = fc.integer({ min: 0, max: 1 });
 const id = fc.integer({ min: 0, max: IDS.length - 1 });
 const who = fc.oneof({ arbitrary: fc.constant("owner" as const), weight: 3 }, { arbitrary: fc.nat(40), weight: 2 });
-const epochPick = weighted<"row" | "older" | "newer" | "empty" | "other">(["row", 4], ["older", 1], ["newer", 1], ["empty", 1], ["other", 1]);
+const epochPick = weighted<"row" | "older" | "newer" | "empty" | "other">(
+  ["row", 4],
+  ["older", 1],
+  ["newer", 1],
+  ["empty", 1],
+  ["other", 1],
+);
 const deadline = fc.option(fc.nat(120), { nil: null, freq: 3 });
 
 const api = {
@@ -173,7 +208,14 @@ const api = {
     exclude: fc.option(w, { nil: null, freq: 1 }),
   }),
   release: fc.record({ k: fc.constant("release" as const), id, node, who, epoch: epochPick }),
-  tag: fc.record({ k: fc.constant("tag" as const), id, node, who, epoch: epochPick, tag: fc.constantFrom("t1", "ws:x", "ünï") }),
+  tag: fc.record({
+    k: fc.constant("tag" as const),
+    id,
+    node,
+    who,
+    epoch: epochPick,
+    tag: fc.constantFrom("t1", "ws:x", "ünï"),
+  }),
   windDown: fc.record({ k: fc.constant("windDown" as const), id: fc.option(id, { nil: null, freq: 4 }), deadline }),
   drain: fc.record({ k: fc.constant("drain" as const), w, deadline }),
   undrain: fc.record({ k: fc.constant("undrain" as const), w }),
@@ -242,7 +284,22 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 const actions = fc
   .tuple(fc.boolean(), fc.array(action, { minLength: 10, maxLength: 40, size: "max" }))
   .map(([warm, rest]): Action[] => [
-    ...(warm ? Array.from({ length: WORKERS }, (_, i) => ({ k: "register", w: i, node: i % 2, prev: "none", pick: 0, instances: "none", ids: [], draining: false }) as Action) : []),
+    ...(warm
+      ? Array.from(
+          { length: WORKERS },
+          (_, i) =>
+            ({
+              k: "register",
+              w: i,
+              node: i % 2,
+              prev: "none",
+              pick: 0,
+              instances: "none",
+              ids: [],
+              draining: false,
+            }) as Action,
+        )
+      : []),
     ...rest,
   ]);
 
@@ -270,7 +327,12 @@ afterAll(async () => {
 const show = (x: unknown) => JSON.stringify(x);
 
 /** (c) A release or tag changes nothing at all, unless it names the row's session and epoch: then only that row. */
-async function checkRowOperation(m: Model, p: Extract<Plan, { k: "release" | "tag" }>, before: Record<string, unknown>, after: Record<string, unknown>) {
+async function checkRowOperation(
+  m: Model,
+  p: Extract<Plan, { k: "release" | "tag" }>,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+) {
   const row = m.rows[p.id];
   const hit = !!row && row.sid === p.who && row.epoch === p.epoch && m.sessions[p.who]?.state !== "gone";
   const expected = structuredClone(before) as Record<string, Record<string, string>>;
@@ -299,7 +361,16 @@ async function runStep(m: Model, a: Action): Promise<Model> {
     const [o1, o2] = await Promise.all([exec(world, p1), exec(world, p2)]);
     const ws = await readWorld(world);
     const errors: unknown[] = [];
-    for (const order of [[[p1, o1], [p2, o2]], [[p2, o2], [p1, o1]]] as const) {
+    for (const order of [
+      [
+        [p1, o1],
+        [p2, o2],
+      ],
+      [
+        [p2, o2],
+        [p1, o1],
+      ],
+    ] as const) {
       const c = structuredClone(m);
       try {
         for (const [p, o] of order) step(c, p, o, ctx);
@@ -312,7 +383,8 @@ async function runStep(m: Model, a: Action): Promise<Model> {
         errors.push(err);
       }
     }
-    const msg = `no serial order explains concurrent ${show(p1)} ‖ ${show(p2)} (answers ${show(o1)} ‖ ${show(o2)}):\n` +
+    const msg =
+      `no serial order explains concurrent ${show(p1)} ‖ ${show(p2)} (answers ${show(o1)} ‖ ${show(o2)}):\n` +
       errors.map((e, i) => `  order ${i + 1}: ${String(e)}`).join("\n");
     throw errors.every((e) => e instanceof Violation) ? new Violation(msg) : new Error(msg);
   }
@@ -359,40 +431,65 @@ function report<T>(details: fc.RunDetails<T>): string {
 }
 
 describe("single activation", () => {
-  it.each(REGRESSION_SEEDS)("replays regression seed $seed", async ({ seed, path }) => {
-    const details = await fc.check(property, { seed, path, endOnFailure: true });
-    expect(details.failed, report(details)).toBe(false);
-  }, 60_000);
+  it.each(REGRESSION_SEEDS)(
+    "replays regression seed $seed",
+    async ({ seed, path }) => {
+      const details = await fc.check(property, { seed, path, endOnFailure: true });
+      expect(details.failed, report(details)).toBe(false);
+    },
+    60_000,
+  );
 
-  it.each(REGRESSION_CASES.map((c, i) => ({ i, c })))("replays regression case $i", async ({ c }) => {
-    await runActions(c);
-  }, 60_000);
+  it.each(REGRESSION_CASES.map((c, i) => ({ i, c })))(
+    "replays regression case $i",
+    async ({ c }) => {
+      await runActions(c);
+    },
+    60_000,
+  );
 
-  it("holds over random interleavings of registry, placement, clock and Redis restarts", async () => {
-    // Count what this search executes, not what the replays above did.
-    interleavings.clear();
-    for (const key of Object.keys(stats)) delete stats[key];
-    console.log(`single-activation: seed ${SEED} (replay with PINBOARD_PROPERTY_SEED=${SEED}), ${NUM_RUNS} runs, at least ${MIN_RUNS} runs and ${MIN_INTERLEAVINGS} interleavings`);
-    const details = await fc.check(property, {
-      seed: SEED,
-      numRuns: NUM_RUNS,
-      plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS), fc.timeout(20_000)],
-    });
-    console.log(`single-activation: ${details.numRuns} run(s) in budget${details.interrupted ? " (interrupted by the time budget)" : ""}`);
-    console.log(`single-activation: exercised ${show(Object.fromEntries(Object.entries(stats).sort()))}`);
-    console.log(`single-activation: ${interleavings.size} distinct interleavings: ${[...interleavings].sort().join(", ")}`);
-    expect(details.failed, report(details)).toBe(false);
-    const thin = `a near-empty search (seed ${SEED}${details.interrupted ? `, cut short by the ${TIME_BUDGET_MS} ms budget: a loaded machine?` : ""})`;
-    expect(details.numRuns, `only ${details.numRuns} run(s): ${thin}`).toBeGreaterThanOrEqual(MIN_RUNS);
-    expect(interleavings.size, `only ${interleavings.size} distinct interleavings: ${thin}`).toBeGreaterThanOrEqual(MIN_INTERLEAVINGS);
-  }, TIME_BUDGET_MS + 80_000);
+  it(
+    "holds over random interleavings of registry, placement, clock and Redis restarts",
+    async () => {
+      // Count what this search executes, not what the replays above did.
+      interleavings.clear();
+      for (const key of Object.keys(stats)) delete stats[key];
+      console.log(
+        `single-activation: seed ${SEED} (replay with PINBOARD_PROPERTY_SEED=${SEED}), ${NUM_RUNS} runs, at least ${MIN_RUNS} runs and ${MIN_INTERLEAVINGS} interleavings`,
+      );
+      const details = await fc.check(property, {
+        seed: SEED,
+        numRuns: NUM_RUNS,
+        plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS), fc.timeout(20_000)],
+      });
+      console.log(
+        `single-activation: ${details.numRuns} run(s) in budget${details.interrupted ? " (interrupted by the time budget)" : ""}`,
+      );
+      console.log(`single-activation: exercised ${show(Object.fromEntries(Object.entries(stats).sort()))}`);
+      console.log(
+        `single-activation: ${interleavings.size} distinct interleavings: ${[...interleavings].sort().join(", ")}`,
+      );
+      expect(details.failed, report(details)).toBe(false);
+      const thin = `a near-empty search (seed ${SEED}${details.interrupted ? `, cut short by the ${TIME_BUDGET_MS} ms budget: a loaded machine?` : ""})`;
+      expect(details.numRuns, `only ${details.numRuns} run(s): ${thin}`).toBeGreaterThanOrEqual(MIN_RUNS);
+      expect(interleavings.size, `only ${interleavings.size} distinct interleavings: ${thin}`).toBeGreaterThanOrEqual(
+        MIN_INTERLEAVINGS,
+      );
+    },
+    TIME_BUDGET_MS + 80_000,
+  );
 });
 
 /** Deterministic reproductions of what the random search found, kept next to it. */
 describe("single activation: minimal reproductions", () => {
-  const resolveOn = (n: 0 | 1, id: string) => resolvePlacement(world.nodes[n].deps, { ns: NS, id, env: "*", hostname: "", takeover: "" });
+  const resolveOn = (n: 0 | 1, id: string) =>
+    resolvePlacement(world.nodes[n].deps, { ns: NS, id, env: "*", hostname: "", takeover: "" });
   const register = (w: number, extra: Record<string, unknown> = {}) =>
-    registerOk(world.nodes[0], world.workerToken, registerBody(world.workers[w]!, { clientId: clientIdOf(w), namespaces: [NS], ...extra }));
+    registerOk(
+      world.nodes[0],
+      world.workerToken,
+      registerBody(world.workers[w]!, { clientId: clientIdOf(w), namespaces: [NS], ...extra }),
+    );
 
   it("a register quoting another client's session as prevSessionId does not take over its rows at their epoch", async () => {
     await world.flush();
@@ -404,7 +501,10 @@ describe("single activation: minimal reproductions", () => {
     const thief = await register(1, { prevSessionId: victim.sessionId, instances: { [NS]: ["a"] } });
     expect(thief.duplicates).toEqual([{ ns: NS, id: "a" }]);
     const again = await resolveOn(1, "a");
-    expect({ sessionId: again.sessionId, epoch: again.epoch }).toEqual({ sessionId: victim.sessionId, epoch: placed.epoch });
+    expect({ sessionId: again.sessionId, epoch: again.epoch }).toEqual({
+      sessionId: victim.sessionId,
+      epoch: placed.epoch,
+    });
   });
 
   // seen once by the random search as "no serial order explains concurrent windDown ‖ register":
@@ -426,7 +526,10 @@ describe("single activation: minimal reproductions", () => {
     node.deps.redis.run = async (script, scriptKeys, args) => {
       const reply = await original(script, scriptKeys, args);
       if (!windDown && script.name === "register-bucket" && scriptKeys[0] === keys.workers(bucketOfA)) {
-        windDown = await world.nodes[1].call("POST", "/registry/wind_down", { token: world.operatorToken, body: { namespace: NS, deadline: null } });
+        windDown = await world.nodes[1].call("POST", "/registry/wind_down", {
+          token: world.operatorToken,
+          body: { namespace: NS, deadline: null },
+        });
       }
       return reply;
     };
@@ -459,7 +562,10 @@ describe("single activation: minimal reproductions", () => {
       return value;
     };
     try {
-      const res = await node.call("POST", "/registry/drain", { token: world.operatorToken, body: { clientId: clientIdOf(2), deadline: null } });
+      const res = await node.call("POST", "/registry/drain", {
+        token: world.operatorToken,
+        body: { clientId: clientIdOf(2), deadline: null },
+      });
       expect(raced).toBe(true);
       expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { drained: true } });
       const owner = (await world.admin.hget(keys.clientOwners, clientIdOf(2)))!;
@@ -504,13 +610,19 @@ describe("single activation: minimal reproductions", () => {
       let res: Response;
       try {
         const row = { sessionId: first.sessionId, namespace: NS, id: "a", epoch: placed.epoch };
-        res = await node.call("POST", `/registry/${route}`, { token: world.workerToken, body: route === "tag" ? { ...row, tag: "t1" } : [row] });
+        res = await node.call("POST", `/registry/${route}`, {
+          token: world.workerToken,
+          body: route === "tag" ? { ...row, tag: "t1" } : [row],
+        });
       } finally {
         redis.run = originals.run;
         redis.runMany = originals.runMany;
       }
       expect(second).toBeDefined();
-      expect({ status: res.status, body: await res.json() }).toEqual({ status: 409, body: { error: "unknown session", reregister: true } });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 409,
+        body: { error: "unknown session", reregister: true },
+      });
       // The row went to the new session at its epoch, untagged and unreleased.
       const raw = await world.admin.hget(keys.placements(world.bucketOf.get("a")!, "*", NS), "a");
       expect(raw?.split("\n")).toEqual([second!.sessionId, placed.epoch, "", "", ""]);
@@ -529,13 +641,19 @@ describe("single activation: minimal reproductions", () => {
     node.deps.redis.runMany = async (calls) => {
       if (!raced && calls[0]?.script.name === "heartbeat-bucket") {
         raced = true;
-        const res = await world.nodes[1].call("POST", "/registry/drain", { token: world.operatorToken, body: { clientId: clientIdOf(0), deadline: null } });
+        const res = await world.nodes[1].call("POST", "/registry/drain", {
+          token: world.operatorToken,
+          body: { clientId: clientIdOf(0), deadline: null },
+        });
         expect(res.status).toBe(200);
       }
       return original(calls);
     };
     try {
-      const hb = await node.call("POST", "/registry/heartbeat", { token: world.workerToken, body: heartbeatBody(world.workers[0]!, sessionId) });
+      const hb = await node.call("POST", "/registry/heartbeat", {
+        token: world.workerToken,
+        body: heartbeatBody(world.workers[0]!, sessionId),
+      });
       expect(hb.status).toBe(200);
       expect(raced).toBe(true);
     } finally {
@@ -563,9 +681,14 @@ describe("single activation: minimal reproductions", () => {
     // (each bucket's call waits for the drain).
     node.deps.redis.run = async (script, scriptKeys, args) => {
       if (script.name === "register-bucket") {
-        raced ??= world.nodes[1].call("POST", "/registry/drain", { token: world.operatorToken, body: { clientId: clientIdOf(1), deadline: null } }).then((res) => {
-          expect(res.status).toBe(200);
-        });
+        raced ??= world.nodes[1]
+          .call("POST", "/registry/drain", {
+            token: world.operatorToken,
+            body: { clientId: clientIdOf(1), deadline: null },
+          })
+          .then((res) => {
+            expect(res.status).toBe(200);
+          });
         await raced;
       }
       return original(script, scriptKeys, args);

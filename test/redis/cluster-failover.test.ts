@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
-import { parseInfo, startRedisCluster, type ClusterNode, type RedisCluster } from "../support/redis-cluster.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
+import { type ClusterNode, parseInfo, type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
 
 /**
  * A primary failover under traffic: 3 primaries with a replica each, the real Pinboard process and
@@ -101,7 +101,8 @@ describe("primary failover under traffic", () => {
 
     const victim: ClusterNode = await cluster.ownerOf(keys.sessions);
     const victimBuckets: number[] = [];
-    for (let b = 0; b < 16; b++) if ((await cluster.ownerOf(keys.workers(b))).port === victim.port) victimBuckets.push(b);
+    for (let b = 0; b < 16; b++)
+      if ((await cluster.ownerOf(keys.workers(b))).port === victim.port) victimBuckets.push(b);
     expect(victimBuckets.length).toBeGreaterThan(0);
     // The hot placements (and the worker records) reached the victim's replica before the kill.
     await replicated(victim);
@@ -129,8 +130,10 @@ describe("primary failover under traffic", () => {
     const clusterOkMs = clusterOkAt - killedAt;
 
     // Traffic goes on until every request succeeded for STEADY_MS in a row (or the bound passed).
-    const lastFailure = () => samples.filter((s) => s.at >= killedAt && s.status !== 200).reduce((m, s) => Math.max(m, s.at), killedAt);
-    while (Date.now() - lastFailure() < STEADY_MS && Date.now() - clusterOkAt < RECOVERY_BOUND_MS + STEADY_MS) await sleep(100);
+    const lastFailure = () =>
+      samples.filter((s) => s.at >= killedAt && s.status !== 200).reduce((m, s) => Math.max(m, s.at), killedAt);
+    while (Date.now() - lastFailure() < STEADY_MS && Date.now() - clusterOkAt < RECOVERY_BOUND_MS + STEADY_MS)
+      await sleep(100);
     stop = true;
     await clients;
 

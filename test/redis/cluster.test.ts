@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { Keys } from "../../src/redis/keys.ts";
 import { registeredScripts } from "../../src/contract/lua-script.ts";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { Keys } from "../../src/redis/keys.ts";
 import { REBIND_CHUNK_IDS } from "../../src/redis/scripts/index.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
-import { resolvePlacement } from "../../src/placement/resolver.ts";
 import { runSweep } from "../../src/sweeper/sweep.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
-import { startRedisCluster, type RedisCluster } from "../support/redis-cluster.ts";
+import { type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
 import { getRow, putRow, putRows } from "../support/rows.ts";
 import { installStrictLua, SHEBANG, strictScript } from "../support/strict-lua.ts";
@@ -52,7 +52,10 @@ beforeAll(async () => {
   // A second node of the same fleet, in-process (its deps drive the sweep), and a hostname-aware
   // fleet under its own prefix on the same cluster.
   pb = await startTestPinboard({ clusterNodes: cluster.nodes }, ENV);
-  aware = await startTestPinboard({ clusterNodes: cluster.nodes }, { ...ENV, PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_PREFIX: "aware:" });
+  aware = await startTestPinboard(
+    { clusterNodes: cluster.nodes },
+    { ...ENV, PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_PREFIX: "aware:" },
+  );
   worker = await startChallengeServer();
   token = await credential("pinboard:worker");
 });
@@ -124,20 +127,40 @@ describe("registry flow on the cluster", () => {
     expect(released).toEqual({ status: 200, body: { released: 8 } });
     for (const id of rows.slice(0, 8)) expect(await getRow(fleet.t, "/threads", id)).toBeNull();
 
-    const tagged = await post("/registry/tag", token, { sessionId, namespace: "/threads", id: rows[8]!, epoch: "100", tag: "ws:W" });
+    const tagged = await post("/registry/tag", token, {
+      sessionId,
+      namespace: "/threads",
+      id: rows[8]!,
+      epoch: "100",
+      tag: "ws:W",
+    });
     expect(tagged).toEqual({ status: 200, body: { tagged: true } });
     expect((await getRow(fleet.t, "/threads", rows[8]!))!.tag).toBe("ws:W");
 
     // Operator writes: apply-drain in {global}; wind-down-rows per bucket, enqueue-message in {global}.
     const clientId = JSON.parse((await fleet.t.redis.hget(keys.sessions, sessionId))!).clientId as string;
     const tok = await op();
-    expect(await post("/registry/drain", tok, { clientId, deadline: null })).toEqual({ status: 200, body: { drained: true } });
+    expect(await post("/registry/drain", tok, { clientId, deadline: null })).toEqual({
+      status: 200,
+      body: { drained: true },
+    });
     expect(await post("/registry/undrain", tok, { clientId })).toEqual({ status: 200, body: { revoked: true } });
-    expect(await post("/registry/wind_down", tok, { namespace: "/threads", id: rows[9]!, deadline: 60 })).toEqual({ status: 200, body: { queued: true } });
-    expect(await post("/registry/wind_down", tok, { namespace: "/threads", deadline: 60 })).toEqual({ status: 200, body: { queued: 8 } });
+    expect(await post("/registry/wind_down", tok, { namespace: "/threads", id: rows[9]!, deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: true },
+    });
+    expect(await post("/registry/wind_down", tok, { namespace: "/threads", deadline: 60 })).toEqual({
+      status: 200,
+      body: { queued: 8 },
+    });
     const delivered = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId) });
     const { messages } = (await delivered.json()) as { messages: Array<{ type: string; id: string }> };
-    expect(messages.filter((m) => m.type === "wind_down").map((m) => m.id).sort()).toEqual(rows.slice(8).sort());
+    expect(
+      messages
+        .filter((m) => m.type === "wind_down")
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual(rows.slice(8).sort());
 
     const gone = await post("/registry/deregister", token, { sessionId });
     expect(gone).toEqual({ status: 200, body: {} });
@@ -150,24 +173,47 @@ describe("registry flow on the cluster", () => {
     const first = await registerOk(pb, token, body);
     const spread = (await idsInEveryBucket("kept", 1)).map((r) => r.id);
     const crowded: string[] = [];
-    for (let i = 0; crowded.length <= REBIND_CHUNK_IDS; i++) if (keys.bucketOf(`crowd-${i}`) === 3) crowded.push(`crowd-${i}`);
+    for (let i = 0; crowded.length <= REBIND_CHUNK_IDS; i++)
+      if (keys.bucketOf(`crowd-${i}`) === 3) crowded.push(`crowd-${i}`);
     const rows = [...spread, ...crowded];
-    await putRows(fleet.t, "/reclaimed", rows.map((id) => ({ id, row: { sessionId: first.sessionId, epoch: "7" } })));
-    const again = registerBody(worker, { clientId: body.clientId, namespaces: ["/reclaimed"], prevSessionId: first.sessionId, instances: { "/reclaimed": rows } });
+    await putRows(
+      fleet.t,
+      "/reclaimed",
+      rows.map((id) => ({ id, row: { sessionId: first.sessionId, epoch: "7" } })),
+    );
+    const again = registerBody(worker, {
+      clientId: body.clientId,
+      namespaces: ["/reclaimed"],
+      prevSessionId: first.sessionId,
+      instances: { "/reclaimed": rows },
+    });
     const second = await registerOk(pb, token, again);
-    for (const id of rows) expect(await getRow(fleet.t, "/reclaimed", id)).toMatchObject({ sessionId: second.sessionId, epoch: "7" });
-    expect(await post("/registry/deregister", token, { sessionId: second.sessionId })).toEqual({ status: 200, body: {} });
+    for (const id of rows)
+      expect(await getRow(fleet.t, "/reclaimed", id)).toMatchObject({ sessionId: second.sessionId, epoch: "7" });
+    expect(await post("/registry/deregister", token, { sessionId: second.sessionId })).toEqual({
+      status: 200,
+      body: {},
+    });
   });
 
   it("a bucket missing a namespace list copies the previous bucket's, held by another node", async () => {
     // A namespace only this challenge server serves: no heartbeat repairs the list meanwhile.
     const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/copied"] }));
     let bucket = 1;
-    while ((await cluster.ownerOf(keys.workers(bucket))).port === (await cluster.ownerOf(keys.workers(bucket - 1))).port) bucket++;
+    while (
+      (await cluster.ownerOf(keys.workers(bucket))).port === (await cluster.ownerOf(keys.workers(bucket - 1))).port
+    )
+      bucket++;
     for (const key of keys.nsListKeys(bucket, "", "/copied")) await fleet.t.redis.client.del(key);
     let n = 0;
     while ((await keys.bucketOf(`copied-${n}`)) !== bucket) n++;
-    const placed = await resolvePlacement(pb.deps, { ns: "/copied", id: `copied-${n}`, env: "*", hostname: "", takeover: "" });
+    const placed = await resolvePlacement(pb.deps, {
+      ns: "/copied",
+      id: `copied-${n}`,
+      env: "*",
+      hostname: "",
+      takeover: "",
+    });
     expect(placed.sessionId).toBe(sessionId);
     expect(await fleet.t.redis.hget(keys.nsWorkers(bucket, "", "/copied"), sessionId)).not.toBeNull();
     expect(await post("/registry/deregister", token, { sessionId })).toEqual({ status: 200, body: {} });
@@ -211,11 +257,16 @@ describe("data plane through the Pinboard process on the cluster", () => {
 
   it("concurrent first requests for one id end in one owner at one epoch", async () => {
     for (const id of ["race-a", "race-b", "race-c"]) {
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => get(`/echo/${id}?n=${i}`, { "x-forwarded-for": `10.1.${i}.1` })));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => get(`/echo/${id}?n=${i}`, { "x-forwarded-for": `10.1.${i}.1` })),
+      );
       expect(answers.map((a) => a.status)).toEqual(Array(30).fill(200));
       expect(new Set(answers.map((a) => a.body.epoch)).size).toBe(1);
       expect(new Set(answers.map((a) => a.body.attestation.aud)).size).toBe(1);
-      expect(await getRow(fleet.t, "/echo", id)).toMatchObject({ sessionId: answers[0]!.body.attestation.aud, epoch: answers[0]!.body.epoch });
+      expect(await getRow(fleet.t, "/echo", id)).toMatchObject({
+        sessionId: answers[0]!.body.attestation.aud,
+        epoch: answers[0]!.body.epoch,
+      });
     }
   });
 
@@ -227,7 +278,8 @@ describe("data plane through the Pinboard process on the cluster", () => {
     expect(r.status).toBe(200);
     expect(BigInt(r.body.epoch)).toBeGreaterThan(5n);
     const field = `*\n/echo\n${id}`;
-    for (let i = 0; i < 50 && (await fleet.t.redis.hget(keys.overwritten(bucket), field)) !== null; i++) await new Promise((res) => setTimeout(res, 20));
+    for (let i = 0; i < 50 && (await fleet.t.redis.hget(keys.overwritten(bucket), field)) !== null; i++)
+      await new Promise((res) => setTimeout(res, 20));
     expect(await fleet.t.redis.hget(keys.overwritten(bucket), field)).toBeNull();
   });
 
@@ -257,10 +309,14 @@ describe("data plane through the Pinboard process on the cluster", () => {
     const workers = await get("/registry/workers", auth);
     expect(workers.status).toBe(200);
     const sessions = fleet.workers.map((w) => w.worker.sessionId);
-    expect(workers.body.workers.map((w: { sessionId: string }) => w.sessionId)).toEqual(expect.arrayContaining(sessions));
+    expect(workers.body.workers.map((w: { sessionId: string }) => w.sessionId)).toEqual(
+      expect.arrayContaining(sessions),
+    );
     const overview = await get("/registry/overview?ns=/echo", auth);
     expect(overview.status).toBe(200);
-    const entries = overview.body.namespaces.flatMap((n: { entries: Array<{ id: string }> }) => n.entries.map((e) => e.id));
+    const entries = overview.body.namespaces.flatMap((n: { entries: Array<{ id: string }> }) =>
+      n.entries.map((e) => e.id),
+    );
     expect(entries).toEqual(expect.arrayContaining(["race-a", "race-b", "race-c", "orphaned-1"]));
   });
 });
@@ -276,7 +332,10 @@ describe("a sweep pass on the cluster", () => {
     expect(report.wakes!.woken).toBeGreaterThanOrEqual(1);
     expect(report.alarms).toMatchObject({ stale: 1 });
     expect(await fleet.t.redis.client.zcard("pinned:{pinned-index}:alarms")).toBe(0);
-    expect(await getRow(fleet.t, "/echo", "durable-1")).toMatchObject({ sessionId: expect.any(String), epoch: expect.stringMatching(/^\d+$/) });
+    expect(await getRow(fleet.t, "/echo", "durable-1")).toMatchObject({
+      sessionId: expect.any(String),
+      epoch: expect.stringMatching(/^\d+$/),
+    });
     // A second pass finds the incarnation and nothing to resurrect.
     expect(await runSweep(pb.deps)).toMatchObject({ ran: true, resurrected: 0 });
   });
@@ -337,7 +396,9 @@ describe("one hash slot per script", () => {
     // (errorstat_ERR also counts ioredis' CLIENT SETINFO on every connection, unknown to Redis
     // 7.0, so only the kinds below are asserted.)
     const errors = await cluster.errorStats();
-    console.log(`script calls on the cluster: ${JSON.stringify(stats)}; error replies by kind: ${JSON.stringify(errors)}`);
+    console.log(
+      `script calls on the cluster: ${JSON.stringify(stats)}; error replies by kind: ${JSON.stringify(errors)}`,
+    );
     expect(stats.evalsha.calls).toBeGreaterThan(100);
     expect(errors.CROSSSLOT ?? 0).toBe(0);
     // CROSSSLOT is a rejection; an undeclared key of another node fails the script at run time.
@@ -352,9 +413,14 @@ describe("one hash slot per script", () => {
     const home = await cluster.ownerOf("pinboard:{0}:x");
     let elsewhere = 1;
     while ((await cluster.ownerOf(`pinboard:{${elsewhere}}:x`)).port === home.port) elsewhere++;
-    const evalOn = (script: string, ...keyList: string[]) => cluster.command(home.port, "EVAL", script, String(keyList.length), ...keyList);
-    await expect(evalOn("return redis.call('GET', KEYS[2])", "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`)).rejects.toThrow(/CROSSSLOT/);
-    await expect(evalOn(`return redis.call('GET', 'pinboard:{${elsewhere}}:x')`, "pinboard:{0}:x")).rejects.toThrow(/non local key/);
+    const evalOn = (script: string, ...keyList: string[]) =>
+      cluster.command(home.port, "EVAL", script, String(keyList.length), ...keyList);
+    await expect(
+      evalOn("return redis.call('GET', KEYS[2])", "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`),
+    ).rejects.toThrow(/CROSSSLOT/);
+    await expect(evalOn(`return redis.call('GET', 'pinboard:{${elsewhere}}:x')`, "pinboard:{0}:x")).rejects.toThrow(
+      /non local key/,
+    );
     // An undeclared key of another slot on the same node: Redis 7.0 lets a script without a
     // shebang reach it, the strict variant every script above ran as is refused.
     let sameNode = 1;
@@ -366,6 +432,8 @@ describe("one hash slot per script", () => {
     const probe = { name: "undeclared-key-probe", script: undeclared, sha: "0".repeat(40) };
     await expect(pb.deps.redis.run(probe, ["pinboard:{0}:x"], [])).rejects.toThrow(/do not hash to the same slot/);
     // Through the adapter Pinboard uses, too.
-    await expect(fleet.t.redis.client.eval("return 1", 2, "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`)).rejects.toThrow(/CROSSSLOT/);
+    await expect(
+      fleet.t.redis.client.eval("return 1", 2, "pinboard:{0}:x", `pinboard:{${elsewhere}}:x`),
+    ).rejects.toThrow(/CROSSSLOT/);
   });
 });

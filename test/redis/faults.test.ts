@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import { rejectedUpgrade } from "../support/ws-client.ts";
 
 let fleet: Fleet;
@@ -22,15 +22,30 @@ describe("Redis stopped", () => {
     for (let i = 0; i < 20; i++) {
       const t0 = Date.now();
       const res = await fetch(`${fleet.pb.url}/echo/id-${i % 3}`);
-      const answer = { status: res.status, retryAfter: res.headers.get("retry-after"), type: res.headers.get("content-type"), body: await res.text() };
-      expect(answer, `request ${i}`).toEqual({ status: 503, retryAfter: "1", type: expect.stringMatching(/^application\/json/), body: JSON.stringify({ error: "redis unavailable, retry" }) });
+      const answer = {
+        status: res.status,
+        retryAfter: res.headers.get("retry-after"),
+        type: res.headers.get("content-type"),
+        body: await res.text(),
+      };
+      expect(answer, `request ${i}`).toEqual({
+        status: 503,
+        retryAfter: "1",
+        type: expect.stringMatching(/^application\/json/),
+        body: JSON.stringify({ error: "redis unavailable, retry" }),
+      });
       expect(Date.now() - t0).toBeLessThan(6000);
     }
     expect(Date.now() - started).toBeLessThan(60_000);
 
     // A WebSocket upgrade takes the same path and gets the same answer (never a 500).
     const upgrade = await rejectedUpgrade(`${fleet.pb.url}/echo/id-ws`);
-    expect({ status: upgrade.status, retryAfter: upgrade.headers["retry-after"], type: upgrade.headers["content-type"], body: upgrade.body }).toEqual({
+    expect({
+      status: upgrade.status,
+      retryAfter: upgrade.headers["retry-after"],
+      type: upgrade.headers["content-type"],
+      body: upgrade.body,
+    }).toEqual({
       status: 503,
       retryAfter: "1",
       type: "application/json",

@@ -1,6 +1,6 @@
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineScript } from "../../src/contract/lua-script.ts";
-import { Redis } from "ioredis";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../support/redis.ts";
 

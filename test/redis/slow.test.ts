@@ -3,7 +3,7 @@ import { createWorker } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { startClusterLatencyProxy, startLatencyProxy } from "../support/latency-proxy.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
 let t: TestRedis;
@@ -24,7 +24,10 @@ beforeAll(async () => {
     const single = await startLatencyProxy(t.server.port);
     [proxy, target] = [single, { redisUrl: single.url }];
   }
-  pb = await startPinboardProcess({ ...target, env: { PINBOARD_REDIS_TIMEOUT_MS: "500", PINBOARD_LEASE_TTL_MS: "60000" } });
+  pb = await startPinboardProcess({
+    ...target,
+    env: { PINBOARD_REDIS_TIMEOUT_MS: "500", PINBOARD_LEASE_TTL_MS: "60000" },
+  });
   const worker = createWorker({
     pinboardUrl: pb.url,
     credential: await pb.workerCredential(),

@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 import { until } from "../support/local-worker.ts";
+import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 
 /**
  * REDIS_URL names a Redis that does not answer: the Node entry still starts, warns at once with
@@ -41,11 +41,19 @@ describe("an unreachable REDIS_URL", { timeout: 30_000 }, () => {
     child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
 
-    const warning = await until(() => output.split("\n").find((l) => l.includes("redis unreachable at")) ?? null, 8000, 25);
+    const warning = await until(
+      () => output.split("\n").find((l) => l.includes("redis unreachable at")) ?? null,
+      8000,
+      25,
+    );
     expect(warning).toContain(`redis://:***@127.0.0.1:${redisPort}`);
     expect(warning).toContain("ECONNREFUSED");
     expect(warning).toContain("/readyz is 503");
-    const readyz = () => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+    const readyz = () =>
+      fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
     await until(async () => ((await readyz()) !== 0 ? true : null), 5000, 25);
     expect(await readyz()).toBe(503);
     // Every connection error the TCP adapter logs names the address.
@@ -68,8 +76,12 @@ describe("an unreachable REDIS_URL", { timeout: 30_000 }, () => {
         expect((err as Error).message).toContain("REDIS_URL: expected a redis:// or rediss:// URL");
       }
     }
-    expect(() => parseConfig({ PINBOARD_DURABLE_REDIS_URL: "http://x:1" })).toThrow(/PINBOARD_DURABLE_REDIS_URL: expected a redis:\/\/ or rediss:\/\//);
-    expect(() => parseConfig({ UPSTASH_REDIS_REST_URL: "redis://x:1", UPSTASH_REDIS_REST_TOKEN: "t" })).toThrow(/UPSTASH_REDIS_REST_URL: expected an http:\/\/ or https:\/\/ URL/);
+    expect(() => parseConfig({ PINBOARD_DURABLE_REDIS_URL: "http://x:1" })).toThrow(
+      /PINBOARD_DURABLE_REDIS_URL: expected a redis:\/\/ or rediss:\/\//,
+    );
+    expect(() => parseConfig({ UPSTASH_REDIS_REST_URL: "redis://x:1", UPSTASH_REDIS_REST_TOKEN: "t" })).toThrow(
+      /UPSTASH_REDIS_REST_URL: expected an http:\/\/ or https:\/\/ URL/,
+    );
     expect(parseConfig({ REDIS_URL: "rediss://u:p@h:6380" }).redis.url).toBe("rediss://u:p@h:6380");
   });
 });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
+import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { putRow } from "../support/rows.ts";
-import { until } from "../support/local-worker.ts";
 
 /**
  * "messages re-deliver on every ack until acks names their msgIds … The control queue expires two
@@ -28,9 +28,20 @@ let pb: TestPinboard;
 let worker: ChallengeServer;
 let token: string;
 let operator: string;
-useRegistryFixture({ PINBOARD_LEASE_TTL_MS: String(LEASE) }, (f) => ({ t, pb, worker, token, credentials: { operator } } = f), {
-  credentials: { operator: ["pinboard:operator"] },
-});
+useRegistryFixture(
+  { PINBOARD_LEASE_TTL_MS: String(LEASE) },
+  (f) =>
+    ({
+      t,
+      pb,
+      worker,
+      token,
+      credentials: { operator },
+    } = f),
+  {
+    credentials: { operator: ["pinboard:operator"] },
+  },
+);
 
 interface Message {
   msgId: string;
@@ -45,13 +56,22 @@ const pttl = (sessionId: string) => t.redis.client.pttl(keys.queue(sessionId));
 /** Queues a wind_down for a placement of `sessionId` through the operator route. */
 async function windDown(sessionId: string, id: string, deadline: number | null): Promise<void> {
   await putRow(t, "/threads", id, { sessionId, epoch: "1000" });
-  const res = await pb.call("POST", "/registry/wind_down", { token: operator, body: { namespace: "/threads", id, deadline } });
+  const res = await pb.call("POST", "/registry/wind_down", {
+    token: operator,
+    body: { namespace: "/threads", id, deadline },
+  });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ queued: true });
 }
 
-async function heartbeat(sessionId: string, acks?: string[]): Promise<{ expiresInMs: number; draining: boolean; messages?: Message[] }> {
-  const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, acks ? { acks: acks.map(Number) } : {}) });
+async function heartbeat(
+  sessionId: string,
+  acks?: string[],
+): Promise<{ expiresInMs: number; draining: boolean; messages?: Message[] }> {
+  const res = await pb.call("POST", "/registry/heartbeat", {
+    token,
+    body: heartbeatBody(worker, sessionId, acks ? { acks: acks.map(Number) } : {}),
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as { expiresInMs: number; draining: boolean; messages?: Message[] };
 }
@@ -101,7 +121,11 @@ describe("the control queue's expiry", () => {
 
     ranDown = await runDownTo(sessionId, 2 * LEASE - RUN_DOWN_MS);
     const [first, second] = peeked.messages!;
-    expect(await heartbeat(sessionId, [first!.msgId])).toEqual({ expiresInMs: LEASE, draining: false, messages: [{ ...second!, deadline: expect.any(Number) }] });
+    expect(await heartbeat(sessionId, [first!.msgId])).toEqual({
+      expiresInMs: LEASE,
+      draining: false,
+      messages: [{ ...second!, deadline: expect.any(Number) }],
+    });
     extended = await pttl(sessionId);
     expect(extended).toBeGreaterThan(ranDown);
     expect(extended).toBeLessThanOrEqual(2 * LEASE);
@@ -116,7 +140,9 @@ describe("the control queue's expiry", () => {
     await windDown(sessionId, "w-expire", null);
     await runDownTo(sessionId, 2 * LEASE - RUN_DOWN_MS);
     const peekedFrom = Date.now();
-    expect((await heartbeat(sessionId)).messages).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/threads", id: "w-expire", deadline: null }]);
+    expect((await heartbeat(sessionId)).messages).toEqual([
+      { msgId: expect.any(String), type: "wind_down", ns: "/threads", id: "w-expire", deadline: null },
+    ]);
     expect(await pttl(sessionId)).toBeGreaterThan(0);
 
     await until(async () => (await t.redis.client.exists(keys.queue(sessionId))) === 0, 2 * LEASE + 10_000, 25);

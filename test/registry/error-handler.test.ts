@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { until } from "../support/local-worker.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { putRow } from "../support/rows.ts";
-import { startScriptedWorker, viaUrl, type ScriptedWorker } from "../support/scripted-worker.ts";
-import { until } from "../support/local-worker.ts";
+import { type ScriptedWorker, startScriptedWorker, viaUrl } from "../support/scripted-worker.ts";
 
 /**
  * "A handler throw is 500 {"error":"internal error"}" (and DESIGN: logged, never leaked), on the
@@ -40,7 +40,8 @@ function logLines(): LogLine[] {
     .map((l) => JSON.parse(l) as LogLine);
 }
 /** The "unhandled error" line the request to `path` left (waiting for the pipe). */
-const loggedFor = (path: string) => until(() => logLines().find((l) => l.msg === "unhandled error" && l.path === path), 10_000);
+const loggedFor = (path: string) =>
+  until(() => logLines().find((l) => l.msg === "unhandled error" && l.path === path), 10_000);
 
 /** Sends a request and checks the answer is exactly the contract's 500, with nothing else in it. */
 async function expectInternalError(path: string, init: RequestInit = {}): Promise<void> {
@@ -59,7 +60,9 @@ describe("a handler throw", () => {
     const sessionId = await w.register(viaUrl(pb.url), await pb.workerCredential(), { namespaces: ["/err"] });
     const ok = await fetch(`${pb.url}/registry/workers`, auth);
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { workers: Array<{ sessionId: string }> }).workers.map((x) => x.sessionId)).toEqual([sessionId]);
+    expect(((await ok.json()) as { workers: Array<{ sessionId: string }> }).workers.map((x) => x.sessionId)).toEqual([
+      sessionId,
+    ]);
 
     const malformed = '{"sessionId": "broken-session", "expiry": 9';
     await t.redis.client.hset(keys.sessions, "broken-session", malformed);
@@ -67,7 +70,14 @@ describe("a handler throw", () => {
       for (const path of ["/registry/workers", "/registry/overview", "/registry/stats"]) {
         await expectInternalError(path, auth);
         const line = await loggedFor(path);
-        expect(line).toEqual({ level: "error", time: expect.any(String), msg: "unhandled error", method: "GET", path, error: expect.stringContaining("SyntaxError") });
+        expect(line).toEqual({
+          level: "error",
+          time: expect.any(String),
+          msg: "unhandled error",
+          method: "GET",
+          path,
+          error: expect.stringContaining("SyntaxError"),
+        });
       }
     } finally {
       await t.redis.client.hdel(keys.sessions, "broken-session");
@@ -98,7 +108,14 @@ describe("a handler throw", () => {
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(text).toBe(INTERNAL);
       const line = await loggedFor("/registry/heartbeat");
-      expect(line).toEqual({ level: "error", time: expect.any(String), msg: "unhandled error", method: "POST", path: "/registry/heartbeat", error: expect.stringContaining("TypeError") });
+      expect(line).toEqual({
+        level: "error",
+        time: expect.any(String),
+        msg: "unhandled error",
+        method: "POST",
+        path: "/registry/heartbeat",
+        error: expect.stringContaining("TypeError"),
+      });
     } finally {
       await t.redis.client.hset(keys.sessions, sessionId, record);
     }
@@ -122,7 +139,14 @@ describe("a handler throw", () => {
       await expectInternalError("/err3/doc");
       const line = await loggedFor("/err3/doc");
       // The error itself (the script's decode failure, as Redis reported it) is in the log, not in the answer.
-      expect(line).toEqual({ level: "error", time: expect.any(String), msg: "unhandled error", method: "GET", path: "/err3/doc", error: expect.stringMatching(/^ReplyError: ERR user_script:\d+: /) });
+      expect(line).toEqual({
+        level: "error",
+        time: expect.any(String),
+        msg: "unhandled error",
+        method: "GET",
+        path: "/err3/doc",
+        error: expect.stringMatching(/^ReplyError: ERR user_script:\d+: /),
+      });
     } finally {
       await t.redis.client.hset(mirror, sessionId, saved);
     }

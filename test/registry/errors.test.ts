@@ -1,11 +1,11 @@
-import { beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/auth/mint.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
-import { TEST_PASSPORT_SECRET, credential, type TestPinboard } from "../support/pinboard-app.ts";
+import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 let t: TestRedis;
 let pb: TestPinboard;
@@ -18,7 +18,11 @@ beforeAll(async () => {
 
 /** Signs any payload with the test key (mintCredential refuses malformed claims). */
 const signRaw = (payload: Record<string, unknown>) =>
-  new SignJWT(payload).setProtectedHeader({ alg: "HS256" }).setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(TEST_PASSPORT_SECRET));
+  new SignJWT(payload)
+    .setProtectedHeader({ alg: "HS256" })
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(new TextEncoder().encode(TEST_PASSPORT_SECRET));
 
 /** Runs a request and checks that it changed nothing in Redis. */
 async function unchanged(request: () => Promise<Response>): Promise<Response> {
@@ -28,7 +32,13 @@ async function unchanged(request: () => Promise<Response>): Promise<Response> {
   return res;
 }
 
-const workerRoutes = ["/registry/register", "/registry/heartbeat", "/registry/release", "/registry/tag", "/registry/deregister"];
+const workerRoutes = [
+  "/registry/register",
+  "/registry/heartbeat",
+  "/registry/release",
+  "/registry/tag",
+  "/registry/deregister",
+];
 
 describe("Passport on /registry/*", () => {
   for (const path of [...workerRoutes, "/registry/nope"]) {
@@ -53,8 +63,17 @@ describe("Passport on /registry/*", () => {
       let res = await unchanged(() => pb.call("POST", path, { token: operator, body: {} }));
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ error: "forbidden" });
-      for (const pinboard of [undefined, { namespaces: [], allowedBackendHosts: ["*"] }, { namespaces: "*", allowedBackendHosts: ["*"] }, { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [0] }]) {
-        const malformed = await signRaw({ sub: "x", scopes: ["pinboard:worker", "pinboard:operator"], ...(pinboard && { pinboard }) });
+      for (const pinboard of [
+        undefined,
+        { namespaces: [], allowedBackendHosts: ["*"] },
+        { namespaces: "*", allowedBackendHosts: ["*"] },
+        { namespaces: ["*"], allowedBackendHosts: ["*"], allowedPorts: [0] },
+      ]) {
+        const malformed = await signRaw({
+          sub: "x",
+          scopes: ["pinboard:worker", "pinboard:operator"],
+          ...(pinboard && { pinboard }),
+        });
         res = await unchanged(() => pb.call("POST", path, { token: malformed, body: {} }));
         expect(res.status).toBe(403);
         expect(await res.json()).toEqual({ error: "forbidden" });
@@ -74,7 +93,9 @@ describe("Passport on /registry/*", () => {
 describe("bodies", () => {
   it("400 invalid json, changing nothing", async () => {
     for (const path of workerRoutes) {
-      const res = await unchanged(() => pb.call("POST", path, { token, raw: "{not json", headers: { "content-type": "application/json" } }));
+      const res = await unchanged(() =>
+        pb.call("POST", path, { token, raw: "{not json", headers: { "content-type": "application/json" } }),
+      );
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ error: "invalid json" });
     }
@@ -82,11 +103,27 @@ describe("bodies", () => {
 
   it("400 expected {...} for a body failing the schema", async () => {
     const cases: Array<[string, unknown, string]> = [
-      ["/registry/heartbeat", { sessionId: "s" }, "expected {sessionId: string, headroom: number, draining: boolean, challenge: string, challengeValue: string, acks?: (string | integer)[]}"],
-      ["/registry/release", [], "expected {sessionId: string, namespace: string, id: string, epoch?: \"digits\" | \"\"}[]"],
-      ["/registry/release", { sessionId: "s" }, "expected {sessionId: string, namespace: string, id: string, epoch?: \"digits\" | \"\"}[]"],
-      ["/registry/tag", { sessionId: "s", namespace: "/threads", id: "a", epoch: "x1", tag: "t" }, "expected {sessionId: string, namespace: string, id: string, epoch: \"digits\", tag: string}"],
-      ["/registry/tag", { sessionId: "s", namespace: "/threads", id: "a", epoch: "1", tag: "" }, "expected {sessionId: string, namespace: string, id: string, epoch: \"digits\", tag: string}"],
+      [
+        "/registry/heartbeat",
+        { sessionId: "s" },
+        "expected {sessionId: string, headroom: number, draining: boolean, challenge: string, challengeValue: string, acks?: (string | integer)[]}",
+      ],
+      ["/registry/release", [], 'expected {sessionId: string, namespace: string, id: string, epoch?: "digits" | ""}[]'],
+      [
+        "/registry/release",
+        { sessionId: "s" },
+        'expected {sessionId: string, namespace: string, id: string, epoch?: "digits" | ""}[]',
+      ],
+      [
+        "/registry/tag",
+        { sessionId: "s", namespace: "/threads", id: "a", epoch: "x1", tag: "t" },
+        'expected {sessionId: string, namespace: string, id: string, epoch: "digits", tag: string}',
+      ],
+      [
+        "/registry/tag",
+        { sessionId: "s", namespace: "/threads", id: "a", epoch: "1", tag: "" },
+        'expected {sessionId: string, namespace: string, id: string, epoch: "digits", tag: string}',
+      ],
       ["/registry/deregister", { sessionId: 5 }, "expected {sessionId: string}"],
     ];
     for (const [path, body, expected] of cases) {
@@ -95,10 +132,15 @@ describe("bodies", () => {
       expect(await res.json()).toEqual({ error: expected });
     }
     const wrongTypes = await unchanged(() =>
-      pb.call("POST", "/registry/register", { token, body: { ...registerBody(worker), headroom: "lots", namespaces: "/threads" } }),
+      pb.call("POST", "/registry/register", {
+        token,
+        body: { ...registerBody(worker), headroom: "lots", namespaces: "/threads" },
+      }),
     );
     expect(wrongTypes.status).toBe(400);
-    expect(((await wrongTypes.json()) as { error: string }).error).toMatch(/^expected \{clientId: string, secret: string, namespaces: string\[\]/);
+    expect(((await wrongTypes.json()) as { error: string }).error).toMatch(
+      /^expected \{clientId: string, secret: string, namespaces: string\[\]/,
+    );
   });
 
   it("413 body too large past 1 MiB, and past 8 MiB for register", async () => {
@@ -108,7 +150,11 @@ describe("bodies", () => {
       expect(res.status).toBe(413);
       expect(await res.json()).toEqual({ error: "body too large" });
     }
-    const underRegisterLimit = JSON.stringify({ ...registerBody(worker), instances: { "/threads": ["a"] }, pad: "x".repeat(2 * 1024 * 1024) });
+    const underRegisterLimit = JSON.stringify({
+      ...registerBody(worker),
+      instances: { "/threads": ["a"] },
+      pad: "x".repeat(2 * 1024 * 1024),
+    });
     expect((await pb.call("POST", "/registry/register", { token, raw: underRegisterLimit })).status).toBe(200);
     const overRegisterLimit = JSON.stringify({ ...registerBody(worker), pad: "x".repeat(8 * 1024 * 1024) });
     const res = await unchanged(() => pb.call("POST", "/registry/register", { token, raw: overRegisterLimit }));

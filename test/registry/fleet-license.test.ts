@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../support/local-worker.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { until } from "../support/local-worker.ts";
 
 let t: TestRedis;
 const nodes: TestPinboard[] = [];
@@ -28,7 +28,14 @@ async function node(env: Record<string, string>): Promise<TestPinboard> {
 
 async function notServing(pb: TestPinboard): Promise<void> {
   const token = await credential("pinboard:worker");
-  for (const path of ["/registry/register", "/registry/heartbeat", "/registry/release", "/registry/tag", "/registry/deregister", "/registry/unknown"]) {
+  for (const path of [
+    "/registry/register",
+    "/registry/heartbeat",
+    "/registry/release",
+    "/registry/tag",
+    "/registry/deregister",
+    "/registry/unknown",
+  ]) {
     const res = await pb.call("POST", path, { token, body: {} });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("1");
@@ -37,7 +44,12 @@ async function notServing(pb: TestPinboard): Promise<void> {
   // The data plane refuses the same way, and the refusal is counted on /registry/health, which
   // still answers while the node is not serving.
   const operator = await credential("pinboard:operator");
-  const counted = async () => ((await (await pb.call("GET", "/registry/health", { token: operator })).json()) as { resolutions: Record<string, number> }).resolutions["not-serving"] ?? 0;
+  const counted = async () =>
+    (
+      (await (await pb.call("GET", "/registry/health", { token: operator })).json()) as {
+        resolutions: Record<string, number>;
+      }
+    ).resolutions["not-serving"] ?? 0;
   const before = await counted();
   const refused = await pb.call("GET", "/echo/doc-1");
   expect(refused.status).toBe(503);
@@ -60,7 +72,12 @@ describe("fleet license and membership", () => {
     expect(b.deps.fleet.peek().serving).toBe(false);
     expect((await a.call("GET", "/readyz")).status).toBe(200);
     await notServing(b);
-    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({ schema: 1, shards: 16, hostnameAware: false, epoch: 0 });
+    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({
+      schema: 1,
+      shards: 16,
+      hostnameAware: false,
+      epoch: 0,
+    });
     const ttl = await t.redis.client.pttl(LICENSE);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(LEASE);
@@ -78,13 +95,24 @@ describe("fleet license and membership", () => {
       expect((await a.deps.fleet.refresh()).serving).toBe(true);
     }
     expect(tries).toBeGreaterThanOrEqual(7);
-    expect(JSON.parse((await t.redis.get(LICENSE))!)).toEqual({ schema: 1, shards: 16, hostnameAware: false, epoch: 0 });
+    expect(JSON.parse((await t.redis.get(LICENSE))!)).toEqual({
+      schema: 1,
+      shards: 16,
+      hostnameAware: false,
+      epoch: 0,
+    });
 
     // Once a is gone (no renewals for a lease), its license and its membership run out: not
     // before a full lease from its last renewal. Then b takes over at its next try.
-    const members = Object.values(await t.redis.hgetall("pinboard:{global}:members")).map((m) => JSON.parse(m) as { expiry: number });
+    const members = Object.values(await t.redis.hgetall("pinboard:{global}:members")).map(
+      (m) => JSON.parse(m) as { expiry: number },
+    );
     expect(members).toHaveLength(1);
-    await until(async () => (await t.redis.get(LICENSE)) === null && (await t.redis.timeMs()) >= members[0]!.expiry, 30_000, 25);
+    await until(
+      async () => (await t.redis.get(LICENSE)) === null && (await t.redis.timeMs()) >= members[0]!.expiry,
+      30_000,
+      25,
+    );
     expect(Date.now() - lastRenewal).toBeGreaterThanOrEqual(LEASE - 10);
     expect((await b.deps.fleet.refresh()).serving).toBe(true);
     expect((await a.deps.fleet.refresh()).serving).toBe(false);
@@ -106,7 +134,12 @@ describe("fleet license and membership", () => {
     expect(old.deps.fleet.peek().serving).toBe(true);
     const next = await node({ PINBOARD_SHARDS: "32", PINBOARD_FLEET_EPOCH: "1" });
     expect(next.deps.fleet.peek().serving).toBe(true);
-    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({ schema: 1, shards: 32, hostnameAware: false, epoch: 1 });
+    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toEqual({
+      schema: 1,
+      shards: 32,
+      hostnameAware: false,
+      epoch: 1,
+    });
     expect((await old.deps.fleet.refresh()).serving).toBe(false);
     await notServing(old);
   });

@@ -1,38 +1,51 @@
-import fc from "fast-check";
-import { z } from "zod";
-import { SignJWT } from "jose";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
+import fc from "fast-check";
+import type { ExecutionContext } from "hono";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
-import { probeChallenge } from "../../src/registry/probe.ts";
-import { createWorker, type Instance, type InstanceContext, type PinnedWorker, type RequestContext } from "../../src/pinned/index.ts";
+import { z } from "zod";
+import type { AppDeps } from "../../src/deps.ts";
+import {
+  createWorker,
+  type Instance,
+  type InstanceContext,
+  type PinnedWorker,
+  type RequestContext,
+} from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
+import { probeChallenge } from "../../src/registry/probe.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
 import { badCredentials } from "../support/bad-credentials.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
-import { startFleet, type Fleet } from "../support/fleet.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
 import {
   bodyText,
   brokenJsonText,
+  contentTypes,
   deepJsonText,
   derivedJsonText,
-  hostileJsonText,
-  contentTypes,
   headerValue,
+  hostileJsonText,
   hostileString,
   mostly,
-  percentEncode,
   POLLUTION_KEYS,
+  percentEncode,
   queryString,
 } from "../support/hostile-json.ts";
-import type { ExecutionContext } from "hono";
-import type { AppDeps } from "../../src/deps.ts";
+import {
+  changedKeys,
+  globalHashFields,
+  keyspaceDigest,
+  namespaceListEntries,
+  onlyOrphanedListEntriesDropped,
+  onlyRemovals,
+} from "../support/keyspace.ts";
 import { credential, startTestPinboard, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
-import { expectRouteOk } from "../support/route-answers.ts";
-import { changedKeys, globalHashFields, keyspaceDigest, namespaceListEntries, onlyOrphanedListEntriesDropped, onlyRemovals } from "../support/keyspace.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { slowUpload } from "../support/slow-upload.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
+import { expectRouteOk } from "../support/route-answers.ts";
+import { slowUpload } from "../support/slow-upload.ts";
 
 /**
  * Hostile input against every JSON route, the operator reads and the data plane, on the
@@ -60,10 +73,13 @@ const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
  * lines (stacks of 500s). Without one a random seed is drawn and printed before the first run.
  */
 const SEED_TEXT = process.env.FC_SEED ?? process.env.FUZZ_SEED;
-if (SEED_TEXT !== undefined && !/^-?\d+$/.test(SEED_TEXT)) throw new Error(`FC_SEED must be an integer, got ${JSON.stringify(SEED_TEXT)}`);
+if (SEED_TEXT !== undefined && !/^-?\d+$/.test(SEED_TEXT))
+  throw new Error(`FC_SEED must be an integer, got ${JSON.stringify(SEED_TEXT)}`);
 const SEED_VALUE = SEED_TEXT !== undefined ? Number(SEED_TEXT) : (Math.random() * 0x7fffffff) | 0;
 const SEED = { seed: SEED_VALUE };
-console.log(`fuzz-routes: fast-check seed ${SEED_VALUE}${SEED_TEXT !== undefined ? " (from FC_SEED)" : ""}; replay with FC_SEED=${SEED_VALUE}`);
+console.log(
+  `fuzz-routes: fast-check seed ${SEED_VALUE}${SEED_TEXT !== undefined ? " (from FC_SEED)" : ""}; replay with FC_SEED=${SEED_VALUE}`,
+);
 const LOG_LEVEL = process.env.FUZZ_LOG ?? "silent";
 const LEASE_MS = "3600000"; // no heartbeat or expiry lands inside a snapshot window
 const PLACEHOLDER = /"@@([a-z-]+)@@"/g;
@@ -81,7 +97,14 @@ class FuzzEcho implements Instance {
     request.headers.forEach((_v, k) => {
       if (k.startsWith("pinboard-")) inbound.push(k);
     });
-    return Response.json({ ns: ctx.ns, id: ctx.id, path: ctx.path, method: request.method, bytes, pinboardHeaders: inbound.sort() });
+    return Response.json({
+      ns: ctx.ns,
+      id: ctx.id,
+      path: ctx.path,
+      method: request.method,
+      bytes,
+      pinboardHeaders: inbound.sort(),
+    });
   }
 }
 
@@ -122,8 +145,16 @@ beforeAll(async () => {
   for (const [, proto] of watched) prototypeBaseline.set(proto, Reflect.ownKeys(proto).map(String).sort());
 
   t = await startTestRedis();
-  const common = { PINBOARD_LOG_LEVEL: LOG_LEVEL, PINBOARD_LEASE_TTL_MS: LEASE_MS, PINBOARD_VERIFY_TIMEOUT_MS: "1000", PINBOARD_FORWARD_TIMEOUT_MS: "5000" };
-  pb = await startTestPinboard(t, { ...common, PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }) });
+  const common = {
+    PINBOARD_LOG_LEVEL: LOG_LEVEL,
+    PINBOARD_LEASE_TTL_MS: LEASE_MS,
+    PINBOARD_VERIFY_TIMEOUT_MS: "1000",
+    PINBOARD_FORWARD_TIMEOUT_MS: "5000",
+  };
+  pb = await startTestPinboard(t, {
+    ...common,
+    PINBOARD_DATA_PLANE_RULES: JSON.stringify({ "/secure": { scopes: ["data:use"] } }),
+  });
   hb = await startTestPinboard(t, { ...common, PINBOARD_PREFIX: "hpb:", PINBOARD_HOSTNAME_AWARE: "true" });
   runAsWorkers(pb);
   runAsWorkers(hb);
@@ -153,9 +184,29 @@ beforeAll(async () => {
   const other = await credential("pinboard:worker", {}, { sub: "other", account: "other-account" });
   sessions.other = (await registerOk(pb, other, registerBody(cs, { clientId: clients.other }))).sessionId;
   sessions.hb = (
-    await registerOk(hb, workerAll, registerBody(cs, { clientId: clients.hb, namespaces: ["/threads", "/echo"], hostname: "fuzz.example", env: "prod", epoch: 1 }))
+    await registerOk(
+      hb,
+      workerAll,
+      registerBody(cs, {
+        clientId: clients.hb,
+        namespaces: ["/threads", "/echo"],
+        hostname: "fuzz.example",
+        env: "prod",
+        epoch: 1,
+      }),
+    )
   ).sessionId;
-  await registerOk(hb, other, registerBody(cs, { clientId: clients.hbOther, namespaces: ["/threads"], hostname: "other.example", env: "prod", epoch: 1 }));
+  await registerOk(
+    hb,
+    other,
+    registerBody(cs, {
+      clientId: clients.hbOther,
+      namespaces: ["/threads"],
+      hostname: "other.example",
+      env: "prod",
+      epoch: 1,
+    }),
+  );
 
   const ports = [csPort, wlListening.port, closedPort];
   tokens = {
@@ -163,7 +214,11 @@ beforeAll(async () => {
     workerAll,
     other,
     operator: await credential("pinboard:operator"),
-    operatorNarrow: await credential("pinboard:operator", { namespaces: ["/threads"], hostnames: ["fuzz.example"], envs: ["prod"] }),
+    operatorNarrow: await credential("pinboard:operator", {
+      namespaces: ["/threads"],
+      hostnames: ["fuzz.example"],
+      envs: ["prod"],
+    }),
     data: await dataToken(["data:use"]),
     dataNoScope: await dataToken(["other:scope"]),
     dataOtherNs: await dataToken(["data:use"], { namespaces: ["/echo"], allowedBackendHosts: ["*"] }),
@@ -197,7 +252,10 @@ function dataToken(scopes: string[], pinboard?: Record<string, unknown>): Promis
 const stats = new Map<string, number>();
 function tally(route: string, o: Outcome): void {
   if (!process.env.FUZZ_STATS) return;
-  const route0 = route.startsWith("POST /registry") || route.startsWith("GET /registry") ? route : route.split(" ")[0] + " " + (route.split(" ")[1] ?? "").split("/").slice(0, 2).join("/");
+  const route0 =
+    route.startsWith("POST /registry") || route.startsWith("GET /registry")
+      ? route
+      : route.split(" ")[0] + " " + (route.split(" ")[1] ?? "").split("/").slice(0, 2).join("/");
   let error = "";
   try {
     error = (JSON.parse(o.text) as { error?: string }).error ?? "";
@@ -208,8 +266,16 @@ function tally(route: string, o: Outcome): void {
   stats.set(key, (stats.get(key) ?? 0) + 1);
 }
 afterAll(() => {
-  console.log(`fuzz-routes: ${refusalsJudged.count} refusal(s) checked against the whole keyspace, by status ${JSON.stringify(Object.fromEntries([...refusalsJudged.by].sort()))}`);
-  if (process.env.FUZZ_STATS) console.log([...stats].sort().map(([k, n]) => `${String(n).padStart(5)} ${k}`).join("\n"));
+  console.log(
+    `fuzz-routes: ${refusalsJudged.count} refusal(s) checked against the whole keyspace, by status ${JSON.stringify(Object.fromEntries([...refusalsJudged.by].sort()))}`,
+  );
+  if (process.env.FUZZ_STATS)
+    console.log(
+      [...stats]
+        .sort()
+        .map(([k, n]) => `${String(n).padStart(5)} ${k}`)
+        .join("\n"),
+    );
 });
 
 interface Outcome {
@@ -226,16 +292,27 @@ interface Outcome {
  * that request did: no sleep decides it.
  */
 function runAsWorkers(app: TestPinboard): void {
-  (app.deps as { runtime: AppDeps["runtime"] }).runtime = { ...app.deps.runtime, label: "workers", backgroundWork: "request-bound" };
+  (app.deps as { runtime: AppDeps["runtime"] }).runtime = {
+    ...app.deps.runtime,
+    label: "workers",
+    backgroundWork: "request-bound",
+  };
 }
 
 async function exchange(app: TestPinboard, path: string, init: RequestInit): Promise<Outcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`hang: ${init.method ?? "GET"} ${path.slice(0, 200)} got no answer in ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`hang: ${init.method ?? "GET"} ${path.slice(0, 200)} got no answer in ${TIMEOUT_MS} ms`)),
+      TIMEOUT_MS,
+    );
   });
   const deferred: Promise<unknown>[] = [];
-  const executionCtx = { waitUntil: (work: Promise<unknown>) => void deferred.push(work), passThroughOnException: () => {}, props: {} };
+  const executionCtx = {
+    waitUntil: (work: Promise<unknown>) => void deferred.push(work),
+    passThroughOnException: () => {},
+    props: {},
+  };
   try {
     return await Promise.race([
       (async () => {
@@ -318,7 +395,9 @@ async function judged(
     refusalsJudged.by.set(o.status, (refusalsJudged.by.get(o.status) ?? 0) + 1);
     let changed = changedKeys(before, await keyspaceDigest(t));
     const listsAfter = await namespaceListEntries(t);
-    const repaired = await Promise.all(changed.map((k) => onlyOrphanedListEntriesDropped(t, k, listsBefore, listsAfter)));
+    const repaired = await Promise.all(
+      changed.map((k) => onlyOrphanedListEntriesDropped(t, k, listsBefore, listsAfter)),
+    );
     changed = changed.filter((_, i) => !repaired[i]);
     if (fieldsBefore && o.status === 409 && changed.every((k) => k.includes("{global}:"))) {
       if (onlyRemovals(fieldsBefore, await globalHashFields(t))) changed = [];
@@ -327,7 +406,9 @@ async function judged(
     if (changed.length) {
       const now = await t.snapshot();
       const shown = Object.fromEntries(changed.map((k) => [k, now[k] ?? "(deleted)"]));
-      expect.fail(`${context()} → ${o.status} ${o.text.slice(0, 120)} changed Redis: ${JSON.stringify(shown).slice(0, 1500)}`);
+      expect.fail(
+        `${context()} → ${o.status} ${o.text.slice(0, 120)} changed Redis: ${JSON.stringify(shown).slice(0, 1500)}`,
+      );
     }
   }
   return o;
@@ -341,39 +422,61 @@ async function fill(text: string, pick: number): Promise<string> {
   return text.replace(PLACEHOLDER, (_m, name: string) => {
     const value = ((): string | number => {
       switch (name) {
-        case "sid-tester": return sessions.tester;
-        case "sid-other": return sessions.other;
-        case "sid-wl": return sessions.wl;
-        case "sid-hb": return sessions.hb;
-        case "client-tester": return clients.tester;
-        case "client-other": return clients.other;
-        case "client-wl": return wl.clientId;
-        case "client-hb": return clients.hb;
-        case "client-hb-other": return clients.hbOther;
-        case "client-fresh": return `fuzz-client-${++freshClients}`;
-        case "client-reused": return `fuzz-reused-${pick % 3}`;
-        case "cs-url": return cs.url;
-        case "wl-url": return wlListening.url;
-        case "closed-url": return `http://127.0.0.1:${closedPort}`;
-        case "cs-secret": return cs.secret;
+        case "sid-tester":
+          return sessions.tester;
+        case "sid-other":
+          return sessions.other;
+        case "sid-wl":
+          return sessions.wl;
+        case "sid-hb":
+          return sessions.hb;
+        case "client-tester":
+          return clients.tester;
+        case "client-other":
+          return clients.other;
+        case "client-wl":
+          return wl.clientId;
+        case "client-hb":
+          return clients.hb;
+        case "client-hb-other":
+          return clients.hbOther;
+        case "client-fresh":
+          return `fuzz-client-${++freshClients}`;
+        case "client-reused":
+          return `fuzz-reused-${pick % 3}`;
+        case "cs-url":
+          return cs.url;
+        case "wl-url":
+          return wlListening.url;
+        case "closed-url":
+          return `http://127.0.0.1:${closedPort}`;
+        case "cs-secret":
+          return cs.secret;
         case "challenge":
         case "challenge-value": {
           pair ??= [`fz-${Math.random().toString(36).slice(2)}`, `fzv-${Math.random().toString(36).slice(2)}`];
           cs.challenges.set(pair[0], pair[1]);
           return name === "challenge" ? pair[0] : pair[1];
         }
-        case "row-ns": return row?.ns ?? "/echo";
-        case "row-id": return row?.id ?? "no-row";
-        case "row-epoch": return row?.epoch ?? "1";
-        case "row-sid": return row?.sessionId ?? sessions.wl;
-        default: return `@@${name}@@`;
+        case "row-ns":
+          return row?.ns ?? "/echo";
+        case "row-id":
+          return row?.id ?? "no-row";
+        case "row-epoch":
+          return row?.epoch ?? "1";
+        case "row-sid":
+          return row?.sessionId ?? sessions.wl;
+        default:
+          return `@@${name}@@`;
       }
     })();
     return JSON.stringify(value);
   });
 }
 
-async function someRow(pick: number): Promise<{ ns: string; id: string; epoch: string; sessionId: string } | undefined> {
+async function someRow(
+  pick: number,
+): Promise<{ ns: string; id: string; epoch: string; sessionId: string } | undefined> {
   const keys = (await t.keys("pinboard:*:placements")).sort();
   const rows: Array<{ ns: string; id: string; epoch: string; sessionId: string }> = [];
   for (const key of keys) {
@@ -392,7 +495,10 @@ async function someRow(pick: number): Promise<{ ns: string; id: string; epoch: s
  */
 async function repair(): Promise<void> {
   const alive = await t.redis.client.hexists("pinboard:{global}:sessions", sessions.tester);
-  if (!alive) sessions.tester = (await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: clients.tester }))).sessionId;
+  if (!alive)
+    sessions.tester = (
+      await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: clients.tester }))
+    ).sessionId;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,8 +507,14 @@ async function repair(): Promise<void> {
 const str = (s: string) => JSON.stringify(s);
 const ph = (name: string) => str(`@@${name}@@`);
 
-const sessionRef = mostly([ph("sid-tester"), ph("sid-wl"), ph("row-sid")], [ph("sid-other"), str("no-such-session"), str(""), str("s".repeat(257))]);
-const nsRef = mostly([str("/threads"), str("/echo"), ph("row-ns")], [str("/secure"), str("/nope"), str("threads"), str("/a/b"), str("/"), str("/__proto__")]);
+const sessionRef = mostly(
+  [ph("sid-tester"), ph("sid-wl"), ph("row-sid")],
+  [ph("sid-other"), str("no-such-session"), str(""), str("s".repeat(257))],
+);
+const nsRef = mostly(
+  [str("/threads"), str("/echo"), ph("row-ns")],
+  [str("/secure"), str("/nope"), str("threads"), str("/a/b"), str("/"), str("/__proto__")],
+);
 const idRef = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(ph("row-id"), ph("row-id"), str("hot-1"), str("a".repeat(256))) },
   { weight: 2, arbitrary: fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/).map(str) },
@@ -411,102 +523,257 @@ const idRef = fc.oneof(
 const epochRef = fc.oneof(
   { weight: 5, arbitrary: fc.constant(ph("row-epoch")) },
   { weight: 2, arbitrary: fc.bigInt({ min: 0n, max: 10n ** 20n }).map((n) => str(String(n))) },
-  { weight: 1, arbitrary: fc.constantFrom(str(""), str("0"), str("9".repeat(32)), str("1".repeat(33)), str("-1"), str("1e3"), str(" 1"), str("١")) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      str(""),
+      str("0"),
+      str("9".repeat(32)),
+      str("1".repeat(33)),
+      str("-1"),
+      str("1e3"),
+      str(" 1"),
+      str("١"),
+    ),
+  },
 );
 const urlRef = mostly(
   [ph("cs-url"), ph("cs-url"), ph("cs-url"), ph("wl-url"), ph("closed-url")],
-  [str("http://localhost:1"), str("http://10.0.0.1"), str("http://[::1]:1"), str("http://u:p@127.0.0.1:1"), str("ftp://127.0.0.1"), str("http://127.0.0.1:1/?q#f"), str("http://0x7f000001:1"), str("http://127.1:1"), str("javascript:alert(1)"), str("http://127.0.0.1:99999"), str("//127.0.0.1"), str("http://127.0.0.1"), str("http://127.0.0.1.nip.io:1")],
+  [
+    str("http://localhost:1"),
+    str("http://10.0.0.1"),
+    str("http://[::1]:1"),
+    str("http://u:p@127.0.0.1:1"),
+    str("ftp://127.0.0.1"),
+    str("http://127.0.0.1:1/?q#f"),
+    str("http://0x7f000001:1"),
+    str("http://127.1:1"),
+    str("javascript:alert(1)"),
+    str("http://127.0.0.1:99999"),
+    str("//127.0.0.1"),
+    str("http://127.0.0.1"),
+    str("http://127.0.0.1.nip.io:1"),
+  ],
 );
 const nsListRef = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom('["/threads"]', '["/threads","/fuzz"]', '["/fuzz","/fuzz"]') },
-  { weight: 1, arbitrary: fc.array(fc.constantFrom("/threads", "/echo", "/fuzz", "*", "/", "/a/b", "threads", "/__proto__", "/constructor", "/registry", "/_pinned", "/metrics", "/healthz"), { maxLength: 4 }).map((xs) => JSON.stringify(xs)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(
+        fc.constantFrom(
+          "/threads",
+          "/echo",
+          "/fuzz",
+          "*",
+          "/",
+          "/a/b",
+          "threads",
+          "/__proto__",
+          "/constructor",
+          "/registry",
+          "/_pinned",
+          "/metrics",
+          "/healthz",
+        ),
+        { maxLength: 4 },
+      )
+      .map((xs) => JSON.stringify(xs)),
+  },
 );
-const seconds = mostly(["null", "0", "1", "60"], ["-1", "0.5", "315360000", "315360001", "1e999", '"10"', "-0", "1e-999"]);
+const seconds = mostly(
+  ["null", "0", "1", "60"],
+  ["-1", "0.5", "315360000", "315360001", "1e999", '"10"', "-0", "1e-999"],
+);
 
 const registerFields = (hostnameAware: boolean) =>
-  fc.record({
-    // Fresh client ids, ids reused across runs (a re-register of a client, often with another
-    // namespace set: its old session's entries in the dropped namespaces' lists must trip no
-    // placement, fixed with "resolve skips candidates without a record", see the regressions
-    // below), the tester's own id (repair() registers it again when replaced), and another
-    // account's (the 409).
-    clientId: mostly([ph("client-fresh"), ph("client-reused"), ph("client-reused"), ph("client-tester")], [hostnameAware ? ph("client-hb-other") : ph("client-other"), str(""), str("c".repeat(257))]),
-    // "wrong-secret" is under 16 characters (a field rule's 400); the long one reaches the probe.
-    secret: mostly([ph("cs-secret")], [str("wrong-secret"), str("wrong-secret-but-long-enough"), str("s".repeat(15)), str("")]),
-    namespaces: nsListRef,
-    advertiseUrl: urlRef,
-    headroom: mostly(["10", "0", "0.5", "1e300"], ["-1", "1e999", '"5"', "-0", "1e308"]),
-    draining: mostly(["false", "true"], ["0", '"false"', "null"]),
-    challenge: mostly([ph("challenge")], [str("stale"), str("")]),
+  fc.record(
+    {
+      // Fresh client ids, ids reused across runs (a re-register of a client, often with another
+      // namespace set: its old session's entries in the dropped namespaces' lists must trip no
+      // placement, fixed with "resolve skips candidates without a record", see the regressions
+      // below), the tester's own id (repair() registers it again when replaced), and another
+      // account's (the 409).
+      clientId: mostly(
+        [ph("client-fresh"), ph("client-reused"), ph("client-reused"), ph("client-tester")],
+        [hostnameAware ? ph("client-hb-other") : ph("client-other"), str(""), str("c".repeat(257))],
+      ),
+      // "wrong-secret" is under 16 characters (a field rule's 400); the long one reaches the probe.
+      secret: mostly(
+        [ph("cs-secret")],
+        [str("wrong-secret"), str("wrong-secret-but-long-enough"), str("s".repeat(15)), str("")],
+      ),
+      namespaces: nsListRef,
+      advertiseUrl: urlRef,
+      headroom: mostly(["10", "0", "0.5", "1e300"], ["-1", "1e999", '"5"', "-0", "1e308"]),
+      draining: mostly(["false", "true"], ["0", '"false"', "null"]),
+      challenge: mostly([ph("challenge")], [str("stale"), str("")]),
+      challengeValue: mostly([ph("challenge-value")], [str("wrong")]),
+      ...(hostnameAware
+        ? {
+            hostname: mostly(
+              [str("fuzz.example"), str("FUZZ.example"), str("other.example")],
+              [str("a b"), str("*"), str("a:b"), str(""), str("a/b"), str("h".repeat(254))],
+            ),
+            env: mostly([str("prod"), str("staging"), str("PROD")], [str("a/b"), "null", str("*"), str("")]),
+            envs: mostly(
+              ['{"/threads":"prod"}', "{}"],
+              ['{"/nope":"prod"}', '{"__proto__":"prod"}', '{"/threads":"*"}', '{"constructor":"x"}'],
+            ),
+            takeover: mostly([str("wind_down"), str("deny"), "null"], [str("steal"), str("")]),
+            epoch: mostly(["1", "2", "3", "4", "5"], ["0", "-1", "1.5", "9007199254740992", "1e999", '"2"']),
+          }
+        : {}),
+      instances: mostly(
+        ['{"/threads":["a","b"]}', '{"/threads":[]}', "null"],
+        [
+          '{"/echo":["hot-1","a b"]}',
+          '{"__proto__":["x"]}',
+          '{"/nope":["x"]}',
+          '{"/threads":["__proto__","constructor"]}',
+        ],
+      ),
+      prevSessionId: mostly(
+        [ph("sid-tester"), "null"],
+        [ph("sid-wl"), ph("sid-other"), ph("row-sid"), str("no-such-session"), str(""), str("p".repeat(257))],
+      ),
+    },
+    {
+      requiredKeys: [
+        "clientId",
+        "secret",
+        "namespaces",
+        "advertiseUrl",
+        "headroom",
+        "draining",
+        "challenge",
+        "challengeValue",
+      ],
+    },
+  ) as fc.Arbitrary<Record<string, string>>;
+
+const heartbeatFields = fc.record(
+  {
+    sessionId: mostly([ph("sid-tester"), ph("sid-hb")], [ph("sid-other"), str("no-such-session"), str("")]),
+    headroom: mostly(["10", "0", "-0", "1.5", "1e300"], ["-1", "1e999", '"1"']),
+    draining: mostly(["false", "true"], ["null", "1"]),
+    challenge: mostly([ph("challenge")], [str("stale")]),
     challengeValue: mostly([ph("challenge-value")], [str("wrong")]),
-    ...(hostnameAware
-      ? {
-          hostname: mostly([str("fuzz.example"), str("FUZZ.example"), str("other.example")], [str("a b"), str("*"), str("a:b"), str(""), str("a/b"), str("h".repeat(254))]),
-          env: mostly([str("prod"), str("staging"), str("PROD")], [str("a/b"), "null", str("*"), str("")]),
-          envs: mostly(['{"/threads":"prod"}', "{}"], ['{"/nope":"prod"}', '{"__proto__":"prod"}', '{"/threads":"*"}', '{"constructor":"x"}']),
-          takeover: mostly([str("wind_down"), str("deny"), "null"], [str("steal"), str("")]),
-          epoch: mostly(["1", "2", "3", "4", "5"], ["0", "-1", "1.5", "9007199254740992", "1e999", '"2"']),
-        }
-      : {}),
-    instances: mostly(['{"/threads":["a","b"]}', '{"/threads":[]}', "null"], ['{"/echo":["hot-1","a b"]}', '{"__proto__":["x"]}', '{"/nope":["x"]}', '{"/threads":["__proto__","constructor"]}']),
-    prevSessionId: mostly([ph("sid-tester"), "null"], [ph("sid-wl"), ph("sid-other"), ph("row-sid"), str("no-such-session"), str(""), str("p".repeat(257))]),
-  }, { requiredKeys: ["clientId", "secret", "namespaces", "advertiseUrl", "headroom", "draining", "challenge", "challengeValue"] }) as fc.Arbitrary<Record<string, string>>;
+    acks: mostly(
+      ["[]", '["1-0"]', "[1, 2]"],
+      ["[-1]", "[1e300]", "[9007199254740993]", `[${'"x",'.repeat(50)}"x"]`, '["' + "9".repeat(40) + '"]', "[null]"],
+    ),
+  },
+  { requiredKeys: ["sessionId", "headroom", "draining", "challenge", "challengeValue"] },
+) as fc.Arbitrary<Record<string, string>>;
 
-const heartbeatFields = fc.record({
-  sessionId: mostly([ph("sid-tester"), ph("sid-hb")], [ph("sid-other"), str("no-such-session"), str("")]),
-  headroom: mostly(["10", "0", "-0", "1.5", "1e300"], ["-1", "1e999", '"1"']),
-  draining: mostly(["false", "true"], ["null", "1"]),
-  challenge: mostly([ph("challenge")], [str("stale")]),
-  challengeValue: mostly([ph("challenge-value")], [str("wrong")]),
-  acks: mostly(["[]", '["1-0"]', "[1, 2]"], ["[-1]", "[1e300]", "[9007199254740993]", `[${'"x",'.repeat(50)}"x"]`, '["' + "9".repeat(40) + '"]', "[null]"]),
-}, { requiredKeys: ["sessionId", "headroom", "draining", "challenge", "challengeValue"] }) as fc.Arbitrary<Record<string, string>>;
-
-const rowFields = fc.record({ sessionId: sessionRef, namespace: nsRef, id: idRef, epoch: epochRef }, { requiredKeys: ["sessionId", "namespace", "id"] }) as fc.Arbitrary<Record<string, string>>;
+const rowFields = fc.record(
+  { sessionId: sessionRef, namespace: nsRef, id: idRef, epoch: epochRef },
+  { requiredKeys: ["sessionId", "namespace", "id"] },
+) as fc.Arbitrary<Record<string, string>>;
 const tagFields = fc.record({
   sessionId: sessionRef,
   namespace: nsRef,
   id: idRef,
   epoch: epochRef,
-  tag: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(str("ws:W"), str("t".repeat(256)), str("H~")) }, { weight: 2, arbitrary: hostileString.map(str) }, { weight: 1, arbitrary: fc.constantFrom(str("t".repeat(257)), str("")) }),
+  tag: fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(str("ws:W"), str("t".repeat(256)), str("H~")) },
+    { weight: 2, arbitrary: hostileString.map(str) },
+    { weight: 1, arbitrary: fc.constantFrom(str("t".repeat(257)), str("")) },
+  ),
 }) as fc.Arbitrary<Record<string, string>>;
-const deregisterFields = fc.record({ sessionId: mostly([ph("sid-tester")], [ph("sid-other"), ph("sid-hb"), str("no-such-session"), str("x".repeat(257))]) });
+const deregisterFields = fc.record({
+  sessionId: mostly([ph("sid-tester")], [ph("sid-other"), ph("sid-hb"), str("no-such-session"), str("x".repeat(257))]),
+});
 
 /** Release takes an array of row items; the mutations work on one item, the rest stay valid. */
-const rowObject = rowFields.map((f) => `{${Object.entries(f).map(([k, v]) => `${str(k)}:${v}`).join(",")}}`);
+const rowObject = rowFields.map(
+  (f) =>
+    `{${Object.entries(f)
+      .map(([k, v]) => `${str(k)}:${v}`)
+      .join(",")}}`,
+);
 const releaseText = fc.oneof(
-  { weight: 3, arbitrary: fc.tuple(bodyText(rowFields), fc.array(rowObject, { maxLength: 3 })).map(([first, rest]) => `[${[first, ...rest].join(",")}]`) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(bodyText(rowFields), fc.array(rowObject, { maxLength: 3 }))
+      .map(([first, rest]) => `[${[first, ...rest].join(",")}]`),
+  },
   { weight: 1, arbitrary: bodyText(rowFields) },
   { weight: 1, arbitrary: fc.constantFrom("[]", "[null]", "[[]]", `[${"{},".repeat(20)}{}]`) },
 );
 
-const windDownFields = fc.record({
-  namespace: nsRef,
-  id: fc.oneof(idRef, fc.constant("null")),
+const windDownFields = fc.record(
+  {
+    namespace: nsRef,
+    id: fc.oneof(idRef, fc.constant("null")),
+    deadline: seconds,
+    env: mostly(["null"], [str("prod"), str(""), str("*")]),
+  },
+  { requiredKeys: ["namespace", "deadline"] },
+) as fc.Arbitrary<Record<string, string>>;
+const drainFields = fc.record({
+  clientId: mostly([ph("client-tester"), ph("client-other")], [str("nobody"), str(""), str("c".repeat(257))]),
   deadline: seconds,
-  env: mostly(["null"], [str("prod"), str(""), str("*")]),
-}, { requiredKeys: ["namespace", "deadline"] }) as fc.Arbitrary<Record<string, string>>;
-const drainFields = fc.record({ clientId: mostly([ph("client-tester"), ph("client-other")], [str("nobody"), str(""), str("c".repeat(257))]), deadline: seconds });
-const undrainFields = fc.record({ clientId: mostly([ph("client-tester"), ph("client-other"), ph("client-wl")], [str("nobody"), str("")]) });
+});
+const undrainFields = fc.record({
+  clientId: mostly([ph("client-tester"), ph("client-other"), ph("client-wl")], [str("nobody"), str("")]),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Headers
 
-const contentLength = fc.constantFrom<"actual" | "omit" | "less" | "more" | "junk" | "huge" | "negative">("actual", "omit", "omit", "less", "more", "junk", "huge", "negative");
+const contentLength = fc.constantFrom<"actual" | "omit" | "less" | "more" | "junk" | "huge" | "negative">(
+  "actual",
+  "omit",
+  "omit",
+  "less",
+  "more",
+  "junk",
+  "huge",
+  "negative",
+);
 
-function buildHeaders(token: string | undefined, contentType: string | undefined, length: string, body: string | undefined, extra: Array<[string, string]>): Record<string, string> {
+function buildHeaders(
+  token: string | undefined,
+  contentType: string | undefined,
+  length: string,
+  body: string | undefined,
+  extra: Array<[string, string]>,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of extra) headers[name] = value;
   if (token !== undefined) headers.authorization = token === "" ? "" : `Bearer ${token}`;
   if (contentType !== undefined) headers["content-type"] = contentType;
   const bytes = body === undefined ? 0 : new TextEncoder().encode(body).byteLength;
-  const declared = { actual: String(bytes), omit: undefined, less: String(Math.max(0, bytes - 3)), more: String(bytes + 7), junk: "abc", huge: "99999999999999999999", negative: "-5" }[length];
+  const declared = {
+    actual: String(bytes),
+    omit: undefined,
+    less: String(Math.max(0, bytes - 3)),
+    more: String(bytes + 7),
+    junk: "abc",
+    huge: "99999999999999999999",
+    negative: "-5",
+  }[length];
   if (declared !== undefined) headers["content-length"] = declared;
   return headers;
 }
 
 const extraHeaders = fc.array(
   fc.tuple(
-    fc.constantFrom("x-forwarded-for", "pinboard-epoch", "pinboard-attestation", "pinboard-session", "transfer-encoding", "content-encoding", "x-unknown", "accept", "cf-connecting-ip", "__proto__"),
+    fc.constantFrom(
+      "x-forwarded-for",
+      "pinboard-epoch",
+      "pinboard-attestation",
+      "pinboard-session",
+      "transfer-encoding",
+      "content-encoding",
+      "x-unknown",
+      "accept",
+      "cf-connecting-ip",
+      "__proto__",
+    ),
     headerValue,
   ),
   { maxLength: 3 },
@@ -514,14 +781,22 @@ const extraHeaders = fc.array(
 
 function tokenFor(kind: string): string | undefined {
   switch (kind) {
-    case "worker": return tokens.worker;
-    case "other": return tokens.other;
-    case "operator": return tokens.operator;
-    case "operator-narrow": return tokens.operatorNarrow;
-    case "none": return undefined;
-    case "empty": return "";
-    case "garbage": return "not.a.jwt";
-    default: return tokens.bad[Number(kind.slice(4)) % tokens.bad.length];
+    case "worker":
+      return tokens.worker;
+    case "other":
+      return tokens.other;
+    case "operator":
+      return tokens.operator;
+    case "operator-narrow":
+      return tokens.operatorNarrow;
+    case "none":
+      return undefined;
+    case "empty":
+      return "";
+    case "garbage":
+      return "not.a.jwt";
+    default:
+      return tokens.bad[Number(kind.slice(4)) % tokens.bad.length];
   }
 }
 
@@ -540,7 +815,16 @@ const WORKER_ROUTE_STATUSES: Record<string, number[]> = {
   "/registry/undrain": [200, 400, 401, 403, 413],
 };
 
-async function postRoute(app: TestPinboard, route: string, body: string, tokenKind: string, contentType: string | undefined, length: string, extra: Array<[string, string]>, pick: number): Promise<void> {
+async function postRoute(
+  app: TestPinboard,
+  route: string,
+  body: string,
+  tokenKind: string,
+  contentType: string | undefined,
+  length: string,
+  extra: Array<[string, string]>,
+  pick: number,
+): Promise<void> {
   const filled = await fill(body, pick);
   const headers = buildHeaders(tokenFor(tokenKind), contentType, length, filled, extra);
   const context = () => `POST ${route} [${tokenKind}] ${JSON.stringify(headers).slice(0, 300)} ${filled.slice(0, 300)}`;
@@ -568,11 +852,23 @@ describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
       fc.tuple(fc.constant("/registry/tag"), bodyText(tagFields)),
       fc.tuple(fc.constant("/registry/deregister"), bodyText(deregisterFields)),
     );
-    const tokenKind = fc.oneof({ weight: 8, arbitrary: fc.constant("worker") }, { weight: 1, arbitrary: fc.constantFrom("other", "operator", "none", "empty", "garbage") }, { weight: 1, arbitrary: badTokenKind });
+    const tokenKind = fc.oneof(
+      { weight: 8, arbitrary: fc.constant("worker") },
+      { weight: 1, arbitrary: fc.constantFrom("other", "operator", "none", "empty", "garbage") },
+      { weight: 1, arbitrary: badTokenKind },
+    );
     await fc.assert(
-      fc.asyncProperty(route, tokenKind, contentTypes, contentLength, extraHeaders, fc.nat(), async ([path, body], kind, type, length, extra, pick) => {
-        await postRoute(pb, path, body, kind, type, length, extra, pick);
-      }),
+      fc.asyncProperty(
+        route,
+        tokenKind,
+        contentTypes,
+        contentLength,
+        extraHeaders,
+        fc.nat(),
+        async ([path, body], kind, type, length, extra, pick) => {
+          await postRoute(pb, path, body, kind, type, length, extra, pick);
+        },
+      ),
       { numRuns: runs(220), ...SEED },
     );
   });
@@ -583,28 +879,64 @@ describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
       fc.tuple(fc.constant("/registry/drain"), bodyText(drainFields)),
       fc.tuple(fc.constant("/registry/undrain"), bodyText(undrainFields)),
     );
-    const tokenKind = fc.oneof({ weight: 6, arbitrary: fc.constantFrom("operator", "operator-narrow") }, { weight: 1, arbitrary: fc.constantFrom("worker", "none", "garbage") }, { weight: 1, arbitrary: badTokenKind });
+    const tokenKind = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("operator", "operator-narrow") },
+      { weight: 1, arbitrary: fc.constantFrom("worker", "none", "garbage") },
+      { weight: 1, arbitrary: badTokenKind },
+    );
     await fc.assert(
-      fc.asyncProperty(route, tokenKind, contentTypes, contentLength, extraHeaders, fc.nat(), async ([path, body], kind, type, length, extra, pick) => {
-        await postRoute(pb, path, body, kind, type, length, extra, pick);
-      }),
+      fc.asyncProperty(
+        route,
+        tokenKind,
+        contentTypes,
+        contentLength,
+        extraHeaders,
+        fc.nat(),
+        async ([path, body], kind, type, length, extra, pick) => {
+          await postRoute(pb, path, body, kind, type, length, extra, pick);
+        },
+      ),
       { numRuns: runs(100), ...SEED },
     );
   });
 
-  it("GET operator routes with arbitrary query strings, and unknown /registry paths", { timeout: 60_000 * SCALE }, async () => {
+  it("GET operator routes with arbitrary query strings, and unknown /registry paths", {
+    timeout: 60_000 * SCALE,
+  }, async () => {
     const target = fc.oneof(
-      { weight: 6, arbitrary: fc.tuple(fc.constantFrom("/registry/overview", "/registry/workers", "/registry/health", "/registry/stats"), queryString) },
+      {
+        weight: 6,
+        arbitrary: fc.tuple(
+          fc.constantFrom("/registry/overview", "/registry/workers", "/registry/health", "/registry/stats"),
+          queryString,
+        ),
+      },
       {
         weight: 1,
         arbitrary: fc.tuple(
-          fc.oneof(fc.constantFrom("/registry", "/registry/", "/registry/unknown", "/registry/overview/x", "/registry/%2e%2e/registry/workers", "/registry/__proto__", "/registry/constructor", "/registry/register/"), hostileString.map((s) => `/registry/${percentEncode(s, /[A-Za-z0-9._~-]/)}`)),
+          fc.oneof(
+            fc.constantFrom(
+              "/registry",
+              "/registry/",
+              "/registry/unknown",
+              "/registry/overview/x",
+              "/registry/%2e%2e/registry/workers",
+              "/registry/__proto__",
+              "/registry/constructor",
+              "/registry/register/",
+            ),
+            hostileString.map((s) => `/registry/${percentEncode(s, /[A-Za-z0-9._~-]/)}`),
+          ),
           queryString,
         ),
       },
     );
     const method = fc.constantFrom("GET", "GET", "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
-    const tokenKind = fc.oneof({ weight: 6, arbitrary: fc.constantFrom("operator", "operator-narrow") }, { weight: 1, arbitrary: fc.constantFrom("worker", "none", "garbage") }, { weight: 1, arbitrary: badTokenKind });
+    const tokenKind = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("operator", "operator-narrow") },
+      { weight: 1, arbitrary: fc.constantFrom("worker", "none", "garbage") },
+      { weight: 1, arbitrary: badTokenKind },
+    );
     await fc.assert(
       fc.asyncProperty(target, method, tokenKind, extraHeaders, async ([path, query], verb, kind, extra) => {
         const headers = buildHeaders(tokenFor(kind), undefined, "omit", undefined, extra);
@@ -626,30 +958,51 @@ describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
     );
   });
 
-  it("data plane: random namespaces, ids, rests, queries, epochs, caller attestation and passport headers", { timeout: 120_000 * SCALE }, async () => {
-    await reachingWorkers("data plane", () =>
-      fc.assert(fc.asyncProperty(dataPlaneRequest(false), async (req) => dataPlaneCheck(pb, req)), { numRuns: runs(220), ...SEED }),
+  it("data plane: random namespaces, ids, rests, queries, epochs, caller attestation and passport headers", {
+    timeout: 120_000 * SCALE,
+  }, async () => {
+    await reachingWorkers(
+      "data plane",
+      () =>
+        fc.assert(
+          fc.asyncProperty(dataPlaneRequest(false), async (req) => dataPlaneCheck(pb, req)),
+          { numRuns: runs(220), ...SEED },
+        ),
       { someOk: true },
     );
   });
 
-  it("hostname-aware mode: register fields, Host headers and the data plane", { timeout: 120_000 * SCALE }, async () => {
+  it("hostname-aware mode: register fields, Host headers and the data plane", {
+    timeout: 120_000 * SCALE,
+  }, async () => {
     const tokenKind = fc.oneof({ weight: 8, arbitrary: fc.constant("worker") }, { weight: 1, arbitrary: badTokenKind });
     await fc.assert(
-      fc.asyncProperty(bodyText(registerFields(true)), tokenKind, contentTypes, fc.nat(), async (body, kind, type, pick) => {
-        await postRoute(hb, "/registry/register", body, kind, type, "omit", [], pick);
-      }),
+      fc.asyncProperty(
+        bodyText(registerFields(true)),
+        tokenKind,
+        contentTypes,
+        fc.nat(),
+        async (body, kind, type, pick) => {
+          await postRoute(hb, "/registry/register", body, kind, type, "omit", [], pick);
+        },
+      ),
       { numRuns: runs(60), ...SEED },
     );
-    await reachingWorkers("hostname-aware data plane", () =>
-      fc.assert(fc.asyncProperty(dataPlaneRequest(true), async (req) => dataPlaneCheck(hb, req)), { numRuns: runs(80), ...SEED }),
+    await reachingWorkers(
+      "hostname-aware data plane",
+      () =>
+        fc.assert(
+          fc.asyncProperty(dataPlaneRequest(true), async (req) => dataPlaneCheck(hb, req)),
+          { numRuns: runs(80), ...SEED },
+        ),
       // Its sessions live on the challenge server, which answers a forward 404: reached, not served.
       { someOk: false },
     );
   });
 
   it("leaves Object.prototype, Array.prototype, Function.prototype and String.prototype as they were", () => {
-    for (const [name, proto] of watched) expect(Reflect.ownKeys(proto).map(String).sort(), name).toEqual(prototypeBaseline.get(proto));
+    for (const [name, proto] of watched)
+      expect(Reflect.ownKeys(proto).map(String).sort(), name).toEqual(prototypeBaseline.get(proto));
     const probe = {} as Record<string, unknown>;
     for (const key of POLLUTION_KEYS.filter((k) => !(k in Object.prototype))) expect(probe[key], key).toBeUndefined();
     expect(Object.getPrototypeOf(probe)).toBe(Object.prototype);
@@ -672,24 +1025,68 @@ const DATA_NS = ["/echo", "/secure", "/threads", "/nope", "/registry", "/__proto
 const HOT_IDS = ["hot-1", "hot-2", "hot-3", "a.b", "~", "-", "_"];
 
 function dataPlaneRequest(hostnameAware: boolean): fc.Arbitrary<DataPlaneRequest> {
-  const ns = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...DATA_NS) }, { weight: 1, arbitrary: hostileString.map((s) => `/${percentEncode(s, /[A-Za-z0-9._~-]/)}`) }, { weight: 1, arbitrary: fc.constantFrom("", "/", "//", "/echo/", "/%2F") });
+  const ns = fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...DATA_NS) },
+    { weight: 1, arbitrary: hostileString.map((s) => `/${percentEncode(s, /[A-Za-z0-9._~-]/)}`) },
+    { weight: 1, arbitrary: fc.constantFrom("", "/", "//", "/echo/", "/%2F") },
+  );
   const id = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...HOT_IDS) },
     { weight: 2, arbitrary: fc.stringMatching(/^[A-Za-z0-9._~-]{1,24}$/) },
-    { weight: 1, arbitrary: fc.constantFrom("", "a".repeat(256), "a".repeat(257), "a%20b", "%E0%A4%A", "a*b", "..", "%2e%2e", "x%00", "😀") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "",
+        "a".repeat(256),
+        "a".repeat(257),
+        "a%20b",
+        "%E0%A4%A",
+        "a*b",
+        "..",
+        "%2e%2e",
+        "x%00",
+        "😀",
+      ),
+    },
     { weight: 1, arbitrary: hostileString.map((s) => percentEncode(s, /[A-Za-z0-9._~%-]/)) },
   );
-  const rest = fc.oneof(fc.constant(""), fc.array(hostileString.map((s) => percentEncode(s, /[A-Za-z0-9._~!$&'()*+,;=:@-]/)), { maxLength: 3 }).map((segs) => `/${segs.join("/")}`));
+  const rest = fc.oneof(
+    fc.constant(""),
+    fc
+      .array(
+        hostileString.map((s) => percentEncode(s, /[A-Za-z0-9._~!$&'()*+,;=:@-]/)),
+        { maxLength: 3 },
+      )
+      .map((segs) => `/${segs.join("/")}`),
+  );
   const caller = fc.option(
     fc.record({
-      from: fc.constantFrom("/echo/hot-1", "/echo/hot-2", "/threads/x", "echo/hot-1", "/echo/", "/", "", "/echo/a b", "/echo/hot-1/extra"),
+      from: fc.constantFrom(
+        "/echo/hot-1",
+        "/echo/hot-2",
+        "/threads/x",
+        "echo/hot-1",
+        "/echo/",
+        "/",
+        "",
+        "/echo/a b",
+        "/echo/hot-1/extra",
+      ),
       session: fc.constantFrom("@wl", "@tester", "@other", "", "no-such-session"),
       secret: fc.constantFrom("@right", "@last-byte", "@first-byte", "", "x"),
-      depth: fc.option(fc.constantFrom("0", "1", "50", "51", "999999999", "1000000000", "-1", "1.5", " 1", "\u00b9", "0x1"), { nil: undefined }),
+      depth: fc.option(
+        fc.constantFrom("0", "1", "50", "51", "999999999", "1000000000", "-1", "1.5", " 1", "\u00b9", "0x1"),
+        { nil: undefined },
+      ),
     }),
     { nil: null, freq: 3 },
   );
-  const host = hostnameAware ? fc.option(fc.constantFrom("fuzz.example", "FUZZ.EXAMPLE:8080", "other.example", "", "[::1]:80", "a b", "fuzz.example."), { nil: undefined }) : fc.constant(undefined);
+  const host = hostnameAware
+    ? fc.option(
+        fc.constantFrom("fuzz.example", "FUZZ.EXAMPLE:8080", "other.example", "", "[::1]:80", "a b", "fuzz.example."),
+        { nil: undefined },
+      )
+    : fc.constant(undefined);
   // A third of the requests are well formed (a registered namespace, a valid id, a credential the
   // namespace accepts, no caller claim), so that many reach a worker; the rest mutate everything.
   const plain = fc.record({
@@ -706,34 +1103,35 @@ function dataPlaneRequest(hostnameAware: boolean): fc.Arbitrary<DataPlaneRequest
     host: hostnameAware ? fc.constantFrom("fuzz.example", "FUZZ.EXAMPLE:8080") : fc.constant(undefined),
   });
   const hostile = fc.record({
-      method: fc.constantFrom("GET", "GET", "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "PURGE"),
-      ns,
-      id,
-      rest,
-      query: fc.option(queryString, { nil: undefined }),
-      epoch: fc.option(fc.oneof(fc.constantFrom("1", "0", "", "-1", "99999999999999999999999", "abc", "1 2"), headerValue), { nil: undefined }),
-      extra: extraHeaders,
-      body: fc.option(fc.oneof(hostileString, bodyText(fc.constant({ a: "1" }))), { nil: undefined }),
-      auth: fc.constantFrom("none", "data", "data", "data-no-scope", "data-other-ns", "worker", "bad", "garbage"),
-      caller,
-      host,
-    });
-  return fc
-    .oneof({ weight: 2, arbitrary: hostile }, { weight: 1, arbitrary: plain })
-    .map((r) => {
-      const headers: Array<[string, string]> = [...r.extra];
-      if (r.epoch !== undefined) headers.push(["pinboard-epoch", r.epoch]);
-      if (r.host !== undefined) headers.push(["host", r.host]);
-      const hasBody = r.method !== "GET" && r.method !== "HEAD" && r.body !== undefined;
-      return {
-        method: r.method,
-        path: `${r.ns}/${r.id}${r.rest}${r.query !== undefined ? `?${r.query}` : ""}`,
-        headers,
-        ...(hasBody ? { body: r.body } : {}),
-        auth: r.auth,
-        caller: r.caller,
-      };
-    });
+    method: fc.constantFrom("GET", "GET", "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "PURGE"),
+    ns,
+    id,
+    rest,
+    query: fc.option(queryString, { nil: undefined }),
+    epoch: fc.option(
+      fc.oneof(fc.constantFrom("1", "0", "", "-1", "99999999999999999999999", "abc", "1 2"), headerValue),
+      { nil: undefined },
+    ),
+    extra: extraHeaders,
+    body: fc.option(fc.oneof(hostileString, bodyText(fc.constant({ a: "1" }))), { nil: undefined }),
+    auth: fc.constantFrom("none", "data", "data", "data-no-scope", "data-other-ns", "worker", "bad", "garbage"),
+    caller,
+    host,
+  });
+  return fc.oneof({ weight: 2, arbitrary: hostile }, { weight: 1, arbitrary: plain }).map((r) => {
+    const headers: Array<[string, string]> = [...r.extra];
+    if (r.epoch !== undefined) headers.push(["pinboard-epoch", r.epoch]);
+    if (r.host !== undefined) headers.push(["host", r.host]);
+    const hasBody = r.method !== "GET" && r.method !== "HEAD" && r.body !== undefined;
+    return {
+      method: r.method,
+      path: `${r.ns}/${r.id}${r.rest}${r.query !== undefined ? `?${r.query}` : ""}`,
+      headers,
+      ...(hasBody ? { body: r.body } : {}),
+      auth: r.auth,
+      caller: r.caller,
+    };
+  });
 }
 
 /** FuzzEcho's answer, exactly. */
@@ -757,19 +1155,39 @@ async function reachingWorkers(what: string, run: () => Promise<void>, options: 
   await run();
   const seen = forwardsSeen() - before.seen;
   const relayedCount = forwarding.relayed - before.relayed;
-  console.log(`fuzz-routes ${what}: ${seen} forward(s) reached the workers, ${relayedCount} answer(s) relayed, ${forwarding.relayedOk - before.relayedOk} of them 200`);
+  console.log(
+    `fuzz-routes ${what}: ${seen} forward(s) reached the workers, ${relayedCount} answer(s) relayed, ${forwarding.relayedOk - before.relayedOk} of them 200`,
+  );
   expect(seen, `${what}: no forward reached a worker`).toBeGreaterThan(0);
-  if (options.someOk) expect(forwarding.relayedOk - before.relayedOk, `${what}: no worker answered 200`).toBeGreaterThan(0);
+  if (options.someOk)
+    expect(forwarding.relayedOk - before.relayedOk, `${what}: no worker answered 200`).toBeGreaterThan(0);
   // Every relayed 200 came from a FuzzEcho instance that counted the request.
   expect(seen).toBeGreaterThanOrEqual(forwarding.relayedOk - before.relayedOk);
 }
 
 function callerHeaders(c: NonNullable<DataPlaneRequest["caller"]>): Array<[string, string]> {
-  const session = c.session === "@wl" ? sessions.wl : c.session === "@tester" ? sessions.tester : c.session === "@other" ? sessions.other : c.session;
+  const session =
+    c.session === "@wl"
+      ? sessions.wl
+      : c.session === "@tester"
+        ? sessions.tester
+        : c.session === "@other"
+          ? sessions.other
+          : c.session;
   const right = session === sessions.wl ? wl.secret : cs.secret;
   const secret =
-    c.secret === "@right" ? right : c.secret === "@last-byte" ? `${right.slice(0, -1)}${right.endsWith("x") ? "y" : "x"}` : c.secret === "@first-byte" ? `${right.startsWith("x") ? "y" : "x"}${right.slice(1)}` : c.secret;
-  const out: Array<[string, string]> = [["pinboard-from", c.from], ["pinboard-session", session], ["pinboard-session-secret", secret]];
+    c.secret === "@right"
+      ? right
+      : c.secret === "@last-byte"
+        ? `${right.slice(0, -1)}${right.endsWith("x") ? "y" : "x"}`
+        : c.secret === "@first-byte"
+          ? `${right.startsWith("x") ? "y" : "x"}${right.slice(1)}`
+          : c.secret;
+  const out: Array<[string, string]> = [
+    ["pinboard-from", c.from],
+    ["pinboard-session", session],
+    ["pinboard-session-secret", secret],
+  ];
   if (c.depth !== undefined) out.push(["pinboard-subrequest-depth", c.depth]);
   return out;
 }
@@ -778,10 +1196,19 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
   const headers = new Headers();
   for (const [name, value] of req.headers) headers.append(name, value);
   if (req.caller) for (const [name, value] of callerHeaders(req.caller)) headers.set(name, value);
-  const auth = { none: undefined, data: tokens.data, "data-no-scope": tokens.dataNoScope, "data-other-ns": tokens.dataOtherNs, worker: tokens.worker, bad: tokens.bad[3], garbage: "garbage" }[req.auth];
+  const auth = {
+    none: undefined,
+    data: tokens.data,
+    "data-no-scope": tokens.dataNoScope,
+    "data-other-ns": tokens.dataOtherNs,
+    worker: tokens.worker,
+    bad: tokens.bad[3],
+    garbage: "garbage",
+  }[req.auth];
   if (auth !== undefined) headers.set("authorization", `Bearer ${auth}`);
   const init: RequestInit = { method: req.method, headers, ...(req.body !== undefined ? { body: req.body } : {}) };
-  const context = () => `${req.method} ${req.path.slice(0, 300)} ${JSON.stringify([...headers]).slice(0, 400)} body=${(req.body ?? "").slice(0, 100)}`;
+  const context = () =>
+    `${req.method} ${req.path.slice(0, 300)} ${JSON.stringify([...headers]).slice(0, 400)} body=${(req.body ?? "").slice(0, 100)}`;
 
   const relayed = (o: Outcome) => o.headers.get("x-accel-buffering") === "no";
   const o = await judged(
@@ -792,7 +1219,10 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
     false,
     // The one refusal the spec makes write: takeover-pending fences the row (its wind-down expiry)
     // and queues the wind_down to the owner (hostname-aware mode).
-    (r, key) => r.status === 503 && r.text === '{"error":"takeover in progress, retry"}' && (key.endsWith(":placements") || key.includes("{global}:queue:") || key.endsWith("{global}:msgids")),
+    (r, key) =>
+      r.status === 503 &&
+      r.text === '{"error":"takeover in progress, retry"}' &&
+      (key.endsWith(":placements") || key.includes("{global}:queue:") || key.endsWith("{global}:msgids")),
   );
   const where = `${context()} → ${o.status} ${o.text.slice(0, 200)}`;
 
@@ -826,7 +1256,8 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
     expect(Number(o.headers.get("retry-after")), where).toBeGreaterThanOrEqual(1);
   }
   const registry = /^\/registry(\/|$)/.test(new URL(`http://x${req.path}`).pathname);
-  if (o.status === 401) expect(registry ? ["unauthorized"] : ["invalid credential", "authentication required"], where).toContain(error);
+  if (o.status === 401)
+    expect(registry ? ["unauthorized"] : ["invalid credential", "authentication required"], where).toContain(error);
   if (o.status === 404) expect(error, where).toBe(registry ? "not found" : "unknown namespace");
 }
 
@@ -836,10 +1267,26 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
 describe("regressions found by the fuzz", () => {
   it("a lone surrogate in any string of a JSON body (value or key) is 400 invalid json, not a 500, changing nothing", async () => {
     const cases: Array<[string, string, string]> = [
-      ["/registry/register", "worker", `{"clientId":"\\ud800","secret":"s","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"c","challengeValue":"v"}`],
-      ["/registry/register", "worker", `{"clientId":"c","secret":"\\udc00x","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"c","challengeValue":"v"}`],
-      ["/registry/register", "worker", `{"clientId":"c","secret":"s","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"\\ud800","challengeValue":"v"}`],
-      ["/registry/heartbeat", "worker", `{"sessionId":"@@sid-tester@@","headroom":1,"draining":false,"challenge":"a\\ud83d","challengeValue":"v"}`],
+      [
+        "/registry/register",
+        "worker",
+        `{"clientId":"\\ud800","secret":"s","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"c","challengeValue":"v"}`,
+      ],
+      [
+        "/registry/register",
+        "worker",
+        `{"clientId":"c","secret":"\\udc00x","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"c","challengeValue":"v"}`,
+      ],
+      [
+        "/registry/register",
+        "worker",
+        `{"clientId":"c","secret":"s","namespaces":["/threads"],"advertiseUrl":"@@cs-url@@","headroom":1,"draining":false,"challenge":"\\ud800","challengeValue":"v"}`,
+      ],
+      [
+        "/registry/heartbeat",
+        "worker",
+        `{"sessionId":"@@sid-tester@@","headroom":1,"draining":false,"challenge":"a\\ud83d","challengeValue":"v"}`,
+      ],
       ["/registry/tag", "worker", `{"sessionId":"s","namespace":"/threads","id":"a","epoch":"1","tag":"\\ud800"}`],
       ["/registry/release", "worker", `[{"sessionId":"s","namespace":"/threads","id":"a","\\udfff":1}]`],
       ["/registry/drain", "operator", `{"clientId":"\\ud800","deadline":null}`],
@@ -848,7 +1295,15 @@ describe("regressions found by the fuzz", () => {
     for (const [route, scope, raw] of cases) {
       const body = await fill(raw, 0);
       const o = await judged(
-        () => exchange(pb, route, { method: "POST", headers: { authorization: `Bearer ${scope === "worker" ? tokens.workerAll : tokens.operator}`, "content-type": "application/json" }, body }),
+        () =>
+          exchange(pb, route, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${scope === "worker" ? tokens.workerAll : tokens.operator}`,
+              "content-type": "application/json",
+            },
+            body,
+          }),
         () => true,
         () => `${route} ${body}`,
       );
@@ -856,7 +1311,17 @@ describe("regressions found by the fuzz", () => {
       expect(JSON.parse(o.text), `${route} ${body}`).toEqual({ error: "invalid json" });
     }
     // Well-formed pairs are fine: an astral character in a string is no refusal.
-    const ok = await exchange(pb, "/registry/tag", { method: "POST", headers: { authorization: `Bearer ${tokens.workerAll}` }, body: JSON.stringify({ sessionId: sessions.tester, namespace: "/threads", id: "astral", epoch: "1", tag: "\ud83d\ude00" }) });
+    const ok = await exchange(pb, "/registry/tag", {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.workerAll}` },
+      body: JSON.stringify({
+        sessionId: sessions.tester,
+        namespace: "/threads",
+        id: "astral",
+        epoch: "1",
+        tag: "\ud83d\ude00",
+      }),
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -872,7 +1337,11 @@ describe("regressions found by the fuzz", () => {
   // namespaces its new registration dropped; the resolve script must skip (and prune) a candidate
   // without a record before writing anything, never answer 500.
   it("re-registering a client with another namespace set leaves nothing behind that a placement trips on", async () => {
-    const first = await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: "re-register-1", namespaces: ["/dropped"] }));
+    const first = await registerOk(
+      pb,
+      tokens.workerAll,
+      registerBody(cs, { clientId: "re-register-1", namespaces: ["/dropped"] }),
+    );
     await registerOk(pb, tokens.workerAll, registerBody(cs, { clientId: "re-register-1", namespaces: ["/kept"] }));
     const res = await exchange(pb, "/dropped/x-1", { method: "GET" });
     const rows = await t.keys("pinboard:*:/dropped:placements");
@@ -901,7 +1370,10 @@ const LIMITS: Array<[string, number, "worker" | "operator"]> = [
 ];
 
 /** A 50 MB request body that is produced only as it is pulled, counting what was pulled. */
-function countingBody(totalBytes: number, chunkBytes = 64 * 1024): { stream: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
+function countingBody(
+  totalBytes: number,
+  chunkBytes = 64 * 1024,
+): { stream: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
   const chunk = new Uint8Array(chunkBytes).fill(0x20); // spaces: valid JSON whitespace, for as long as it goes
   let pulled = 0;
   let cancelled = false;
@@ -924,7 +1396,13 @@ describe("oversized bodies are cut at the limit (in-process)", () => {
       const token = scope === "worker" ? tokens.workerAll : tokens.operator;
       const body = countingBody(50 * 1000 * 1000);
       const o = await judged(
-        () => exchange(pb, route, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body.stream, duplex: "half" } as RequestInit),
+        () =>
+          exchange(pb, route, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: body.stream,
+            duplex: "half",
+          } as RequestInit),
         () => true,
         () => `${route} 50 MB`,
       );
@@ -942,7 +1420,11 @@ describe("oversized bodies are cut at the limit (in-process)", () => {
       const body = countingBody(50 * 1000 * 1000);
       const o = await exchange(pb, route, {
         method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(limit + 1) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          "content-length": String(limit + 1),
+        },
         body: body.stream,
         duplex: "half",
       } as RequestInit);
@@ -953,7 +1435,11 @@ describe("oversized bodies are cut at the limit (in-process)", () => {
 
   it("an unauthenticated 50 MB body is 401 without being read", async () => {
     const body = countingBody(50 * 1000 * 1000);
-    const o = await exchange(pb, "/registry/heartbeat", { method: "POST", body: body.stream, duplex: "half" } as RequestInit);
+    const o = await exchange(pb, "/registry/heartbeat", {
+      method: "POST",
+      body: body.stream,
+      duplex: "half",
+    } as RequestInit);
     expect(o.status).toBe(401);
     expect(body.pulled()).toBeLessThanOrEqual(2 * 64 * 1024);
   });
@@ -970,8 +1456,13 @@ describe("through the real Node process", () => {
   }, 60_000);
   afterAll(() => fleet?.close());
 
-  for (const [route, limit] of [["/registry/heartbeat", MiB], ["/registry/register", 8 * MiB]] as const) {
-    it(`${route}: a slowly written 50 MB chunked body is answered 413 early and the connection closed`, { timeout: 30_000 }, async () => {
+  for (const [route, limit] of [
+    ["/registry/heartbeat", MiB],
+    ["/registry/register", 8 * MiB],
+  ] as const) {
+    it(`${route}: a slowly written 50 MB chunked body is answered 413 early and the connection closed`, {
+      timeout: 30_000,
+    }, async () => {
       const result = await slowUpload(`${fleet.pb.url}${route}`, {
         headers: { authorization: `Bearer ${await fleet.pb.workerCredential()}` },
         totalBytes: 50 * 1000 * 1000,
@@ -989,7 +1480,9 @@ describe("through the real Node process", () => {
     });
   }
 
-  it("a declared 50 MB Content-Length is answered 413 at once and the connection closed", { timeout: 30_000 }, async () => {
+  it("a declared 50 MB Content-Length is answered 413 at once and the connection closed", {
+    timeout: 30_000,
+  }, async () => {
     const result = await slowUpload(`${fleet.pb.url}/registry/heartbeat`, {
       headers: { authorization: `Bearer ${await fleet.pb.workerCredential()}` },
       totalBytes: 50 * 1000 * 1000,
@@ -1001,7 +1494,9 @@ describe("through the real Node process", () => {
     expect(result.written).toBeLessThan(30 * 1000 * 1000);
   });
 
-  it("a refused request whose body stalls half-sent does not hold its keep-alive connection", { timeout: 30_000 }, async () => {
+  it("a refused request whose body stalls half-sent does not hold its keep-alive connection", {
+    timeout: 30_000,
+  }, async () => {
     // 401 before the body is read; the client then sends nothing more. The connection must be
     // closed within seconds, not kept (with its parser mid-body) for the 65 s keep-alive timeout.
     const url = new URL(fleet.pb.url);
@@ -1013,26 +1508,53 @@ describe("through the real Node process", () => {
       answeredAt ||= Date.now();
     });
     socket.on("error", () => {});
-    socket.write(`POST /registry/heartbeat HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n${"x".repeat(1024)}`);
+    socket.write(
+      `POST /registry/heartbeat HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n${"x".repeat(1024)}`,
+    );
     await new Promise<void>((resolve) => socket.once("close", () => resolve()));
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer).toContain('{"error":"unauthorized"}');
     expect(Date.now() - answeredAt).toBeLessThan(3000);
   });
 
-  it("hostile requests through the process: never a 500, never a hang, JSON errors", { timeout: 90_000 * SCALE }, async () => {
+  it("hostile requests through the process: never a 500, never a hang, JSON errors", {
+    timeout: 90_000 * SCALE,
+  }, async () => {
     const worker = await fleet.pb.workerCredential();
     const operator = await fleet.pb.operatorCredential();
     const request = fc.oneof(
-      fc.tuple(fc.constantFrom("/registry/register", "/registry/heartbeat", "/registry/release", "/registry/tag", "/registry/deregister", "/registry/wind_down", "/registry/drain", "/registry/undrain"), fc.oneof(hostileJsonText, brokenJsonText, derivedJsonText, deepJsonText), fc.constantFrom("POST")),
-      fc.tuple(fc.constantFrom("/registry/overview", "/registry/workers", "/registry/health", "/metrics"), queryString.map((q) => (q ? `?${q}` : "")), fc.constantFrom("GET")),
-      fc.tuple(dataPlaneRequest(false).map((r) => r.path), fc.constant(""), fc.constantFrom("GET", "POST", "DELETE")),
+      fc.tuple(
+        fc.constantFrom(
+          "/registry/register",
+          "/registry/heartbeat",
+          "/registry/release",
+          "/registry/tag",
+          "/registry/deregister",
+          "/registry/wind_down",
+          "/registry/drain",
+          "/registry/undrain",
+        ),
+        fc.oneof(hostileJsonText, brokenJsonText, derivedJsonText, deepJsonText),
+        fc.constantFrom("POST"),
+      ),
+      fc.tuple(
+        fc.constantFrom("/registry/overview", "/registry/workers", "/registry/health", "/metrics"),
+        queryString.map((q) => (q ? `?${q}` : "")),
+        fc.constantFrom("GET"),
+      ),
+      fc.tuple(
+        dataPlaneRequest(false).map((r) => r.path),
+        fc.constant(""),
+        fc.constantFrom("GET", "POST", "DELETE"),
+      ),
     );
     await fc.assert(
       fc.asyncProperty(request, contentTypes, fc.boolean(), async ([path, extra, method], type, asOperator) => {
         const isGet = method === "GET";
         const url = `${fleet.pb.url}${isGet ? `${path}${extra}` : path}`;
-        const headers: Record<string, string> = { authorization: `Bearer ${asOperator || path === "/metrics" ? operator : worker}` };
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${asOperator || path === "/metrics" ? operator : worker}`,
+        };
         if (type) headers["content-type"] = type;
         const res = await raceTimeout(
           fetch(url, { method, headers, ...(isGet ? {} : { body: extra }), redirect: "manual" }),
@@ -1044,7 +1566,11 @@ describe("through the real Node process", () => {
         expect(res.status, where).toBeLessThan(502);
         // Node's HTTP parser refuses a request line or headers past 16 KiB before the app sees them.
         if (res.status === 414 || res.status === 431) return;
-        if (res.status >= 400 && res.headers.get("x-accel-buffering") !== "no" && !res.headers.get("content-type")?.startsWith("text/plain")) {
+        if (
+          res.status >= 400 &&
+          res.headers.get("x-accel-buffering") !== "no" &&
+          !res.headers.get("content-type")?.startsWith("text/plain")
+        ) {
           expect(typeof (JSON.parse(text) as { error?: unknown }).error, where).toBe("string");
         }
       }),
@@ -1057,12 +1583,16 @@ describe("through the real Node process", () => {
   // client and Pinboard and not forwarded (undici's fetch refuses it, which was a 502).
   it("forwards a body sent with Expect: 100-continue", async () => {
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${fleet.pb.url}/echo/expect-1`, { method: "POST", headers: { "content-type": "text/plain", expect: "100-continue", "content-length": "5" } }, (r) => {
-        let body = "";
-        r.setEncoding("utf8");
-        r.on("data", (d: string) => (body += d));
-        r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
-      });
+      const req = httpRequest(
+        `${fleet.pb.url}/echo/expect-1`,
+        { method: "POST", headers: { "content-type": "text/plain", expect: "100-continue", "content-length": "5" } },
+        (r) => {
+          let body = "";
+          r.setEncoding("utf8");
+          r.on("data", (d: string) => (body += d));
+          r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
+        },
+      );
       req.on("continue", () => req.end("hello"));
       req.on("error", reject);
     });
@@ -1073,7 +1603,10 @@ describe("through the real Node process", () => {
 async function raceTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hang: ${what}`)), TIMEOUT_MS)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hang: ${what}`)), TIMEOUT_MS))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

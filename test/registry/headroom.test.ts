@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
@@ -35,14 +35,22 @@ async function register(ns: string, headroom: number): Promise<string> {
 }
 
 async function heartbeat(sessionId: string, headroom: number, extra: Record<string, unknown> = {}): Promise<void> {
-  const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, { headroom, ...extra }) });
+  const res = await pb.call("POST", "/registry/heartbeat", {
+    token,
+    body: heartbeatBody(worker, sessionId, { headroom, ...extra }),
+  });
   expect(res.status, await res.text()).toBe(200);
 }
 
-const place = (ns: string, id: string) => resolvePlacement(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "" });
+const place = (ns: string, id: string) =>
+  resolvePlacement(pb.deps, { ns, id, env: SINGLE_ENV, hostname: "", takeover: "" });
 
 /** `n` ids of distinct buckets (none of them in `avoid`), prefixed. */
-async function idsInDistinctBuckets(prefix: string, n: number, avoid: ReadonlySet<number> = new Set()): Promise<Array<{ id: string; bucket: number }>> {
+async function idsInDistinctBuckets(
+  prefix: string,
+  n: number,
+  avoid: ReadonlySet<number> = new Set(),
+): Promise<Array<{ id: string; bucket: number }>> {
   const out: Array<{ id: string; bucket: number }> = [];
   const seen = new Set(avoid);
   for (let i = 0; out.length < n; i++) {
@@ -95,7 +103,9 @@ describe("the record's headroom", () => {
     expect(await shownHeadroom(sid)).toBe(46);
 
     // The overview's workers are the same records.
-    const res = await pb.call("GET", "/registry/overview?ns=/hr-basic", { token: await credential("pinboard:operator") });
+    const res = await pb.call("GET", "/registry/overview?ns=/hr-basic", {
+      token: await credential("pinboard:operator"),
+    });
     const overview = (await res.json()) as { workers: Array<{ sessionId: string; headroom: number }> };
     expect(overview.workers.find((w) => w.sessionId === sid)!.headroom).toBe(46);
 
@@ -122,7 +132,9 @@ describe("the record's headroom", () => {
     const ids = await idsInDistinctBuckets("drain", 5);
     for (const { id } of ids) await place(ns, id);
     const placedIn = new Set(ids.map((x) => x.bucket));
-    const elsewhere = keys().allBuckets().find((b) => !placedIn.has(b))!;
+    const elsewhere = keys()
+      .allBuckets()
+      .find((b) => !placedIn.has(b))!;
     // Before any mirror a bucket sees only its own placements, on the namespace placed in.
     expect(await listedHeadroom(ns, ids[0]!.bucket, sid)).toBe(99);
     expect(await listedHeadroom(other, ids[0]!.bucket, sid)).toBe(100);
@@ -187,7 +199,9 @@ describe("the record's headroom", () => {
     for (const { id } of await idsInDistinctBuckets("wk", 5)) await place(ns, id);
     const wk = await startWorkersEntry({ redis: t, env: { PINBOARD_LOG_LEVEL: "error" } });
     try {
-      const res = await fetch(`${wk.url}/registry/workers`, { headers: { authorization: `Bearer ${await credential("pinboard:operator")}` } });
+      const res = await fetch(`${wk.url}/registry/workers`, {
+        headers: { authorization: `Bearer ${await credential("pinboard:operator")}` },
+      });
       expect(res.status).toBe(200);
       const { workers } = (await res.json()) as { workers: Array<{ sessionId: string; headroom: number }> };
       expect(workers.find((w) => w.sessionId === sid)!.headroom).toBe(15);

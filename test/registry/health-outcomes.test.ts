@@ -3,7 +3,7 @@ import { Keys } from "../../src/redis/keys.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { startScriptedWorker, viaApp, type ScriptedWorker } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * GET /registry/health counts each resolution under its outcome, for this node. Every outcome
@@ -73,7 +73,11 @@ describe("GET /registry/health counts every resolution outcome", () => {
 
     // quarantine: the bucket's first resolve starts its cold-start window (one lease, 15 s).
     const cold = await request(single, "/q/doc");
-    expect(cold).toEqual({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { error: "registry cold start, retry" } });
+    expect(cold).toEqual({
+      status: 503,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: { error: "registry cold start, retry" },
+    });
     expect(Number(cold.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(Number(cold.retryAfter)).toBeLessThanOrEqual(15);
     await endColdStart(t, new Keys("single:", 16));
@@ -81,7 +85,11 @@ describe("GET /registry/health counts every resolution outcome", () => {
     // forward
     expect(await request(single, "/q/doc")).toEqual({ status: 200, retryAfter: null, body: { served: "/q/doc" } });
     // unknown-ns
-    expect(await request(single, "/nowhere/doc")).toEqual({ status: 404, retryAfter: null, body: { error: "unknown namespace" } });
+    expect(await request(single, "/nowhere/doc")).toEqual({
+      status: 404,
+      retryAfter: null,
+      body: { error: "unknown namespace" },
+    });
     // no-backends: the namespace's only worker is draining.
     await ok.register(viaApp(single), workerToken, { namespaces: ["/nb"], draining: true });
     expect(await request(single, "/nb/doc")).toEqual(refusal("no live backends for namespace"));
@@ -106,23 +114,36 @@ describe("GET /registry/health counts every resolution outcome", () => {
     // ── A hostname-aware node ───────────────────────────────────────────────────────────────
     const awareEnv = { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" };
     const aware = await node(awareEnv);
-    const reg = (s: ScriptedWorker, fields: Record<string, unknown>) => s.register(viaApp(aware), workerToken, { namespaces: ["/echo"], ...fields });
+    const reg = (s: ScriptedWorker, fields: Record<string, unknown>) =>
+      s.register(viaApp(aware), workerToken, { namespaces: ["/echo"], ...fields });
     await reg(ok, { hostname: "t1.example", env: "t", takeover: "wind_down" });
 
     // quarantine, as in single mode.
     const awareCold = await request(aware, "/echo/cold", "t1.example");
-    expect(awareCold).toEqual({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { error: "registry cold start, retry" } });
+    expect(awareCold).toEqual({
+      status: 503,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: { error: "registry cold start, retry" },
+    });
     await endColdStart(t, new Keys("aware:", 16));
 
     // forward, then takeover-pending: another hostname of env t asks for the same id.
-    expect(await request(aware, "/echo/moving", "t1.example")).toEqual({ status: 200, retryAfter: null, body: { served: "/echo/moving" } });
+    expect(await request(aware, "/echo/moving", "t1.example")).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { served: "/echo/moving" },
+    });
     await reg(ok, { hostname: "t2.example", env: "t" });
     expect(await request(aware, "/echo/moving", "t2.example")).toEqual(refusal("takeover in progress, retry", "15"));
 
     // takeover-denied (env d agreed deny), after a second forward.
     await reg(ok, { hostname: "d1.example", env: "d", takeover: "deny" });
     await reg(ok, { hostname: "d2.example", env: "d", takeover: "deny" });
-    expect(await request(aware, "/echo/held", "d1.example")).toEqual({ status: 200, retryAfter: null, body: { served: "/echo/held" } });
+    expect(await request(aware, "/echo/held", "d1.example")).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { served: "/echo/held" },
+    });
     expect(await request(aware, "/echo/held", "d2.example")).toEqual(refusal("placement held by another hostname"));
 
     // no-hostname-workers, twice: a hostname nothing is bound to (the binding lookup refuses),
@@ -135,7 +156,11 @@ describe("GET /registry/health counts every resolution outcome", () => {
     await reg(ok, { hostname: "q.example", env: "q-blue", epoch: 1 });
     await reg(ok, { hostname: "q.example", env: "q-green", epoch: 2 });
     const displaced = await request(aware, "/echo/fresh", "q.example");
-    expect(displaced).toEqual({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { error: "hostname binding displaced, retry" } });
+    expect(displaced).toEqual({
+      status: 503,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: { error: "hostname binding displaced, retry" },
+    });
     expect(Number(displaced.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(Number(displaced.retryAfter)).toBeLessThanOrEqual(15);
 
@@ -164,6 +189,13 @@ describe("GET /registry/health counts every resolution outcome", () => {
       "not-serving": 1,
     });
     // Counts are per node: the single-mode node's are as they were.
-    expect(await resolutions(single)).toEqual({ quarantine: 1, forward: 1, "unknown-ns": 1, "no-backends": 1, nack: 1, "not-serving": 1 });
+    expect(await resolutions(single)).toEqual({
+      quarantine: 1,
+      forward: 1,
+      "unknown-ns": 1,
+      "no-backends": 1,
+      nack: 1,
+      "not-serving": 1,
+    });
   });
 });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { until } from "../support/local-worker.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * "Heartbeat re-adds the worker to every namespace list in its bucket" — what
@@ -27,9 +27,20 @@ let token: string;
 const singleKeys = new Keys("pinboard:", 16);
 const awareKeys = new Keys("aware:", 16);
 
-useRegistryFixture({}, (f) => ({ t, pb: single, pinboards: { aware }, worker: a, token } = f), {
-  pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
-});
+useRegistryFixture(
+  {},
+  (f) =>
+    ({
+      t,
+      pb: single,
+      pinboards: { aware },
+      worker: a,
+      token,
+    } = f),
+  {
+    pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
+  },
+);
 // Both fleets past their cold start, and a second worker (closed before the fixture's teardown).
 beforeAll(async () => {
   await endColdStart(t, singleKeys);
@@ -41,7 +52,8 @@ afterAll(async () => {
 });
 
 async function loseEveryList(keys: Keys, hostname: string, ns: string): Promise<void> {
-  for (const bucket of keys.allBuckets()) for (const key of keys.nsListKeys(bucket, hostname, ns)) await t.redis.client.del(key);
+  for (const bucket of keys.allBuckets())
+    for (const key of keys.nsListKeys(bucket, hostname, ns)) await t.redis.client.del(key);
 }
 
 /** Every bucket's list of {hostname}{ns}: sessionId → [headroom, flags]. */
@@ -61,8 +73,16 @@ async function lists(keys: Keys, hostname: string, ns: string): Promise<Array<Re
 
 const everyBucket = <T>(value: T): T[] => Array.from({ length: 16 }, () => value);
 
-async function heartbeatOk(pb: TestPinboard, worker: ChallengeServer, sessionId: string, headroom: number): Promise<void> {
-  const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, { headroom }) });
+async function heartbeatOk(
+  pb: TestPinboard,
+  worker: ChallengeServer,
+  sessionId: string,
+  headroom: number,
+): Promise<void> {
+  const res = await pb.call("POST", "/registry/heartbeat", {
+    token,
+    body: heartbeatBody(worker, sessionId, { headroom }),
+  });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ expiresInMs: 15000, draining: false });
 }
@@ -92,14 +112,24 @@ describe("single mode: every bucket lost the namespace list", () => {
     const spent = JSON.stringify(everyBucket({ [x.sessionId]: ["41", ""] }));
     await until(async () => JSON.stringify(await lists(singleKeys, SINGLE_HOSTNAME, "/relist")) === spent);
     await heartbeatOk(single, b, y.sessionId, 7);
-    expect(await lists(singleKeys, SINGLE_HOSTNAME, "/relist")).toEqual(everyBucket({ [x.sessionId]: ["41", ""], [y.sessionId]: ["7", ""] }));
+    expect(await lists(singleKeys, SINGLE_HOSTNAME, "/relist")).toEqual(
+      everyBucket({ [x.sessionId]: ["41", ""], [y.sessionId]: ["7", ""] }),
+    );
   });
 });
 
 describe("hostname-aware: every bucket lost the {hostname}{ns} list", () => {
   it("a heartbeat re-adds the worker to its hostname's list in every bucket; another hostname's list stays as it is", async () => {
-    const x = await registerOk(aware, token, registerBody(a, { namespaces: ["/relist"], hostname: "alpha.example", env: "blue", epoch: 1 }));
-    const y = await registerOk(aware, token, registerBody(b, { namespaces: ["/relist"], hostname: "beta.example", env: "green", epoch: 1 }));
+    const x = await registerOk(
+      aware,
+      token,
+      registerBody(a, { namespaces: ["/relist"], hostname: "alpha.example", env: "blue", epoch: 1 }),
+    );
+    const y = await registerOk(
+      aware,
+      token,
+      registerBody(b, { namespaces: ["/relist"], hostname: "beta.example", env: "green", epoch: 1 }),
+    );
     await loseEveryList(awareKeys, "alpha.example", "/relist");
     expect(await lists(awareKeys, "alpha.example", "/relist")).toEqual(everyBucket({}));
     expect(await lists(awareKeys, "beta.example", "/relist")).toEqual(everyBucket({ [y.sessionId]: ["100", ""] }));

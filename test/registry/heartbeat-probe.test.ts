@@ -1,12 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { startChallengeServer, type ChallengeMode, type ChallengeServer } from "../support/challenge-server.ts";
+import { type ChallengeMode, type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { until } from "../support/local-worker.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * POST /registry/heartbeat: "A probe that is unreachable, non-2xx, or body-less still renews the
@@ -31,7 +31,13 @@ let operator: string;
 // Each test starts its own worker.
 useRegistryFixture(
   { PINBOARD_VERIFY_TIMEOUT_MS: String(VERIFY_TIMEOUT_MS), PINBOARD_LEASE_TTL_MS: String(LEASE) },
-  (f) => ({ t, pb, token, credentials: { operator } } = f),
+  (f) =>
+    ({
+      t,
+      pb,
+      token,
+      credentials: { operator },
+    } = f),
   { worker: false, credentials: { operator: ["pinboard:operator"] } },
 );
 
@@ -59,7 +65,13 @@ async function entry(sessionId: string): Promise<WorkerEntry> {
 }
 
 /** What /registry/workers must show for a registered challenge-server worker, degradedSince aside. */
-function expected(worker: { url: string }, body: Record<string, unknown>, sessionId: string, headroom: number, expiry: number): WorkerEntry {
+function expected(
+  worker: { url: string },
+  body: Record<string, unknown>,
+  sessionId: string,
+  headroom: number,
+  expiry: number,
+): WorkerEntry {
   return {
     sessionId,
     clientId: body.clientId as string,
@@ -105,7 +117,10 @@ async function cycle(
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ expiresInMs: LEASE, draining: false, degraded: true });
   const degraded = await entry(sessionId);
-  expect(degraded).toEqual({ ...expected(worker, body, sessionId, 40, degraded.expiry), degradedSince: expect.any(Number) });
+  expect(degraded).toEqual({
+    ...expected(worker, body, sessionId, 40, degraded.expiry),
+    degradedSince: expect.any(Number),
+  });
   expect(degraded.expiry).toBeGreaterThanOrEqual(before1 + LEASE);
   expect(degraded.expiry).toBeGreaterThan(registered.expiry);
   expect(degraded.degradedSince).toBeGreaterThanOrEqual(before1);
@@ -118,14 +133,20 @@ async function cycle(
   expect(await res.json()).toEqual({ expiresInMs: LEASE, draining: false, degraded: true });
   const still = await entry(sessionId);
   // Renewed again; degraded since the first failing heartbeat, not the latest.
-  expect(still).toEqual({ ...expected(worker, body, sessionId, 30, still.expiry), degradedSince: degraded.degradedSince });
+  expect(still).toEqual({
+    ...expected(worker, body, sessionId, 30, still.expiry),
+    degradedSince: degraded.degradedSince,
+  });
   expect(still.expiry).toBeGreaterThanOrEqual(before2 + LEASE);
   expect(still.expiry).toBeGreaterThan(degraded.expiry);
 
   await restore();
   await until(async () => (await t.redis.timeMs()) > still.expiry - LEASE);
   const before3 = await t.redis.timeMs();
-  res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, { headroom: 20 }) });
+  res = await pb.call("POST", "/registry/heartbeat", {
+    token,
+    body: heartbeatBody(worker, sessionId, { headroom: 20 }),
+  });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ expiresInMs: LEASE, draining: false });
   const cleared = await entry(sessionId);
@@ -206,8 +227,14 @@ describe("a failing heartbeat probe renews the lease and marks the worker degrad
           reopened = createServer((req, res) => {
             const url = new URL(req.url ?? "/", "http://x");
             const value = worker.challenges.get(url.searchParams.get("challenge") ?? "");
-            if (url.pathname !== "/_pinned/challenge" || req.headers["pinboard-proxy-secret"] !== worker.secret || value === undefined) {
-              res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ detail: "unknown challenge" }));
+            if (
+              url.pathname !== "/_pinned/challenge" ||
+              req.headers["pinboard-proxy-secret"] !== worker.secret ||
+              value === undefined
+            ) {
+              res
+                .writeHead(404, { "content-type": "application/json" })
+                .end(JSON.stringify({ detail: "unknown challenge" }));
               return;
             }
             res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value }));

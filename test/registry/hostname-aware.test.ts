@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ChallengeServer } from "../support/challenge-server.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 let t: TestRedis;
 let pb: TestPinboard;
@@ -25,7 +25,10 @@ describe("hostname-aware bindings", () => {
     await registerOk(pb, token, registerBody(worker, { hostname: "two.example", env: "blue", epoch: 5 }));
     for (const epoch of [5, 4]) {
       const before = await t.snapshot();
-      const res = await pb.call("POST", "/registry/register", { token, body: registerBody(worker, { hostname: "two.example", env: "green", epoch }) });
+      const res = await pb.call("POST", "/registry/register", {
+        token,
+        body: registerBody(worker, { hostname: "two.example", env: "green", epoch }),
+      });
       expect(res.status).toBe(409);
       expect(await res.json()).toEqual({
         error: `hostname two.example/threads is bound to env blue at epoch 5, not green — register with a higher epoch to displace`,
@@ -35,13 +38,19 @@ describe("hostname-aware bindings", () => {
   });
 
   it("409 when the env agreed another takeover at an equal or higher epoch", async () => {
-    await registerOk(pb, token, registerBody(worker, { hostname: "three.example", env: "red", takeover: "deny", epoch: 2 }));
+    await registerOk(
+      pb,
+      token,
+      registerBody(worker, { hostname: "three.example", env: "red", takeover: "deny", epoch: 2 }),
+    );
     const res = await pb.call("POST", "/registry/register", {
       token,
       body: registerBody(worker, { hostname: "four.example", env: "red", takeover: "wind_down", epoch: 2 }),
     });
     expect(res.status).toBe(409);
-    expect(await res.json()).toEqual({ error: "env red agreed takeover deny at epoch 2, not wind_down — register with a higher epoch to displace" });
+    expect(await res.json()).toEqual({
+      error: "env red agreed takeover deny at epoch 2, not wind_down — register with a higher epoch to displace",
+    });
     const higher = await pb.call("POST", "/registry/register", {
       token,
       body: registerBody(worker, { hostname: "four.example", env: "red", takeover: "wind_down", epoch: 3 }),
@@ -70,7 +79,16 @@ describe("hostname-aware bindings", () => {
   });
 
   it("envs overrides the env per namespace", async () => {
-    await registerOk(pb, token, registerBody(worker, { hostname: "six.example", namespaces: ["/threads", "/rooms"], env: "blue", envs: { "/rooms": "purple" } }));
+    await registerOk(
+      pb,
+      token,
+      registerBody(worker, {
+        hostname: "six.example",
+        namespaces: ["/threads", "/rooms"],
+        env: "blue",
+        envs: { "/rooms": "purple" },
+      }),
+    );
     expect(await t.redis.hget(H, "six.example/threads")).toMatch(/^blue\n/);
     expect(await t.redis.hget(H, "six.example/rooms")).toMatch(/^purple\n/);
   });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { queueWindDown } from "../../src/registry/control-queue.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
+import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { until } from "../support/local-worker.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * Leases that only have to run out are short: the tests wait for Redis's clock to pass a record's
@@ -21,12 +21,23 @@ let aware: TestPinboard;
 let steady: TestPinboard;
 let worker: ChallengeServer;
 let token: string;
-useRegistryFixture({ PINBOARD_LEASE_TTL_MS: String(LEASE) }, (f) => ({ t, pb, pinboards: { aware, steady }, worker, token } = f), {
-  pinboards: {
-    aware: { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "1" },
-    steady: { PINBOARD_LEASE_TTL_MS: String(STEADY_LEASE), PINBOARD_PREFIX: "steady:" },
+useRegistryFixture(
+  { PINBOARD_LEASE_TTL_MS: String(LEASE) },
+  (f) =>
+    ({
+      t,
+      pb,
+      pinboards: { aware, steady },
+      worker,
+      token,
+    } = f),
+  {
+    pinboards: {
+      aware: { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "1" },
+      steady: { PINBOARD_LEASE_TTL_MS: String(STEADY_LEASE), PINBOARD_PREFIX: "steady:" },
+    },
   },
-});
+);
 
 const hbOn = (node: TestPinboard, sessionId: string, extra: Record<string, unknown> = {}) =>
   node.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, extra) });
@@ -98,11 +109,18 @@ describe("leases", () => {
   });
 
   it("prunes bindings without a live worker at register, freeing the hostname for another env", async () => {
-    const first = await registerOk(aware, token, registerBody(worker, { hostname: "h.example", env: "blue", epoch: 9 }));
+    const first = await registerOk(
+      aware,
+      token,
+      registerBody(worker, { hostname: "h.example", env: "blue", epoch: 9 }),
+    );
     expect(first.sessionId).toBeTruthy();
     await redisClockPast((await expiryOf(first.sessionId, "aware:"))!);
     // The blue worker is dead: green may bind the hostname at a lower epoch.
-    const res = await aware.call("POST", "/registry/register", { token, body: registerBody(worker, { hostname: "h.example", env: "green", epoch: 1 }) });
+    const res = await aware.call("POST", "/registry/register", {
+      token,
+      body: registerBody(worker, { hostname: "h.example", env: "green", epoch: 1 }),
+    });
     expect(res.status).toBe(200);
     expect(await t.redis.hget("aware:{global}:bindings:hostnames", "h.example/threads")).toBe("green\n1");
   });
@@ -170,7 +188,11 @@ describe("control messages", () => {
 
   it("the queue expires two lease TTLs after its last write or peek", async () => {
     const a = await registerOk(pb, token, registerBody(worker));
-    const { value: ttl, before, after } = await bracketed(async () => {
+    const {
+      value: ttl,
+      before,
+      after,
+    } = await bracketed(async () => {
       await queueWindDown(pb.deps, a.sessionId, "/threads", "doc-3", null);
       return t.redis.client.pttl(`pinboard:{global}:queue:${a.sessionId}`);
     });
@@ -192,7 +214,9 @@ describe("drains reach the heartbeat", () => {
 
     const deadline = (await t.redis.timeMs()) + 10_000;
     await t.redis.client.set(drainKey, String(deadline));
-    const timed = await bracketed(async () => (await (await hbOn(steady, a.sessionId)).json()) as { drainDeadline: number });
+    const timed = await bracketed(
+      async () => (await (await hbOn(steady, a.sessionId)).json()) as { drainDeadline: number },
+    );
     const left = timed.value.drainDeadline;
     expect(left).toBeGreaterThanOrEqual(secondsLeft(deadline, timed.after));
     expect(left).toBeLessThanOrEqual(secondsLeft(deadline, timed.before));

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * The indexes that make a new placement O(log n) (src/redis/scripts/lua-ns-list.ts) and
@@ -18,7 +18,9 @@ let t: TestRedis;
 let pb: TestPinboard;
 let token: string;
 let server: ChallengeServer;
-useRegistryFixture({}, (f) => ({ t, pb, worker: server, token } = f), { worker: { secret: "index-secret-0123456789" } });
+useRegistryFixture({}, (f) => ({ t, pb, worker: server, token } = f), {
+  worker: { secret: "index-secret-0123456789" },
+});
 beforeAll(async () => {
   for (const b of pb.deps.keys.allBuckets()) await t.redis.client.set(pb.deps.keys.bootTime(b), "0");
 });
@@ -27,7 +29,10 @@ const keys = () => pb.deps.keys;
 const register = async (ns: string, headroom = 1000) =>
   (await registerOk(pb, token, registerBody(server, { namespaces: [ns], headroom }))).sessionId;
 async function heartbeat(sid: string, overrides: Record<string, unknown>): Promise<void> {
-  const res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(server, sid, { headroom: 1000, ...overrides }) });
+  const res = await pb.call("POST", "/registry/heartbeat", {
+    token,
+    body: heartbeatBody(server, sid, { headroom: 1000, ...overrides }),
+  });
   expect(res.status, await res.text()).toBe(200);
 }
 const place = async (ns: string, id: string, affinityHash?: number) =>
@@ -64,7 +69,9 @@ async function expectIndexesInStep(ns: string): Promise<void> {
     return out;
   };
   const expiriesOf = (hash: Record<string, string>) =>
-    Object.fromEntries(Object.entries(hash).map(([sid, json]) => [sid, (JSON.parse(json) as { expiry: number }).expiry]));
+    Object.fromEntries(
+      Object.entries(hash).map(([sid, json]) => [sid, (JSON.parse(json) as { expiry: number }).expiry]),
+    );
   expect(await zsetOf(k.sessionExpiries)).toEqual(expiriesOf(await c.hgetall(k.sessions)));
   for (const b of k.allBuckets()) {
     expect(await zsetOf(k.workerExpiries(b))).toEqual(expiriesOf(await c.hgetall(k.workers(b))));
@@ -105,14 +112,20 @@ describe("namespace-list indexes", () => {
     // Draining takes a worker out; renewing it undrained brings it back.
     const drained = sids[3]!;
     await heartbeat(drained, { draining: true });
-    await expectRendezvous(ns, [...sids, joined].filter((s) => s !== drained));
+    await expectRendezvous(
+      ns,
+      [...sids, joined].filter((s) => s !== drained),
+    );
     await heartbeat(drained, { draining: false });
     await expectRendezvous(ns, [...sids, joined]);
 
     const gone = sids[5]!;
     const res = await pb.call("POST", "/registry/deregister", { token, body: { sessionId: gone } });
     expect(res.status).toBe(200);
-    await expectRendezvous(ns, [...sids, joined].filter((s) => s !== gone));
+    await expectRendezvous(
+      ns,
+      [...sids, joined].filter((s) => s !== gone),
+    );
     await expectIndexesInStep(ns);
   });
 
@@ -121,7 +134,8 @@ describe("namespace-list indexes", () => {
     for (let i = 0; i < 30; i++) await register(ns);
     const hgetalls = async () => {
       let calls = 0;
-      for (const node of await t.primaries()) calls += Number(/cmdstat_hgetall:calls=(\d+)/.exec(await node.info("commandstats"))?.[1] ?? 0);
+      for (const node of await t.primaries())
+        calls += Number(/cmdstat_hgetall:calls=(\d+)/.exec(await node.info("commandstats"))?.[1] ?? 0);
       return calls;
     };
     // Winners are cached per bucket (each bucket has its own list): warm every bucket's.

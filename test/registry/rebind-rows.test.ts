@@ -46,7 +46,10 @@ describe("rebindRowsCalls", () => {
       expect(call.keys[0]).toBe(keys.clients(bucket));
       for (const { kidx, id } of pairs) {
         const ns = call.placementNs[kidx - 2];
-        const right = keys.bucketOf(id) === bucket && call.keys[kidx - 1] === keys.placements(bucket, "*", ns ?? "") && rows[Number(id.slice(3))]!.ns === ns;
+        const right =
+          keys.bucketOf(id) === bucket &&
+          call.keys[kidx - 1] === keys.placements(bucket, "*", ns ?? "") &&
+          rows[Number(id.slice(3))]!.ns === ns;
         if (!right) wrong.push(id);
       }
     }

@@ -1,18 +1,18 @@
 import type { Hono } from "hono";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createPinboard } from "../../src/app.ts";
-import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { RESERVED_NAMESPACES } from "../../src/contract/names.ts";
 import type { AppEnv } from "../../src/deps.ts";
 import { routeNamespaces } from "../../src/own-routes.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { sha256, sha256Head } from "../../src/redis/sha256.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { changedKeys, keyspaceDigest } from "../support/keyspace.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
 
 /**
@@ -51,9 +51,15 @@ describe("instances: at most 100000 ids per register", () => {
       registerBody(worker, { namespaces, instances: { "/threads": ids("t", 60_000), "/rooms": ids("r", 40_001) } }),
       "too many instances: at most 100000 ids",
     );
-    await refused(registerBody(worker, { instances: { "/threads": ids("t", 100_001) } }), "too many instances: at most 100000 ids");
+    await refused(
+      registerBody(worker, { instances: { "/threads": ids("t", 100_001) } }),
+      "too many instances: at most 100000 ids",
+    );
     // Repeats count as sent.
-    await refused(registerBody(worker, { instances: { "/threads": Array.from({ length: 100_001 }, () => "same") } }), "too many instances: at most 100000 ids");
+    await refused(
+      registerBody(worker, { instances: { "/threads": Array.from({ length: 100_001 }, () => "same") } }),
+      "too many instances: at most 100000 ids",
+    );
   });
 
   it("completes a register naming 50000 ids: rows of the previous session re-bind, the rest are duplicates", async () => {
@@ -61,16 +67,37 @@ describe("instances: at most 100000 ids per register", () => {
     const first = await registerOk(pb, token, registerBody(worker, { clientId }));
     const offered = ids("bulk", 50_000);
     for (const id of offered.slice(0, 3)) await putRow(t, "/threads", id, { sessionId: first.sessionId, epoch: "900" });
-    const second = await registerOk(pb, token, registerBody(worker, { clientId, prevSessionId: first.sessionId, instances: { "/threads": offered } }));
+    const second = await registerOk(
+      pb,
+      token,
+      registerBody(worker, { clientId, prevSessionId: first.sessionId, instances: { "/threads": offered } }),
+    );
     expect(second.duplicates).toHaveLength(49_997);
     expect(new Set(second.duplicates!.map((d) => d.id))).toEqual(new Set(offered.slice(3)));
     expect(second.duplicates!.every((d) => d.ns === "/threads")).toBe(true);
-    for (const id of offered.slice(0, 3)) expect(await getRow(t, "/threads", id)).toEqual({ sessionId: second.sessionId, epoch: "900", expiry: "", hostname: "", tag: "" });
+    for (const id of offered.slice(0, 3))
+      expect(await getRow(t, "/threads", id)).toEqual({
+        sessionId: second.sessionId,
+        epoch: "900",
+        expiry: "",
+        hostname: "",
+        tag: "",
+      });
   });
 
   it("buckets ids by the spec's sha256 (the synchronous hash agrees with Web Crypto)", async () => {
     const enc = new TextEncoder();
-    const samples = ["", "abc", "victim-1", "a".repeat(55), "a".repeat(56), "a".repeat(64), "a".repeat(256), "é😀\u0000", "x".repeat(2000)];
+    const samples = [
+      "",
+      "abc",
+      "victim-1",
+      "a".repeat(55),
+      "a".repeat(56),
+      "a".repeat(64),
+      "a".repeat(256),
+      "é😀\u0000",
+      "x".repeat(2000),
+    ];
     for (let i = 0; i < 500; i++) samples.push(`id-${i}-${"~._-".repeat(i % 70)}`);
     const keys = new Keys("pinboard:", 16);
     for (const s of samples) {
@@ -87,7 +114,9 @@ describe("namespaces: at most 256 per register", () => {
   const names = (count: number) => Array.from({ length: count }, (_, i) => `/wide-${i}`);
 
   it("refuses 257 with the schema's 400 before the probe, touching no Redis key", async () => {
-    const expected = (await (await pb.call("POST", "/registry/register", { token, body: {} })).json()) as { error: string };
+    const expected = (await (await pb.call("POST", "/registry/register", { token, body: {} })).json()) as {
+      error: string;
+    };
     expect(expected.error).toMatch(/^expected \{clientId: string, secret: string, namespaces: string\[\]/);
     await refused(registerBody(worker, { namespaces: names(257) }), expected.error);
   });
@@ -125,7 +154,8 @@ describe("secret: at least 16 characters", () => {
 });
 
 describe("headroom: any finite number ≥ 0, stored clamped to 0 … 1000000", () => {
-  const listEntry = async (sessionId: string, b: number) => (await t.redis.hget(`pinboard:{${b}}:nsw:/clamp`, sessionId))!.split("\n")[1];
+  const listEntry = async (sessionId: string, b: number) =>
+    (await t.redis.hget(`pinboard:{${b}}:nsw:/clamp`, sessionId))!.split("\n")[1];
   const summarySum = async (b: number) => t.redis.hget(`pinboard:{${b}}:nss:/clamp`, "sum");
 
   it("register and heartbeat store 1e300 as 1000000, and a co-tenant's leaving leaves the namespace total intact", async () => {
@@ -137,12 +167,18 @@ describe("headroom: any finite number ≥ 0, stored clamped to 0 … 1000000", (
       expect(await summarySum(b)).toBe("1000010");
     }
 
-    const hb = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, small.sessionId, { headroom: 1e300 }) });
+    const hb = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: heartbeatBody(worker, small.sessionId, { headroom: 1e300 }),
+    });
     expect(hb.status).toBe(200);
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: false });
     expect(JSON.parse((await t.redis.hget(SESSIONS, small.sessionId))!).headroom).toBe(1_000_000);
     expect(await listEntry(small.sessionId, 3)).toBe("1000000");
-    const back = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, small.sessionId, { headroom: 10 }) });
+    const back = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: heartbeatBody(worker, small.sessionId, { headroom: 10 }),
+    });
     expect(back.status).toBe(200);
 
     // The huge worker leaves: the total goes back to the other's 10 (an unclamped 1e300 took
@@ -158,12 +194,18 @@ describe("headroom: any finite number ≥ 0, stored clamped to 0 … 1000000", (
   });
 
   it("still refuses a negative or infinite headroom with the schema's 400", async () => {
-    const expected = (await (await pb.call("POST", "/registry/register", { token, body: { headroom: -1 } })).json()) as { error: string };
+    const expected = (await (
+      await pb.call("POST", "/registry/register", { token, body: { headroom: -1 } })
+    ).json()) as { error: string };
     expect(expected.error).toMatch(/^expected \{clientId: string, secret: string/);
     await refused(registerBody(worker, { headroom: -1 }), expected.error);
     const before = await keyspaceDigest(t);
     const raw = JSON.stringify(registerBody(worker)).replace(/"headroom":100/, '"headroom":1e999');
-    const res = await pb.call("POST", "/registry/register", { token, raw, headers: { "content-type": "application/json" } });
+    const res = await pb.call("POST", "/registry/register", {
+      token,
+      raw,
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual(expected);
     expect(changedKeys(before, await keyspaceDigest(t))).toEqual([]);
@@ -183,16 +225,33 @@ describe("namespaces that shadow Pinboard's routes", () => {
     const paths = (app: { routes: Array<{ path: string }> }) => app.routes.map((r) => r.path);
     const metrics = (root: Hono<AppEnv>) => void root.get("/metrics", (c) => c.text(""));
     const whole = createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: metrics });
-    expect(routeNamespaces(paths(whole.app))).toEqual(["/console", "/healthz", "/metrics", "/openapi.json", "/readyz", "/registry"]);
+    expect(routeNamespaces(paths(whole.app))).toEqual([
+      "/console",
+      "/healthz",
+      "/metrics",
+      "/openapi.json",
+      "/readyz",
+      "/registry",
+    ]);
     const apart = createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: metrics, separateAdmin: true });
     expect(routeNamespaces(paths(apart.app))).toEqual(["/healthz", "/readyz"]);
-    expect(routeNamespaces(paths(apart.admin!))).toEqual(["/console", "/healthz", "/metrics", "/openapi.json", "/readyz", "/registry"]);
+    expect(routeNamespaces(paths(apart.admin!))).toEqual([
+      "/console",
+      "/healthz",
+      "/metrics",
+      "/openapi.json",
+      "/readyz",
+      "/registry",
+    ]);
     for (const ns of [...routeNamespaces(paths(whole.app)), "/_pinned"]) expect(RESERVED_NAMESPACES.has(ns)).toBe(true);
 
     const status = (root: Hono<AppEnv>) => void root.get("/status/now", (c) => c.text(""));
-    const refusal = "Pinboard's own routes under /status are not reserved namespaces: add them to RESERVED_NAMESPACES in src/contract/names.ts";
+    const refusal =
+      "Pinboard's own routes under /status are not reserved namespaces: add them to RESERVED_NAMESPACES in src/contract/names.ts";
     expect(() => createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: status })).toThrow(refusal);
-    expect(() => createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: status, separateAdmin: true })).toThrow(refusal);
+    expect(() =>
+      createPinboard(pb.deps, { peerAddress: cloudflarePeer, rootRoutes: status, separateAdmin: true }),
+    ).toThrow(refusal);
   });
 
   it("refuses the dot segments /. and /.. with 400 invalid namespace", async () => {
@@ -201,7 +260,18 @@ describe("namespaces that shadow Pinboard's routes", () => {
   });
 
   it("allows names that only resemble them", async () => {
-    const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/registry2", "/metrics-v1", "/pinned", "/...", "/.x", "/console2"] }));
-    expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).namespaces).toEqual(["/registry2", "/metrics-v1", "/pinned", "/...", "/.x", "/console2"]);
+    const { sessionId } = await registerOk(
+      pb,
+      token,
+      registerBody(worker, { namespaces: ["/registry2", "/metrics-v1", "/pinned", "/...", "/.x", "/console2"] }),
+    );
+    expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).namespaces).toEqual([
+      "/registry2",
+      "/metrics-v1",
+      "/pinned",
+      "/...",
+      "/.x",
+      "/console2",
+    ]);
   });
 });

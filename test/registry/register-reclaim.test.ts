@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
 
 /**
@@ -23,10 +23,21 @@ let pb: TestPinboard;
 let workerA: ChallengeServer;
 let acme: string;
 let globex: string;
-useRegistryFixture({}, (f) => ({ t, pb, worker: workerA, token: acme, credentials: { globex } } = f), {
-  token: { sub: "a", account: "acme" },
-  credentials: { globex: ["pinboard:worker", {}, { sub: "b", account: "globex" }] },
-});
+useRegistryFixture(
+  {},
+  (f) =>
+    ({
+      t,
+      pb,
+      worker: workerA,
+      token: acme,
+      credentials: { globex },
+    } = f),
+  {
+    token: { sub: "a", account: "acme" },
+    credentials: { globex: ["pinboard:worker", {}, { sub: "b", account: "globex" }] },
+  },
+);
 
 let n = 0;
 const fresh = (what: string) => `${what}-${++n}`;
@@ -46,8 +57,18 @@ async function expireLongAgo(sessionId: string): Promise<void> {
 }
 
 /** A register of `token` offering `ids` through prevSessionId; answers the new session and the duplicates. */
-async function reclaim(token: string, prevSessionId: string, ns: string, ids: string[], overrides: Record<string, unknown> = {}) {
-  return registerOk(pb, token, registerBody(workerA, { namespaces: [ns], prevSessionId, instances: { [ns]: ids }, ...overrides }));
+async function reclaim(
+  token: string,
+  prevSessionId: string,
+  ns: string,
+  ids: string[],
+  overrides: Record<string, unknown> = {},
+) {
+  return registerOk(
+    pb,
+    token,
+    registerBody(workerA, { namespaces: [ns], prevSessionId, instances: { [ns]: ids }, ...overrides }),
+  );
 }
 
 describe("reclaim through prevSessionId is only for the same account", () => {
@@ -72,7 +93,12 @@ describe("reclaim through prevSessionId is only for the same account", () => {
       const b = await registerOk(
         pb,
         globex,
-        registerBody(workerB, { clientId: "client-b", namespaces: ["/shared"], prevSessionId: a.sessionId, instances: { "/shared": ["victim-1"] } }),
+        registerBody(workerB, {
+          clientId: "client-b",
+          namespaces: ["/shared"],
+          prevSessionId: a.sessionId,
+          instances: { "/shared": ["victim-1"] },
+        }),
       );
       expect(b.duplicates).toEqual([{ ns: "/shared", id: "victim-1" }]);
       expect(await getRow(t, "/shared", "victim-1")).toEqual(row);
@@ -100,7 +126,13 @@ describe("reclaim through prevSessionId is only for the same account", () => {
     const b = await reclaim(globex, a.sessionId, "/threads", ["pruned-1"], { clientId: fresh("pruned-b") });
     expect(await t.redis.hget(SESSIONS, a.sessionId)).toBeNull(); // this register pruned it first
     expect(b.duplicates).toEqual([{ ns: "/threads", id: "pruned-1" }]);
-    expect(await getRow(t, "/threads", "pruned-1")).toEqual({ sessionId: a.sessionId, epoch: "501", expiry: "", hostname: "", tag: "" });
+    expect(await getRow(t, "/threads", "pruned-1")).toEqual({
+      sessionId: a.sessionId,
+      epoch: "501",
+      expiry: "",
+      hostname: "",
+      tag: "",
+    });
   });
 
   it("another account cannot reclaim through the prevSessionId of a live session", async () => {
@@ -108,7 +140,13 @@ describe("reclaim through prevSessionId is only for the same account", () => {
     await putRow(t, "/threads", "live-1", { sessionId: a.sessionId, epoch: "502" });
     const b = await reclaim(globex, a.sessionId, "/threads", ["live-1"], { clientId: fresh("live-b") });
     expect(b.duplicates).toEqual([{ ns: "/threads", id: "live-1" }]);
-    expect(await getRow(t, "/threads", "live-1")).toEqual({ sessionId: a.sessionId, epoch: "502", expiry: "", hostname: "", tag: "" });
+    expect(await getRow(t, "/threads", "live-1")).toEqual({
+      sessionId: a.sessionId,
+      epoch: "502",
+      expiry: "",
+      hostname: "",
+      tag: "",
+    });
   });
 
   it("another client of the same account cannot reclaim a deregistered session's rows either", async () => {
@@ -138,7 +176,13 @@ describe("reclaim through prevSessionId is only for the same account", () => {
       const again = await reclaim(acme, a.sessionId, "/threads", [`${gone}-mine`], { clientId });
       expect(await t.redis.hget(SESSIONS, a.sessionId)).toBeNull();
       expect(again.duplicates, gone).toBeUndefined();
-      expect(await getRow(t, "/threads", `${gone}-mine`)).toEqual({ sessionId: again.sessionId, epoch: "505", expiry: "", hostname: "", tag: "ws:keep" });
+      expect(await getRow(t, "/threads", `${gone}-mine`)).toEqual({
+        sessionId: again.sessionId,
+        epoch: "505",
+        expiry: "",
+        hostname: "",
+        tag: "ws:keep",
+      });
     }
   });
 });
@@ -162,7 +206,8 @@ describe("the owner memory behind it", () => {
     await registerOk(pb, acme, registerBody(workerA, { clientId: fresh("tick") }));
     expect(JSON.parse((await t.redis.hget(OWNERS, gone.sessionId))!)).toEqual({ a: "acme", c: clientId, d: 1 });
     expect(JSON.parse((await t.redis.hget(OWNERS, live.sessionId))!)).toEqual({ a: "acme", c: liveClient });
-    for (const sid of [gone.sessionId, live.sessionId]) expect(Number(await t.redis.client.zscore(CHECKS, sid))).toBeGreaterThan(now);
+    for (const sid of [gone.sessionId, live.sessionId])
+      expect(Number(await t.redis.client.zscore(CHECKS, sid))).toBeGreaterThan(now);
 
     // Marked and due again: forgotten. A reclaim through it now returns duplicates.
     await t.redis.client.zadd(CHECKS, 1, gone.sessionId);

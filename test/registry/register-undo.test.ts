@@ -3,8 +3,8 @@ import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
 
 /**
@@ -43,7 +43,7 @@ function idsIn(buckets: number[], count: number): string[] {
   for (const b of buckets) {
     for (let i = 0, found = 0; found < count; i++) {
       const id = `held-${b}-${i}`;
-      if (keys.bucketOf(id) === b) (out.push(id), found++);
+      if (keys.bucketOf(id) === b) out.push(id), found++;
     }
   }
   return out;
@@ -60,7 +60,11 @@ describe("a register whose reclaim fails in one bucket", () => {
     await t.redis.client.set(broken, "not a hash");
     const [victim] = idsIn([7], 1);
 
-    const body = registerBody(worker, { clientId, prevSessionId: prev.sessionId, instances: { "/threads": [...held, victim!] } });
+    const body = registerBody(worker, {
+      clientId,
+      prevSessionId: prev.sessionId,
+      instances: { "/threads": [...held, victim!] },
+    });
     const res = await pb.call("POST", "/registry/register", { token, body });
     expect({ status: res.status, body: await res.json() }).toEqual({ status: 500, body: { error: "internal error" } });
 
@@ -73,7 +77,14 @@ describe("a register whose reclaim fails in one bucket", () => {
     }
     expect(await t.redis.hget("pinboard:{global}:clients", clientId)).toBeNull();
     // The rows the other buckets' reclaims had re-bound are the previous session's again.
-    for (const id of held) expect(await getRow(t, "/threads", id)).toEqual({ sessionId: prev.sessionId, epoch: "41", expiry: "", hostname: "", tag: "" });
+    for (const id of held)
+      expect(await getRow(t, "/threads", id)).toEqual({
+        sessionId: prev.sessionId,
+        epoch: "41",
+        expiry: "",
+        hostname: "",
+        tag: "",
+      });
 
     const lines = logged.join("\n");
     expect(lines).toContain('"msg":"register undone"');
@@ -85,7 +96,13 @@ describe("a register whose reclaim fails in one bucket", () => {
 
     // Once the key is repaired, the worker's retry reclaims the rows the undo gave back.
     await t.redis.client.del(broken);
-    const retry = await registerOk(pb, token, { ...registerBody(worker, { clientId, prevSessionId: prev.sessionId, instances: { "/threads": [...held, victim!] } }) });
+    const retry = await registerOk(pb, token, {
+      ...registerBody(worker, {
+        clientId,
+        prevSessionId: prev.sessionId,
+        instances: { "/threads": [...held, victim!] },
+      }),
+    });
     expect(retry.duplicates).toEqual([{ ns: "/threads", id: victim }]);
     for (const id of held) expect((await getRow(t, "/threads", id))!.sessionId).toBe(retry.sessionId);
   });

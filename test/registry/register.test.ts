@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { startChallengeServer, type ChallengeServer } from "../support/challenge-server.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
+import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 let t: TestRedis;
 let pb: TestPinboard;
@@ -26,7 +26,12 @@ describe("POST /registry/register", () => {
     expect(probe.url).toBe(`/_pinned/challenge?challenge=${body.challenge}`);
     expect(probe.headers["pinboard-proxy-secret"]).toBe(worker.secret);
     const stored = JSON.parse((await t.redis.hget("pinboard:{global}:sessions", json.sessionId))!);
-    expect(stored).toMatchObject({ clientId: body.clientId, advertiseUrl: worker.url, namespaces: ["/threads"], headroom: 100 });
+    expect(stored).toMatchObject({
+      clientId: body.clientId,
+      advertiseUrl: worker.url,
+      namespaces: ["/threads"],
+      headroom: 100,
+    });
     for (let b = 0; b < 16; b++) {
       expect(await t.redis.client.hexists(`pinboard:{${b}}:nsw:/threads`, json.sessionId)).toBe(1);
       expect(await t.redis.hget(`pinboard:{${b}}:workers`, json.sessionId)).not.toBeNull();
@@ -78,7 +83,10 @@ describe("POST /registry/register", () => {
 describe("POST /registry/heartbeat", () => {
   it("renews the lease, replaces headroom and sets then clears degraded", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
-    let res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId, { headroom: 7 }) });
+    let res = await pb.call("POST", "/registry/heartbeat", {
+      token,
+      body: heartbeatBody(worker, sessionId, { headroom: 7 }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ expiresInMs: 15000, draining: false });
     const mirror = JSON.parse((await t.redis.hget("pinboard:{3}:workers", sessionId))!);
@@ -88,7 +96,9 @@ describe("POST /registry/heartbeat", () => {
     res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId) });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ expiresInMs: 15000, draining: false, degraded: true });
-    expect(JSON.parse((await t.redis.hget("pinboard:{0}:workers", sessionId))!).degradedSince).toEqual(expect.any(Number));
+    expect(JSON.parse((await t.redis.hget("pinboard:{0}:workers", sessionId))!).degradedSince).toEqual(
+      expect.any(Number),
+    );
 
     worker.mode = "answer";
     res = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, sessionId) });

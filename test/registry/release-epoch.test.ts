@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SINGLE_ENV } from "../../src/redis/keys.ts";
 import { resolvePlacement } from "../../src/placement/resolver.ts";
+import { SINGLE_ENV } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
@@ -28,8 +28,14 @@ async function release(items: unknown[]): Promise<{ status: number; body: unknow
 describe("release and the quoted epoch", () => {
   it("without epoch frees a row that has one; '' does not; the right epoch does; a wrong one does not", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
-    const item = (id: string, epoch?: string | null) => ({ sessionId, namespace: "/threads", id, ...(epoch !== undefined ? { epoch } : {}) });
-    for (const id of ["absent", "null", "empty", "right", "wrong"]) await putRow(t, "/threads", id, { sessionId, epoch: "1234" });
+    const item = (id: string, epoch?: string | null) => ({
+      sessionId,
+      namespace: "/threads",
+      id,
+      ...(epoch !== undefined ? { epoch } : {}),
+    });
+    for (const id of ["absent", "null", "empty", "right", "wrong"])
+      await putRow(t, "/threads", id, { sessionId, epoch: "1234" });
 
     expect(await release([item("empty", "")])).toEqual({ status: 200, body: { released: 0 } });
     expect(await getRow(t, "/threads", "empty")).not.toBeNull();
@@ -48,7 +54,12 @@ describe("release and the quoted epoch", () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
     await putRow(t, "/threads", "bare-1", { sessionId });
     await putRow(t, "/threads", "bare-2", { sessionId });
-    expect(await release([{ sessionId, namespace: "/threads", id: "bare-1", epoch: "" }, { sessionId, namespace: "/threads", id: "bare-2" }])).toEqual({
+    expect(
+      await release([
+        { sessionId, namespace: "/threads", id: "bare-1", epoch: "" },
+        { sessionId, namespace: "/threads", id: "bare-2" },
+      ]),
+    ).toEqual({
       status: 200,
       body: { released: 2 },
     });
@@ -59,20 +70,48 @@ describe("release and the quoted epoch", () => {
   it("without epoch still frees only the session's own row", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker));
     await putRow(t, "/threads", "theirs", { sessionId: "another-session", epoch: "77" });
-    expect(await release([{ sessionId, namespace: "/threads", id: "theirs" }, { sessionId, namespace: "/threads", id: "missing" }])).toEqual({
+    expect(
+      await release([
+        { sessionId, namespace: "/threads", id: "theirs" },
+        { sessionId, namespace: "/threads", id: "missing" },
+      ]),
+    ).toEqual({
       status: 200,
       body: { released: 0 },
     });
-    expect(await getRow(t, "/threads", "theirs")).toEqual({ sessionId: "another-session", epoch: "77", expiry: "", hostname: "", tag: "" });
+    expect(await getRow(t, "/threads", "theirs")).toEqual({
+      sessionId: "another-session",
+      epoch: "77",
+      expiry: "",
+      hostname: "",
+      tag: "",
+    });
   });
 
   it("frees a placement the resolve minted, quoted or not", async () => {
     const { sessionId } = await registerOk(pb, token, registerBody(worker, { namespaces: ["/minted"] }));
     await endColdStart(t, pb.deps.keys);
-    const a = await resolvePlacement(pb.deps, { ns: "/minted", id: "m-1", env: SINGLE_ENV, hostname: "", takeover: "" });
-    const b = await resolvePlacement(pb.deps, { ns: "/minted", id: "m-2", env: SINGLE_ENV, hostname: "", takeover: "" });
+    const a = await resolvePlacement(pb.deps, {
+      ns: "/minted",
+      id: "m-1",
+      env: SINGLE_ENV,
+      hostname: "",
+      takeover: "",
+    });
+    const b = await resolvePlacement(pb.deps, {
+      ns: "/minted",
+      id: "m-2",
+      env: SINGLE_ENV,
+      hostname: "",
+      takeover: "",
+    });
     expect([a.sessionId, b.sessionId]).toEqual([sessionId, sessionId]);
-    expect(await release([{ sessionId, namespace: "/minted", id: "m-1" }, { sessionId, namespace: "/minted", id: "m-2", epoch: b.epoch }])).toEqual({
+    expect(
+      await release([
+        { sessionId, namespace: "/minted", id: "m-1" },
+        { sessionId, namespace: "/minted", id: "m-2", epoch: b.epoch },
+      ]),
+    ).toEqual({
       status: 200,
       body: { released: 2 },
     });

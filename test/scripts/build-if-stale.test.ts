@@ -16,8 +16,11 @@ const SCRIPT = join(ROOT, "scripts", "build-if-stale.mjs");
 
 function run(dir: string): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(process.execPath, [SCRIPT, dir], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } }, (err, _stdout, stderr) =>
-      resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
+    execFile(
+      process.execPath,
+      [SCRIPT, dir],
+      { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } },
+      (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
     ),
   );
 }

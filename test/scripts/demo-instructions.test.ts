@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
-import { parseCommandLine } from "../../src/cli/args.ts";
 import { instructions } from "../../scripts/demo/instructions.ts";
 import type { DemoStack, DemoWorker } from "../../scripts/demo/stack.ts";
+import { parseCommandLine } from "../../src/cli/args.ts";
 
 /**
  * What `npm run demo` prints for a human: the exports it asks for are the variables the commands

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 
@@ -43,7 +43,12 @@ it("moves a counter to the other worker with its state when its worker is killed
   expect(code, output).toBe(0);
   const reads = [...output.matchAll(/counter \/counter\/demo = (\d+), owned by (\S+) \(pid (\d+), epoch (\d+)\)/g)];
   expect(reads, output).toHaveLength(2);
-  const [before, after] = reads.map((m) => ({ count: Number(m[1]), owner: m[2], pid: Number(m[3]), epoch: BigInt(m[4]!) }));
+  const [before, after] = reads.map((m) => ({
+    count: Number(m[1]),
+    owner: m[2],
+    pid: Number(m[3]),
+    epoch: BigInt(m[4]!),
+  }));
   expect(before!.count).toBe(3);
   expect(after!.count).toBe(before!.count);
   expect(after!.owner).not.toBe(before!.owner);

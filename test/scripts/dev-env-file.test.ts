@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { unstable_getVarsForDev } from "wrangler";
 import { afterAll, describe, expect, it } from "vitest";
+import { unstable_getVarsForDev } from "wrangler";
 import { EnvFileError, envFileText, writeWorkerEnvFile } from "../../scripts/dev/worker-env-file.ts";
 
 /**
@@ -17,7 +17,10 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 async function readBack(text: string): Promise<Record<string, string>> {
   const file = join(scratch, `vars-${Math.random().toString(36).slice(2)}.env`);
   await writeFile(file, text);
-  const bindings = unstable_getVarsForDev(undefined, [file], {}, undefined, true) as Record<string, { type: string; value: string }>;
+  const bindings = unstable_getVarsForDev(undefined, [file], {}, undefined, true) as Record<
+    string,
+    { type: string; value: string }
+  >;
   return Object.fromEntries(Object.entries(bindings).map(([name, binding]) => [name, binding.value]));
 }
 
@@ -26,7 +29,7 @@ describe("the Worker's env file", () => {
     const vars: Record<string, string> = {
       PINBOARD_PASSPORT_SECRET: "s3cret-$HOME-${PATH}-$-\\$-\\\\$-end\\",
       UPSTASH_REDIS_REST_TOKEN: "tok'en with `ticks` and 'quotes'",
-      PINBOARD_PASSPORT_ISSUER: "it's \"quoted\"",
+      PINBOARD_PASSPORT_ISSUER: 'it\'s "quoted"',
       PINBOARD_PASSPORT_AUDIENCE: " spaced # not a comment ",
       PINBOARD_DATA_PLANE_RULES: '{"/threads": {"scopes": ["threads:write"]}, "*": {"scopes": []}}',
       PINBOARD_BASE_PATH: "\\n stays two characters",
@@ -40,7 +43,9 @@ describe("the Worker's env file", () => {
     expect(() => envFileText({ PINBOARD_PASSPORT_JWKS: "{\n}" })).toThrow(
       new EnvFileError("PINBOARD_PASSPORT_JWKS", "with a line break; put it on one line"),
     );
-    expect(() => envFileText({ PINBOARD_PASSPORT_ISSUER: "a'b\"c`d" })).toThrow(/^PINBOARD_PASSPORT_ISSUER: npm run dev cannot hand wrangler dev a value holding all three quote characters/);
+    expect(() => envFileText({ PINBOARD_PASSPORT_ISSUER: "a'b\"c`d" })).toThrow(
+      /^PINBOARD_PASSPORT_ISSUER: npm run dev cannot hand wrangler dev a value holding all three quote characters/,
+    );
   });
 
   it("is written 0600 in a private directory and removed with it", async () => {

@@ -1,12 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { until } from "../support/local-worker.ts";
+import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
 /**
  * `npm start` without a passport key, run twice in the same working directory: the first start
@@ -32,7 +32,14 @@ async function start(cwd: string, env: Record<string, string> = {}) {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", TSX, ENTRY], {
     cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), REDIS_URL: t.url, PINBOARD_LOG_LEVEL: "warn", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      PORT: String(port),
+      REDIS_URL: t.url,
+      PINBOARD_LOG_LEVEL: "warn",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -40,10 +47,14 @@ async function start(cwd: string, env: Record<string, string> = {}) {
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const marker = env.PINBOARD_PASSPORT_SECRET ? /export PINBOARD_OPERATOR_TOKEN=/ : /^Try:$/m;
-  const banner = await until(() => {
-    if (child.exitCode !== null) throw new Error(`pinboard exited:\n${output}`);
-    return marker.test(output) ? output : null;
-  }, 8000, 25);
+  const banner = await until(
+    () => {
+      if (child.exitCode !== null) throw new Error(`pinboard exited:\n${output}`);
+      return marker.test(output) ? output : null;
+    },
+    8000,
+    25,
+  );
   const stop = () =>
     new Promise<void>((resolve) => {
       child.once("exit", () => resolve());
@@ -70,10 +81,14 @@ describe("the development key", { timeout: 30_000 }, () => {
     expect(second.banner).toContain("using the development key from .pinboard/dev-passport-secret");
     expect(second.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
     // The first start's credential, against the second process.
-    const res = await until(async () => {
-      const r = await fetch(`${second.url}/registry/health`, { headers: { authorization: `Bearer ${token}` } });
-      return r.status === 503 ? null : r;
-    }, 5000, 50);
+    const res = await until(
+      async () => {
+        const r = await fetch(`${second.url}/registry/health`, { headers: { authorization: `Bearer ${token}` } });
+        return r.status === 503 ? null : r;
+      },
+      5000,
+      50,
+    );
     expect(res.status).toBe(200);
     await second.stop();
   });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { dirname } from "node:path";
@@ -58,7 +58,8 @@ async function waitFor<T>(what: string, dev: Dev, check: () => Promise<T | undef
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (dev.child.exitCode !== null) throw new Error(`npm run dev exited with ${dev.child.exitCode} before ${what}:\n${dev.output()}`);
+    if (dev.child.exitCode !== null)
+      throw new Error(`npm run dev exited with ${dev.child.exitCode} before ${what}:\n${dev.output()}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${dev.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -99,9 +100,23 @@ describe("npm run dev", () => {
     const dev = runDev({ PORT: String(port), PINBOARD_BASE_PATH: "/pb", PINBOARD_LEASE_TTL_MS: "5000" });
     try {
       const base = `http://127.0.0.1:${port}/pb`;
-      await waitFor("/readyz 200", dev, () => fetch(`${base}/readyz`).then((r) => (r.status === 200 ? true : undefined), () => undefined), 90_000);
+      await waitFor(
+        "/readyz 200",
+        dev,
+        () =>
+          fetch(`${base}/readyz`).then(
+            (r) => (r.status === 200 ? true : undefined),
+            () => undefined,
+          ),
+        90_000,
+      );
       // The banner comes right after the Worker answers; the dev credential is in it.
-      const token = await waitFor("the dev credentials", dev, async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1], 10_000);
+      const token = await waitFor(
+        "the dev credentials",
+        dev,
+        async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1],
+        10_000,
+      );
       const redisPort = Number(/embedded redis-server redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.output())?.[1]);
       expect(redisPort).toBeGreaterThan(0);
 
@@ -112,7 +127,9 @@ describe("npm run dev", () => {
       const commands = groupCommandLines(dev.child.pid!);
       const wranglerLine = commands.find((line) => line.includes("wrangler.js dev"));
       expect(wranglerLine).toBeDefined();
-      expect(commands.filter((line) => line.includes(secret!) || line.includes("--var") || line.includes("REST_TOKEN"))).toEqual([]);
+      expect(
+        commands.filter((line) => line.includes(secret!) || line.includes("--var") || line.includes("REST_TOKEN")),
+      ).toEqual([]);
       const envFile = /--env-file (\S+)/.exec(wranglerLine!)?.[1];
       expect(envFile).toMatch(/\/pinboard-dev-[^/]+\/worker\.env$/);
       expect(statSync(envFile!).mode & 0o777).toBe(0o600);

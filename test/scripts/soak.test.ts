@@ -50,7 +50,10 @@ describe("npm run soak", () => {
     expect(summary, output).toMatch(/^SOAK SUMMARY result=PASS minutes=1 requests=\d+ ok=\d+ .*failures=0 /);
     expect(code, output).toBe(0);
     // Progress reports came every 10 s, with RSS and p99.
-    expect(output.match(/^\[soak +\d+s\] .* p99 [\d.]+ ms \| pinboard rss [\d.]+ MB/gm)?.length ?? 0, output).toBeGreaterThanOrEqual(5);
+    expect(
+      output.match(/^\[soak +\d+s\] .* p99 [\d.]+ ms \| pinboard rss [\d.]+ MB/gm)?.length ?? 0,
+      output,
+    ).toBeGreaterThanOrEqual(5);
     // It really did churn a worker and drain one.
     expect(summary).toMatch(/ churns=[1-9]\d* drains=[1-9]\d* /);
     const requests = Number(/ requests=(\d+)/.exec(summary!)![1]);

@@ -8,8 +8,9 @@
  * world did something the spec does not allow. After every step `compareWorld` checks that Redis
  * holds exactly what the model says (rows, records, mirrors, namespace lists, client map).
  */
-import { resolvePlacement } from "../../src/placement/resolver.ts";
+
 import { Refusal } from "../../src/placement/refusal.ts";
+import { resolvePlacement } from "../../src/placement/resolver.ts";
 import {
   clientIdOf,
   endColdStart,
@@ -33,7 +34,16 @@ export type EpochPick = "row" | "older" | "newer" | "empty" | "other";
 export type Who = "owner" | number;
 
 export type ApiAction =
-  | { k: "register"; w: number; node: number; prev: "own" | "none" | "other"; pick: number; instances: "held" | "none" | "random"; ids: number[]; draining: boolean }
+  | {
+      k: "register";
+      w: number;
+      node: number;
+      prev: "own" | "none" | "other";
+      pick: number;
+      instances: "held" | "none" | "random";
+      ids: number[];
+      draining: boolean;
+    }
   | { k: "heartbeat"; w: number; node: number; probe: "pass" | "fail" | "mismatch"; draining: boolean }
   | { k: "resolve"; id: number; node: 0 | 1 | "both"; exclude: number | null }
   | { k: "release"; id: number; node: number; who: Who; epoch: EpochPick }
@@ -176,8 +186,12 @@ function pickSession(m: Model, id: string, who: Who): string {
   const row = m.rows[id];
   if (who === "owner" && row) return row.sid;
   // Sessions still on record twice over (release and tag then get past the 409), then gone ones, then one never seen.
-  const present = Object.values(m.sessions).filter((s) => s.state !== "gone").map((s) => s.sid);
-  const gone = Object.values(m.sessions).filter((s) => s.state === "gone").map((s) => s.sid);
+  const present = Object.values(m.sessions)
+    .filter((s) => s.state !== "gone")
+    .map((s) => s.sid);
+  const gone = Object.values(m.sessions)
+    .filter((s) => s.state === "gone")
+    .map((s) => s.sid);
   const pool = [...present, ...present, ...gone, UNKNOWN_SESSION];
   const n = who === "owner" ? 0 : who;
   return pool[n % pool.length]!;
@@ -200,7 +214,14 @@ export function plan(m: Model, a: ApiAction | ClockAction): Plan {
       return { k: "register", w: a.w, node: a.node, prev, offered, draining: a.draining };
     }
     case "heartbeat":
-      return { k: "heartbeat", w: a.w, node: a.node, sid: m.clients[a.w]!.last ?? UNKNOWN_SESSION, probe: a.probe, draining: a.draining };
+      return {
+        k: "heartbeat",
+        w: a.w,
+        node: a.node,
+        sid: m.clients[a.w]!.last ?? UNKNOWN_SESSION,
+        probe: a.probe,
+        draining: a.draining,
+      };
     case "resolve": {
       const exclude = a.exclude === null ? "" : (m.clients[a.exclude]!.last ?? "");
       return { k: "resolve", id: IDS[a.id]!, nodes: a.node === "both" ? [0, 1] : [a.node], exclude };
@@ -212,7 +233,7 @@ export function plan(m: Model, a: ApiAction | ClockAction): Plan {
       const aimed = a.who === "owner" || a.epoch === "row";
       const id = m.rows[IDS[a.id]!] || !aimed || placed.length === 0 ? IDS[a.id]! : placed[a.id % placed.length]!;
       const who = pickSession(m, id, a.who);
-      let epoch = pickEpoch(m, id, a.epoch);
+      const epoch = pickEpoch(m, id, a.epoch);
       if (a.k === "tag") return { k: "tag", id, node: a.node, who, epoch: epoch === "" ? "0" : epoch, tag: a.tag };
       return { k: "release", id, node: a.node, who, epoch };
     }
@@ -239,7 +260,13 @@ export function plan(m: Model, a: ApiAction | ClockAction): Plan {
     case "drainPasses": {
       const c = m.clients[a.w]!;
       const s = c.current ? m.sessions[c.current] : undefined;
-      return { k: "drainPasses", w: a.w, apply: c.drain === "timed", sid: s && s.state !== "gone" ? s.sid : null, long: !!s?.long };
+      return {
+        k: "drainPasses",
+        w: a.w,
+        apply: c.drain === "timed",
+        sid: s && s.state !== "gone" ? s.sid : null,
+        long: !!s?.long,
+      };
     }
     case "restart":
       return { k: "restart", how: a.how, ageBoot: a.ageBoot };
@@ -260,7 +287,14 @@ export type Obs =
   | { k: "clock"; value: string | null }
   | { k: "none" };
 
-async function http(world: World, node: number, method: string, path: string, token: string, body: unknown): Promise<Obs> {
+async function http(
+  world: World,
+  node: number,
+  method: string,
+  path: string,
+  token: string,
+  body: unknown,
+): Promise<Obs> {
   const res = await world.nodes[node]!.call(method, path, { token, body });
   const text = await res.text();
   let parsed: unknown = text;
@@ -282,7 +316,15 @@ async function resolveOn(world: World, node: number, id: string, exclude: string
       takeover: "",
       ...(exclude ? { exclude } : {}),
     });
-    return { node, ok: true, sessionId: r.sessionId, epoch: r.epoch, fresh: r.fresh, advertiseUrl: r.advertiseUrl, secret: r.secret };
+    return {
+      node,
+      ok: true,
+      sessionId: r.sessionId,
+      epoch: r.epoch,
+      fresh: r.fresh,
+      advertiseUrl: r.advertiseUrl,
+      secret: r.secret,
+    };
   } catch (err) {
     if (err instanceof Refusal) return { node, ok: false, outcome: err.outcome };
     throw err;
@@ -315,9 +357,17 @@ export async function exec(world: World, p: Plan): Promise<Obs> {
     case "resolve":
       return { k: "resolve", results: await Promise.all(p.nodes.map((n) => resolveOn(world, n, p.id, p.exclude))) };
     case "release":
-      return http(world, p.node, "POST", "/registry/release", wt, [{ sessionId: p.who, namespace: NS, id: p.id, epoch: p.epoch }]);
+      return http(world, p.node, "POST", "/registry/release", wt, [
+        { sessionId: p.who, namespace: NS, id: p.id, epoch: p.epoch },
+      ]);
     case "tag":
-      return http(world, p.node, "POST", "/registry/tag", wt, { sessionId: p.who, namespace: NS, id: p.id, epoch: p.epoch, tag: p.tag });
+      return http(world, p.node, "POST", "/registry/tag", wt, {
+        sessionId: p.who,
+        namespace: NS,
+        id: p.id,
+        epoch: p.epoch,
+        tag: p.tag,
+      });
     case "windDown":
       return http(world, 0, "POST", "/registry/wind_down", world.operatorToken, {
         namespace: NS,
@@ -325,7 +375,10 @@ export async function exec(world: World, p: Plan): Promise<Obs> {
         deadline: p.deadline,
       });
     case "drain":
-      return http(world, 1, "POST", "/registry/drain", world.operatorToken, { clientId: clientIdOf(p.w), deadline: p.deadline });
+      return http(world, 1, "POST", "/registry/drain", world.operatorToken, {
+        clientId: clientIdOf(p.w),
+        deadline: p.deadline,
+      });
     case "undrain":
       return http(world, 0, "POST", "/registry/undrain", world.operatorToken, { clientId: clientIdOf(p.w) });
     case "deregister":
@@ -427,7 +480,11 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
                 `(state ${m.sessions[p.prev]?.state ?? "unknown"}): two workers now hold one activation at one epoch`,
             );
           }
-          count(p.prev === m.clients[p.w]!.last || m.sessions[p.prev]?.w === p.w ? "register: reclaim" : "register: reclaim from another worker");
+          count(
+            p.prev === m.clients[p.w]!.last || m.sessions[p.prev]?.w === p.w
+              ? "register: reclaim"
+              : "register: reclaim from another worker",
+          );
           row.sid = sid;
           m.held[p.w]![id] = row.epoch;
         } else {
@@ -452,7 +509,10 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
       if (p.probe === "mismatch") {
         expectEq(
           "heartbeat with a mismatched probe",
-          { status: 409, body: { error: "registration voided: challenge value mismatch on the advertise URL", reregister: true } },
+          {
+            status: 409,
+            body: { error: "registration voided: challenge value mismatch on the advertise URL", reregister: true },
+          },
           { status, body },
         );
         drop(m, p.sid);
@@ -521,7 +581,11 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
       const { status, body } = http$(o, p.k);
       const c = m.clients[p.w]!;
       if (!c.current) {
-        expectEq(`${p.k} of a client without a current record`, { status: 403, body: { error: "forbidden" } }, { status, body });
+        expectEq(
+          `${p.k} of a client without a current record`,
+          { status: 403, body: { error: "forbidden" } },
+          { status, body },
+        );
         return;
       }
       const s = m.sessions[c.current]!;
@@ -607,7 +671,8 @@ function predictResolve(m: Model, id: string, exclude: string): Prediction {
   );
   // Whether the bucket still has a namespace list (dead entries keep it) is not modelled:
   // without a live candidate the answer is unknown-ns or the next refusal in line.
-  if (!m.aged) return { kind: "refuse", outcomes: new Set(candidates.size ? ["quarantine"] : ["quarantine", "unknown-ns"]) };
+  if (!m.aged)
+    return { kind: "refuse", outcomes: new Set(candidates.size ? ["quarantine"] : ["quarantine", "unknown-ns"]) };
   if (candidates.size === 0) return { kind: "refuse", outcomes: new Set(["no-backends", "unknown-ns"]) };
   return { kind: "place", candidates, keep: row && row.expiry !== "" && !row.passed ? row.expiry : "" };
 }
@@ -624,12 +689,16 @@ function stepResolve(m: Model, p: Extract<Plan, { k: "resolve" }>, o: Obs, ctx: 
     const view = (r: ResolveResult) => (r.ok ? `${r.sessionId}@${r.epoch}` : "refused");
     if (view(x) !== view(y)) {
       const full = (r: ResolveResult) => (r.ok ? `${r.sessionId}@${r.epoch}` : `refused ${r.outcome}`);
-      throw new Violation(`(a) nodes disagree on the owner of ${p.id}: node ${x.node} ${full(x)}, node ${y.node} ${full(y)}`);
+      throw new Violation(
+        `(a) nodes disagree on the owner of ${p.id}: node ${x.node} ${full(x)}, node ${y.node} ${full(y)}`,
+      );
     }
     if (x.ok && y.ok && x.fresh && y.fresh) throw new Violation(`(a) both nodes minted ${p.id} at ${x.epoch}`);
   }
   const prediction = predictResolve(m, p.id, p.exclude);
-  count(`resolve: ${prediction.kind}${results.length === 2 ? " (both nodes)" : ""}${m.rows[p.id]?.passed ? " after wind-down" : ""}`);
+  count(
+    `resolve: ${prediction.kind}${results.length === 2 ? " (both nodes)" : ""}${m.rows[p.id]?.passed ? " after wind-down" : ""}`,
+  );
   const first = results.find((r) => r.ok && r.fresh) ?? results[0]!;
   for (const r of results) {
     if (!r.ok) {
@@ -654,12 +723,15 @@ function stepResolve(m: Model, p: Extract<Plan, { k: "resolve" }>, o: Obs, ctx: 
       if (r !== first) {
         // The second of two concurrent resolves forwards to what the first one placed.
         const f = first as Extract<ResolveResult, { ok: true }>;
-        if (r.fresh || r.sessionId !== f.sessionId || r.epoch !== f.epoch) mismatch(`second resolve of ${p.id}`, `${f.sessionId}@${f.epoch}`, r);
+        if (r.fresh || r.sessionId !== f.sessionId || r.epoch !== f.epoch)
+          mismatch(`second resolve of ${p.id}`, `${f.sessionId}@${f.epoch}`, r);
         continue;
       }
       if (!r.fresh) mismatch(`resolve ${p.id}`, "a fresh placement", r);
       if (!prediction.candidates.has(r.sessionId)) {
-        throw new Violation(`(a) ${p.id} placed on ${r.sessionId}, which is not an eligible live worker (${[...prediction.candidates].join(", ")})`);
+        throw new Violation(
+          `(a) ${p.id} placed on ${r.sessionId}, which is not an eligible live worker (${[...prediction.candidates].join(", ")})`,
+        );
       }
     } else {
       mismatch(`resolve ${p.id} (node ${r.node})`, describe(prediction), `${r.sessionId}@${r.epoch}`);
@@ -672,14 +744,18 @@ function stepResolve(m: Model, p: Extract<Plan, { k: "resolve" }>, o: Obs, ctx: 
     // (b) A minted epoch exceeds every epoch minted before in the bucket, across Redis restarts.
     const max = m.maxEpoch[bucket];
     if (max !== undefined && BigInt(first.epoch) <= BigInt(max)) {
-      throw new Violation(`(b) bucket ${bucket} minted ${first.epoch} for ${p.id}, not above the previous maximum ${max}`);
+      throw new Violation(
+        `(b) bucket ${bucket} minted ${first.epoch} for ${p.id}, not above the previous maximum ${max}`,
+      );
     }
     if (m.epochOwner[key] !== undefined) throw new Violation(`(b) epoch ${first.epoch} of ${p.id} minted twice`);
     m.maxEpoch[bucket] = first.epoch;
     m.epochOwner[key] = w;
     m.rows[p.id] = { sid: first.sessionId, epoch: first.epoch, expiry: prediction.keep, passed: false, tag: "" };
   } else if (m.epochOwner[key] !== w) {
-    throw new Violation(`(a) ${p.id}@${first.epoch} served by worker ${w}, but that activation belongs to worker ${m.epochOwner[key]}`);
+    throw new Violation(
+      `(a) ${p.id}@${first.epoch} served by worker ${w}, but that activation belongs to worker ${m.epochOwner[key]}`,
+    );
   }
   m.held[w]![p.id] = first.epoch;
 }
@@ -704,25 +780,37 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
       // and register. Either way no bucket may see it live.
       for (const [b, mirrors] of ws.mirrors) {
         const mirror = mirrors.get(s.sid);
-        if (mirror && mirror.expiry > now) mismatch(`bucket ${b} mirror of gone session ${s.sid}`, "absent or dead", mirror);
+        if (mirror && mirror.expiry > now)
+          mismatch(`bucket ${b} mirror of gone session ${s.sid}`, "absent or dead", mirror);
       }
       for (const [b, list] of ws.lists) {
         const entry = list[s.sid];
-        if (entry !== undefined && Number(entry.split("\n")[0]) > now) mismatch(`bucket ${b} list entry of gone session ${s.sid}`, "absent or dead", entry);
+        if (entry !== undefined && Number(entry.split("\n")[0]) > now)
+          mismatch(`bucket ${b} list entry of gone session ${s.sid}`, "absent or dead", entry);
       }
       continue;
     }
     if (!rec) return mismatch(`record of ${s.state} session ${s.sid}`, "present", "absent");
     if (s.state === "live" && !(rec.expiry > now)) mismatch(`expiry of live session ${s.sid}`, `> ${now}`, rec.expiry);
-    if (s.state === "dead" && !(rec.expiry <= now)) mismatch(`expiry of dead session ${s.sid}`, `<= ${now}`, rec.expiry);
+    if (s.state === "dead" && !(rec.expiry <= now))
+      mismatch(`expiry of dead session ${s.sid}`, `<= ${now}`, rec.expiry);
     const flags = { selfDraining: s.selfDraining, draining: s.draining, degraded: s.degraded };
-    expectEq(`flags of session ${s.sid}`, flags, { selfDraining: rec.selfDraining, draining: rec.draining, degraded: rec.degradedSince != null });
+    expectEq(`flags of session ${s.sid}`, flags, {
+      selfDraining: rec.selfDraining,
+      draining: rec.draining,
+      degraded: rec.degradedSince != null,
+    });
     if (s.state !== "live") continue;
     const listFlags = `${s.draining ? "d" : ""}${s.degraded ? "g" : ""}`;
     for (const [b, mirrors] of ws.mirrors) {
       const mirror = mirrors.get(s.sid);
-      if (!mirror || !(mirror.expiry > now)) mismatch(`bucket ${b} mirror of live session ${s.sid}`, "live", mirror ?? "absent");
-      expectEq(`bucket ${b} mirror flags of ${s.sid}`, { draining: s.draining, degraded: s.degraded }, { draining: mirror!.draining, degraded: mirror!.degradedSince != null });
+      if (!mirror || !(mirror.expiry > now))
+        mismatch(`bucket ${b} mirror of live session ${s.sid}`, "live", mirror ?? "absent");
+      expectEq(
+        `bucket ${b} mirror flags of ${s.sid}`,
+        { draining: s.draining, degraded: s.degraded },
+        { draining: mirror!.draining, degraded: mirror!.degradedSince != null },
+      );
       const entry = ws.lists.get(b)![s.sid];
       if (entry === undefined) return mismatch(`bucket ${b} list entry of live session ${s.sid}`, "present", "absent");
       const [expiry = "", , f = ""] = entry.split("\n");
@@ -731,7 +819,9 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
     }
   }
   for (const sid of ws.records.keys()) if (!m.sessions[sid]) mismatch("records", "only sessions the model knows", sid);
-  m.clients.forEach((c, w) => expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]));
+  m.clients.forEach((c, w) =>
+    expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]),
+  );
   m.clients.forEach((c, w) => expectEq(`drain of w${w}`, c.drain, drainKind(ws.drains[clientIdOf(w)] ?? null, now)));
 
   if (ws.extraRows.length) mismatch("placement rows", "only the test ids", ws.extraRows);
@@ -745,14 +835,22 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
     if (raw === undefined) return mismatch(`row of ${id}`, row, "absent");
     const [sid = "", epoch = "", expiry = "", host = "", ...tag] = raw.split("\n");
     if (row.expiry === "?") {
-      if (!/^\d+$/.test(expiry) || !(Number(expiry) > now)) mismatch(`wind-down expiry of ${id}`, `a future deadline`, expiry);
+      if (!/^\d+$/.test(expiry) || !(Number(expiry) > now))
+        mismatch(`wind-down expiry of ${id}`, `a future deadline`, expiry);
       row.expiry = expiry;
     }
-    expectEq(`row of ${id}`, { sid: row.sid, epoch: row.epoch, expiry: row.expiry, host: "", tag: row.tag }, { sid, epoch, expiry, host, tag: tag.join("\n") });
+    expectEq(
+      `row of ${id}`,
+      { sid: row.sid, epoch: row.epoch, expiry: row.expiry, host: "", tag: row.tag },
+      { sid, epoch, expiry, host, tag: tag.join("\n") },
+    );
     const owner = m.sessions[row.sid];
     const holder = m.epochOwner[`${id}@${row.epoch}`];
     // (a) The row's activation is held by the row owner's worker and nobody else.
-    if (!owner || holder !== owner.w) throw new Violation(`(a) row ${id}@${row.epoch} names ${row.sid} (worker ${owner?.w}), but worker ${holder} holds that activation`);
+    if (!owner || holder !== owner.w)
+      throw new Violation(
+        `(a) row ${id}@${row.epoch} names ${row.sid} (worker ${owner?.w}), but worker ${holder} holds that activation`,
+      );
   }
   void ctx;
   void keys;

@@ -7,7 +7,7 @@
  */
 import { Keys } from "../../src/redis/keys.ts";
 import type { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
-import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "./challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
 
@@ -48,7 +48,10 @@ export async function startWorld(): Promise<World> {
   const redis = await startTestRedis();
   const admin = redis.redis;
   const env = { PINBOARD_LEASE_TTL_MS: String(LEASE), PINBOARD_SHARDS: String(SHARDS), PINBOARD_PREFIX: PREFIX };
-  const nodes: [TestPinboard, TestPinboard] = [await startTestPinboard(redis, env), await startTestPinboard(redis, env)];
+  const nodes: [TestPinboard, TestPinboard] = [
+    await startTestPinboard(redis, env),
+    await startTestPinboard(redis, env),
+  ];
   const workers: ChallengeServer[] = [];
   for (let w = 0; w < WORKERS; w++) workers.push(await startChallengeServer(`secret-of-worker-${w}-0123456789`));
   const bucketOf = new Map<string, number>();
@@ -56,7 +59,11 @@ export async function startWorld(): Promise<World> {
 
   const reachable = async () => {
     const deadline = Date.now() + 15_000;
-    for (const probe of [() => admin.timeMs(), () => nodes[0].deps.redis.timeMs(), () => nodes[1].deps.redis.timeMs()]) {
+    for (const probe of [
+      () => admin.timeMs(),
+      () => nodes[0].deps.redis.timeMs(),
+      () => nodes[1].deps.redis.timeMs(),
+    ]) {
       for (;;) {
         try {
           await probe();
@@ -178,7 +185,8 @@ export interface WorldState {
 export async function readWorld(world: World): Promise<WorldState> {
   const c = world.admin.client;
   const now = await redisNow(world);
-  const parse = (h: Record<string, string>) => new Map(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as StoredRecord]));
+  const parse = (h: Record<string, string>) =>
+    new Map(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as StoredRecord]));
   const records = parse(await c.hgetall(keys.sessions));
   const clientOwners = await c.hgetall(keys.clientOwners);
   const drains: Record<string, string | null> = {};

@@ -29,14 +29,29 @@ export async function badCredentials(scopes: string[], extra: Record<string, unk
   const noneUpper = `${b64url(JSON.stringify({ alg: "NONE" }))}.${b64url(JSON.stringify({ ...claims, iat: now, exp: now + 3600 }))}.`;
   const rsHeader = `${b64url(JSON.stringify({ alg: "RS256", typ: "JWT" }))}.${b64url(JSON.stringify({ ...claims, iat: now, exp: now + 3600 }))}`;
   const rsOverHmac = `${rsHeader}.${Buffer.from(
-    new Uint8Array(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", key(TEST_PASSPORT_SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), new TextEncoder().encode(rsHeader))),
+    new Uint8Array(
+      await crypto.subtle.sign(
+        "HMAC",
+        await crypto.subtle.importKey("raw", key(TEST_PASSPORT_SECRET), { name: "HMAC", hash: "SHA-256" }, false, [
+          "sign",
+        ]),
+        new TextEncoder().encode(rsHeader),
+      ),
+    ),
   ).toString("base64url")}`;
 
   return [
     // 2 minutes past exp: well beyond Passport's 30 s clock tolerance.
     { name: "expired", token: await signed({ ...claims, iat: now - 7200, exp: now - 120 }) },
     { name: "not yet valid (nbf)", token: await signed({ ...claims, iat: now, nbf: now + 600, exp: now + 3600 }) },
-    { name: "wrongly signed", token: await signed({ ...claims, iat: now, exp: now + 3600 }, "HS256", "another-passport-secret-0123456789abcdef") },
+    {
+      name: "wrongly signed",
+      token: await signed(
+        { ...claims, iat: now, exp: now + 3600 },
+        "HS256",
+        "another-passport-secret-0123456789abcdef",
+      ),
+    },
     { name: "alg none", token: none },
     { name: "alg NONE, no signature", token: noneUpper },
     { name: "alg none with the valid signature", token: `${none}${signature}` },
@@ -44,6 +59,9 @@ export async function badCredentials(scopes: string[], extra: Record<string, unk
     { name: "RS256 header over an HMAC signature", token: rsOverHmac },
     { name: "payload swapped under a valid signature", token: `${header}.${swappedPayload}.${signature}` },
     { name: "signature stripped", token: `${header}.${valid.split(".")[1]}.` },
-    { name: "signature of another token", token: `${valid.split(".").slice(0, 2).join(".")}.${(await signed({ sub: "x" })).split(".")[2]}` },
+    {
+      name: "signature of another token",
+      token: `${valid.split(".").slice(0, 2).join(".")}.${(await signed({ sub: "x" })).split(".")[2]}`,
+    },
   ];
 }

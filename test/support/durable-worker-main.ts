@@ -5,7 +5,7 @@
  * (answers name WORKER_NAME, test/support/identity-counter.ts) instead of the plain Counter
  * (test/support/sample-instances.ts). Meant to be SIGKILLed; SIGTERM deregisters first.
  */
-import { RedisDurabilityStore, createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
+import { createWorker, handleShutdownSignals, RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { clusterClient } from "./durability.ts";
 import { IdentityCounter } from "./identity-counter.ts";
 import { Counter } from "./sample-instances.ts";
@@ -16,7 +16,9 @@ const worker = createWorker({
   clientId: process.env.CLIENT_ID,
   namespaces: { "/counter": process.env.COUNTER === "identity" ? IdentityCounter : Counter },
   durability: new RedisDurabilityStore({
-    redis: process.env.DURABLE_REDIS_CLUSTER_NODES ? clusterClient(process.env.DURABLE_REDIS_CLUSTER_NODES) : process.env.DURABLE_REDIS_URL!,
+    redis: process.env.DURABLE_REDIS_CLUSTER_NODES
+      ? clusterClient(process.env.DURABLE_REDIS_CLUSTER_NODES)
+      : process.env.DURABLE_REDIS_URL!,
   }),
   logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
   // Every call Pinboard makes (forwards, the sweeper's _wake and _alarm, stats) names itself.

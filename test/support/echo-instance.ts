@@ -19,9 +19,12 @@ export class Echo implements Instance {
     const url = new URL(request.url);
     const sleep = Number(url.searchParams.get("sleep") ?? 0);
     if (sleep > 0) await new Promise((r) => setTimeout(r, sleep));
-    if (url.searchParams.get("redirect")) return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
+    if (url.searchParams.get("redirect"))
+      return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
     if (ctx.path === "/gzip") {
-      return new Response(gzipSync(Buffer.from(GZIP_TEXT)), { headers: { "content-type": "text/plain", "content-encoding": "gzip" } });
+      return new Response(gzipSync(Buffer.from(GZIP_TEXT)), {
+        headers: { "content-type": "text/plain", "content-encoding": "gzip" },
+      });
     }
     if (ctx.path === "/download") {
       const total = Number(url.searchParams.get("bytes") ?? 0);
@@ -51,10 +54,27 @@ export class Echo implements Instance {
     const headers: Record<string, string> = {};
     request.headers.forEach((v, k) => (headers[k] = v));
     return new Response(
-      JSON.stringify({ method: request.method, path: ctx.path, query: url.search, headers, bodyBytes, epoch: ctx.epoch, hits: this.hits, id: ctx.id, ns: ctx.ns, attestation: ctx.attestation }),
+      JSON.stringify({
+        method: request.method,
+        path: ctx.path,
+        query: url.search,
+        headers,
+        bodyBytes,
+        epoch: ctx.epoch,
+        hits: this.hits,
+        id: ctx.id,
+        ns: ctx.ns,
+        attestation: ctx.attestation,
+      }),
       {
         status: Number(url.searchParams.get("status") ?? 200),
-        headers: { "content-type": "application/json", "x-echo": "1", "pinboard-secret-leak": "nope", connection: "keep-alive, x-hop", "x-hop": "drop-me" },
+        headers: {
+          "content-type": "application/json",
+          "x-echo": "1",
+          "pinboard-secret-leak": "nope",
+          connection: "keep-alive, x-hop",
+          "x-hop": "drop-me",
+        },
       },
     );
   }

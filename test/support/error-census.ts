@@ -25,17 +25,31 @@ const captureStackTrace = Error.captureStackTrace.bind(Error);
 function site(kind: string, above: Function): string {
   const holder: { stack?: string } = {};
   captureStackTrace(holder, above);
-  const frames = (holder.stack ?? "").split("\n").slice(1, 5).map((line) => line.trim().replace(/^at /, ""));
+  const frames = (holder.stack ?? "")
+    .split("\n")
+    .slice(1, 5)
+    .map((line) => line.trim().replace(/^at /, ""));
   return `${kind} < ${frames.join(" < ")}`;
 }
 
-const ERROR_CLASSES = ["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "AggregateError"] as const;
+const ERROR_CLASSES = [
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+] as const;
 
 for (const name of ERROR_CLASSES) {
   const original = globalThis[name] as unknown as new (...args: unknown[]) => object;
   const counted: ProxyHandler<typeof original> = {
     construct(target, args, newTarget) {
-      census.sites.push(site(newTarget === proxy ? name : `${(newTarget as Function).name} (extends ${name})`, counted.construct!));
+      census.sites.push(
+        site(newTarget === proxy ? name : `${(newTarget as Function).name} (extends ${name})`, counted.construct!),
+      );
       return Reflect.construct(target, args, newTarget) as object;
     },
     apply(target, thisArg, args) {

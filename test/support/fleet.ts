@@ -1,9 +1,9 @@
 import { createWorker, type InstanceClass, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Echo } from "./echo-instance.ts";
-import { startPinboardProcess, type PinboardProcess } from "./pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "./pinboard-process.ts";
+import { startTestRedis, type TestRedis, testRedisOnCluster } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
-import { startTestRedis, testRedisOnCluster, type TestRedis } from "./redis.ts";
 
 export interface FleetWorker {
   worker: PinnedWorker;
@@ -28,19 +28,26 @@ const quietLogger = { info: () => {}, warn: () => {}, error: () => {} };
  * entry as a process, and workers built on the worker library, listening on loopback and
  * registered with that Pinboard.
  */
-export async function startFleet(options: {
-  workers?: number;
-  env?: Record<string, string>;
-  namespaces?: Record<string, InstanceClass>;
-  worker?: Partial<WorkerOptions>;
-  cluster?: RedisCluster;
-  /** Node flags of the Pinboard process. */
-  nodeArgs?: string[];
-  /** Modules the Pinboard process imports before its entry (startPinboardProcess's preloads). */
-  preloads?: string[];
-} = {}): Promise<Fleet> {
+export async function startFleet(
+  options: {
+    workers?: number;
+    env?: Record<string, string>;
+    namespaces?: Record<string, InstanceClass>;
+    worker?: Partial<WorkerOptions>;
+    cluster?: RedisCluster;
+    /** Node flags of the Pinboard process. */
+    nodeArgs?: string[];
+    /** Modules the Pinboard process imports before its entry (startPinboardProcess's preloads). */
+    preloads?: string[];
+  } = {},
+): Promise<Fleet> {
   const t = options.cluster ? testRedisOnCluster(options.cluster) : await startTestRedis();
-  const pb = await startPinboardProcess({ redis: t, env: options.env, nodeArgs: options.nodeArgs, preloads: options.preloads });
+  const pb = await startPinboardProcess({
+    redis: t,
+    env: options.env,
+    nodeArgs: options.nodeArgs,
+    preloads: options.preloads,
+  });
   const token = await pb.workerCredential();
   const shards = Number(options.env?.PINBOARD_SHARDS ?? 16);
   const prefix = options.env?.PINBOARD_PREFIX ?? "pinboard:";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
+import { type ParsedRequest, parseRequest } from "./http-wire.ts";
 import { registerOverHttp } from "./register-over-http.ts";
-import { parseRequest, type ParsedRequest } from "./http-wire.ts";
 
 /**
  * A worker that reads the raw bytes Pinboard sends it with its own strict HTTP/1.1 parser (not
@@ -39,7 +39,8 @@ export interface FramingWorker {
   close(): Promise<void>;
 }
 
-const HEAD_ANSWER = (status: string, lines: string[]): string => `HTTP/1.1 ${status}\r\n${lines.map((l) => `${l}\r\n`).join("")}\r\n`;
+const HEAD_ANSWER = (status: string, lines: string[]): string =>
+  `HTTP/1.1 ${status}\r\n${lines.map((l) => `${l}\r\n`).join("")}\r\n`;
 
 const SCRIPTED: Record<string, string> = {
   body204: `${HEAD_ANSWER("204 No Content", ["Content-Length: 5"])}stray`,
@@ -64,9 +65,14 @@ export async function startFramingWorker(): Promise<FramingWorker> {
   const answer = (socket: Socket, request: ParsedRequest, connection: number): void => {
     const url = new URL(request.target, "http://worker");
     if (url.pathname === "/_pinned/challenge") {
-      const value = request.headers.find(([n]) => n.toLowerCase() === "pinboard-proxy-secret")?.[1] === secret ? challenges.get(url.searchParams.get("challenge") ?? "") : undefined;
+      const value =
+        request.headers.find(([n]) => n.toLowerCase() === "pinboard-proxy-secret")?.[1] === secret
+          ? challenges.get(url.searchParams.get("challenge") ?? "")
+          : undefined;
       const body = value === undefined ? '{"detail":"unknown challenge"}' : JSON.stringify({ value });
-      socket.write(`${HEAD_ANSWER(value === undefined ? "404 Not Found" : "200 OK", ["Content-Type: application/json", `Content-Length: ${body.length}`])}${body}`);
+      socket.write(
+        `${HEAD_ANSWER(value === undefined ? "404 Not Found" : "200 OK", ["Content-Type: application/json", `Content-Length: ${body.length}`])}${body}`,
+      );
       return;
     }
     seen.push({ ...request, connection });
@@ -97,7 +103,9 @@ export async function startFramingWorker(): Promise<FramingWorker> {
         const parsed = parseRequest(buffered);
         if (parsed.kind === "incomplete") return;
         if (parsed.kind === "invalid") {
-          anomalies.push(`connection ${connection}: ${parsed.reason}: ${JSON.stringify(buffered.toString("latin1").slice(0, 200))}`);
+          anomalies.push(
+            `connection ${connection}: ${parsed.reason}: ${JSON.stringify(buffered.toString("latin1").slice(0, 200))}`,
+          );
           socket.destroy();
           return;
         }
@@ -113,7 +121,15 @@ export async function startFramingWorker(): Promise<FramingWorker> {
     seen,
     anomalies,
     register: (pinboardUrl, token, namespace) =>
-      registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "framing" }),
+      registerOverHttp({
+        pinboardUrl,
+        token,
+        namespace,
+        advertiseUrl: url,
+        secret,
+        challenges,
+        clientPrefix: "framing",
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

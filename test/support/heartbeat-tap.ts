@@ -31,7 +31,9 @@ export function heartbeatTap(inner: typeof fetch = fetch): HeartbeatTap {
       const res = await inner(input, init);
       const url = input instanceof Request ? input.url : String(input);
       if (new URL(url).pathname.endsWith("/registry/heartbeat") && res.status === 200) {
-        const body = (await res.clone().json()) as { messages?: Array<Omit<DeliveredMessage, "sentAt" | "receivedAt">> };
+        const body = (await res.clone().json()) as {
+          messages?: Array<Omit<DeliveredMessage, "sentAt" | "receivedAt">>;
+        };
         const receivedAt = Date.now();
         tap.beats++;
         for (const m of body.messages ?? []) tap.delivered.push({ ...m, sentAt, receivedAt });

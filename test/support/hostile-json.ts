@@ -7,7 +7,17 @@ import fc from "fast-check";
  */
 
 /** Keys that break naive merging and lookups, at every level. */
-export const POLLUTION_KEYS = ["__proto__", "constructor", "prototype", "toString", "valueOf", "hasOwnProperty", "__defineGetter__", "isAdmin", "polluted"];
+export const POLLUTION_KEYS = [
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "valueOf",
+  "hasOwnProperty",
+  "__defineGetter__",
+  "isAdmin",
+  "polluted",
+];
 
 /** Lone surrogates, BOMs, NULs, RTL marks, astral characters, fullwidth and Arabic digits. */
 const ODD_STRINGS = [
@@ -78,7 +88,9 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 2000, max: 60_000 }).map((n) => "y".repeat(n)) },
   {
     weight: 1,
-    arbitrary: fc.array(fc.constantFrom(...ODD_STRINGS.slice(0, 12), "a", "/", "-", "."), { maxLength: 8 }).map((parts) => parts.join("")),
+    arbitrary: fc
+      .array(fc.constantFrom(...ODD_STRINGS.slice(0, 12), "a", "/", "-", "."), { maxLength: 8 })
+      .map((parts) => parts.join("")),
   },
 );
 
@@ -97,29 +109,61 @@ const leafText: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("true", "false", "null") },
 );
 
-export const keyText: fc.Arbitrary<string> = fc.oneof(
-  { weight: 2, arbitrary: fc.constantFrom(...POLLUTION_KEYS) },
-  { weight: 2, arbitrary: fc.string({ maxLength: 12 }) },
-  { weight: 1, arbitrary: hostileString },
-).map((k) => JSON.stringify(k));
+export const keyText: fc.Arbitrary<string> = fc
+  .oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...POLLUTION_KEYS) },
+    { weight: 2, arbitrary: fc.string({ maxLength: 12 }) },
+    { weight: 1, arbitrary: hostileString },
+  )
+  .map((k) => JSON.stringify(k));
 
 /** Arbitrary JSON text: nested arrays and objects with hostile keys at every level. */
-export const hostileJsonText: fc.Arbitrary<string> = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
-  value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leafText, tie("array"), tie("object")),
-  array: fc.array(tie("value"), { maxLength: 5 }).map((items) => `[${items.join(",")}]`),
-  object: fc.array(fc.tuple(keyText, tie("value")), { maxLength: 6 }).map((pairs) => `{${pairs.map(([k, v]) => `${k}:${v}`).join(",")}}`),
-})).value;
+export const hostileJsonText: fc.Arbitrary<string> = fc.letrec<{ value: string; array: string; object: string }>(
+  (tie) => ({
+    value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leafText, tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 5 }).map((items) => `[${items.join(",")}]`),
+    object: fc
+      .array(fc.tuple(keyText, tie("value")), { maxLength: 6 })
+      .map((pairs) => `{${pairs.map(([k, v]) => `${k}:${v}`).join(",")}}`),
+  }),
+).value;
 
 /** Deeply nested arrays or objects (JSON.parse must not be the thing that falls over). */
-export const deepJsonText: fc.Arbitrary<string> = fc.tuple(fc.integer({ min: 100, max: 200_000 }), fc.constantFrom("array", "object", "proto")).map(([depth, kind]) => {
-  if (kind === "array") return "[".repeat(depth) + "]".repeat(depth);
-  const key = kind === "proto" ? '{"__proto__":' : '{"a":';
-  return key.repeat(depth) + "1" + "}".repeat(depth);
-});
+export const deepJsonText: fc.Arbitrary<string> = fc
+  .tuple(fc.integer({ min: 100, max: 200_000 }), fc.constantFrom("array", "object", "proto"))
+  .map(([depth, kind]) => {
+    if (kind === "array") return "[".repeat(depth) + "]".repeat(depth);
+    const key = kind === "proto" ? '{"__proto__":' : '{"a":';
+    return key.repeat(depth) + "1" + "}".repeat(depth);
+  });
 
 /** Not JSON at all, or almost: truncations, trailing garbage, comments, NaN literals. */
 export const brokenJsonText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("", " ", "{", "}", "[", '{"a":', '{"a":1,}', "[1,]", "{'a':1}", "NaN", "Infinity", "-", "01", "{\"a\":NaN}", "/* */{}", "{}{}", "\u0000", "\ufeff{}", "nul", "tru", '"\\ud800"', '"\\x41"', '"\\u12"'),
+  fc.constantFrom(
+    "",
+    " ",
+    "{",
+    "}",
+    "[",
+    '{"a":',
+    '{"a":1,}',
+    "[1,]",
+    "{'a':1}",
+    "NaN",
+    "Infinity",
+    "-",
+    "01",
+    '{"a":NaN}',
+    "/* */{}",
+    "{}{}",
+    "\u0000",
+    "\ufeff{}",
+    "nul",
+    "tru",
+    '"\\ud800"',
+    '"\\x41"',
+    '"\\u12"',
+  ),
   fc.string({ maxLength: 60 }),
   fc.string({ unit: "binary", maxLength: 30 }),
   hostileJsonText.map((text) => text.slice(0, Math.max(0, text.length - 1))),
@@ -130,13 +174,21 @@ export const brokenJsonText: fc.Arbitrary<string> = fc.oneof(
 export const derivedJsonText: fc.Arbitrary<string> = fc.oneof(
   fc.json(),
   fc.jsonValue().map((v) => JSON.stringify(v)),
-  fc.anything({ maxDepth: 4, withNullPrototype: true, withObjectString: true, withSparseArray: true, withBoxedValues: true }).map((v) => {
-    try {
-      return JSON.stringify(v) ?? "null";
-    } catch {
-      return "null";
-    }
-  }),
+  fc
+    .anything({
+      maxDepth: 4,
+      withNullPrototype: true,
+      withObjectString: true,
+      withSparseArray: true,
+      withBoxedValues: true,
+    })
+    .map((v) => {
+      try {
+        return JSON.stringify(v) ?? "null";
+      } catch {
+        return "null";
+      }
+    }),
 );
 
 /**
@@ -144,20 +196,28 @@ export const derivedJsonText: fc.Arbitrary<string> = fc.oneof(
  * behind the schema: up to three fields dropped or given hostile JSON values, sometimes extra
  * pairs (pollution keys first), in either order. `base` maps keys to JSON text of their values.
  */
-export function mutatedObjectText(base: fc.Arbitrary<Record<string, string>>, valueText: fc.Arbitrary<string> = hostileJsonText): fc.Arbitrary<string> {
+export function mutatedObjectText(
+  base: fc.Arbitrary<Record<string, string>>,
+  valueText: fc.Arbitrary<string> = hostileJsonText,
+): fc.Arbitrary<string> {
   return base.chain((fields) => {
     const keys = Object.keys(fields);
     const mutation = fc.tuple(fc.nat(Math.max(0, keys.length - 1)), fc.option(valueText, { nil: null, freq: 4 }));
     return fc
       .tuple(
         fc.array(mutation, { maxLength: 3 }),
-        fc.oneof({ weight: 3, arbitrary: fc.constant<Array<[string, string]>>([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(keyText, valueText), { minLength: 1, maxLength: 3 }) }),
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constant<Array<[string, string]>>([]) },
+          { weight: 1, arbitrary: fc.array(fc.tuple(keyText, valueText), { minLength: 1, maxLength: 3 }) },
+        ),
         fc.boolean(),
       )
       .map(([mutations, added, reverse]) => {
         const pairs = new Map<string, string | null>(keys.map((k) => [k, fields[k]!]));
         for (const [index, value] of mutations) pairs.set(keys[index]!, value);
-        const out: Array<[string, string]> = [...pairs].filter((p): p is [string, string] => p[1] !== null).map(([k, v]) => [JSON.stringify(k), v]);
+        const out: Array<[string, string]> = [...pairs]
+          .filter((p): p is [string, string] => p[1] !== null)
+          .map(([k, v]) => [JSON.stringify(k), v]);
         out.push(...added);
         if (reverse) out.reverse();
         return `{${out.map(([k, v]) => `${k}:${v}`).join(",")}}`;
@@ -167,14 +227,25 @@ export function mutatedObjectText(base: fc.Arbitrary<Record<string, string>>, va
 
 /** Mostly `valid`, sometimes one of `invalid` (both JSON text). */
 export function mostly(valid: string[], invalid: string[]): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
+  return fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(...valid) },
+    { weight: 1, arbitrary: fc.constantFrom(...invalid) },
+  );
 }
 
 /** Any request body text of the fuzz: mostly mutations of the route's valid body. */
 export function bodyText(valid: fc.Arbitrary<Record<string, string>>): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 8, arbitrary: mutatedObjectText(valid) },
-    { weight: 6, arbitrary: valid.map((fields) => `{${Object.entries(fields).map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`) },
+    {
+      weight: 6,
+      arbitrary: valid.map(
+        (fields) =>
+          `{${Object.entries(fields)
+            .map(([k, v]) => `${JSON.stringify(k)}:${v}`)
+            .join(",")}}`,
+      ),
+    },
     { weight: 2, arbitrary: hostileJsonText },
     { weight: 2, arbitrary: derivedJsonText },
     { weight: 2, arbitrary: brokenJsonText },
@@ -186,7 +257,21 @@ export function bodyText(valid: fc.Arbitrary<Record<string, string>>): fc.Arbitr
 /** Header values a client can send (ByteStrings without CR/LF), hostile where it matters. */
 export const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: "grapheme-ascii", maxLength: 40 }).map((s) => s.replace(/[\r\n\0]/g, "")),
-  fc.constantFrom("", " ", "0", "-1", "1e3", "999999999999999999999", "NaN", "ÿþ", "\t x \t", "a".repeat(3000), "%E0%A4%A", "1, 2", "*"),
+  fc.constantFrom(
+    "",
+    " ",
+    "0",
+    "-1",
+    "1e3",
+    "999999999999999999999",
+    "NaN",
+    "ÿþ",
+    "\t x \t",
+    "a".repeat(3000),
+    "%E0%A4%A",
+    "1, 2",
+    "*",
+  ),
 );
 
 export const contentTypes: fc.Arbitrary<string | undefined> = fc.constantFrom(
@@ -205,19 +290,47 @@ export const contentTypes: fc.Arbitrary<string | undefined> = fc.constantFrom(
 
 /** A query string built from hostile keys and values, raw (unencoded) or percent-encoded. */
 export const queryString: fc.Arbitrary<string> = fc.oneof(
-  fc.array(
-    fc.tuple(
-      fc.oneof(fc.constantFrom("ns", "prefix", "tag", "ns[]", "__proto__", "constructor", "", "tag[__proto__]"), fc.string({ maxLength: 8 })),
-      fc.oneof(hostileString, fc.constantFrom("/threads", "/echo", "H~", "ws:W", " ", "")),
-      fc.boolean(),
+  fc
+    .array(
+      fc.tuple(
+        fc.oneof(
+          fc.constantFrom("ns", "prefix", "tag", "ns[]", "__proto__", "constructor", "", "tag[__proto__]"),
+          fc.string({ maxLength: 8 }),
+        ),
+        fc.oneof(hostileString, fc.constantFrom("/threads", "/echo", "H~", "ws:W", " ", "")),
+        fc.boolean(),
+      ),
+      { maxLength: 5 },
+    )
+    .map((pairs) =>
+      pairs
+        .map(([k, v, encode]) =>
+          encode
+            ? `${percentEncode(k, /[A-Za-z0-9._~-]/)}=${percentEncode(v, /[A-Za-z0-9._~-]/)}`
+            : `${percentEncode(k, /[\x21-\x7e]/)}=${percentEncode(v, /[\x21-\x7e]/)}`,
+        )
+        .join("&"),
     ),
-    { maxLength: 5 },
-  ).map((pairs) =>
-    pairs
-      .map(([k, v, encode]) => (encode ? `${percentEncode(k, /[A-Za-z0-9._~-]/)}=${percentEncode(v, /[A-Za-z0-9._~-]/)}` : `${percentEncode(k, /[\x21-\x7e]/)}=${percentEncode(v, /[\x21-\x7e]/)}`))
-      .join("&"),
+  fc.constantFrom(
+    "%",
+    "%%",
+    "%E0%A4%A",
+    "%ED%A0%80",
+    "%C0%AF",
+    "%FF%FE",
+    "=",
+    "&&&",
+    "ns",
+    "ns=",
+    "ns=%2Fthreads",
+    "tag=%20",
+    "a=1&a=2&a=3",
+    "%ZZ=%ZZ",
+    "?",
+    "ns=/threads&ns=/nope",
+    "ns=%2F%00",
+    "tag=%F0%9F%98%80",
   ),
-  fc.constantFrom("%", "%%", "%E0%A4%A", "%ED%A0%80", "%C0%AF", "%FF%FE", "=", "&&&", "ns", "ns=", "ns=%2Fthreads", "tag=%20", "a=1&a=2&a=3", "%ZZ=%ZZ", "?", "ns=/threads&ns=/nope", "ns=%2F%00", "tag=%F0%9F%98%80"),
 );
 
 /**

@@ -35,7 +35,8 @@ export async function startHostileWorker(): Promise<HostileWorker> {
     const url = new URL(req.url ?? "/", "http://worker");
     if (url.pathname === "/_pinned/challenge") {
       const value = challenges.get(url.searchParams.get("challenge") ?? "");
-      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined) return json(res, 404, { detail: "unknown challenge" });
+      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined)
+        return json(res, 404, { detail: "unknown challenge" });
       return json(res, 200, { value });
     }
     seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
@@ -53,7 +54,15 @@ export async function startHostileWorker(): Promise<HostileWorker> {
     seen,
     open: () => connections,
     register: (pinboardUrl, token, namespace) =>
-      registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "hostile" }),
+      registerOverHttp({
+        pinboardUrl,
+        token,
+        namespace,
+        advertiseUrl: url,
+        secret,
+        challenges,
+        clientPrefix: "hostile",
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -75,7 +84,9 @@ function misbehave(url: URL, req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   if (id.startsWith("cut-chunked-")) {
-    socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n");
+    socket.write(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n",
+    );
     setTimeout(() => socket.destroy(), 20);
     return;
   }

@@ -16,7 +16,10 @@ export interface ParsedRequest {
   chunked: boolean;
 }
 
-export type ParsedRequestBytes = { kind: "incomplete" } | { kind: "invalid"; reason: string } | { kind: "message"; request: ParsedRequest; consumed: number };
+export type ParsedRequestBytes =
+  | { kind: "incomplete" }
+  | { kind: "invalid"; reason: string }
+  | { kind: "message"; request: ParsedRequest; consumed: number };
 
 const TOKEN_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*(.*?)[ \t]*$/;
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP\/1\.1$/;
@@ -43,7 +46,8 @@ function readHead(data: Buffer, from: number): Head | "incomplete" | string {
   return { first: lines[0]!, headers, end: end + 4 };
 }
 
-const values = (headers: Array<[string, string]>, name: string): string[] => headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+const values = (headers: Array<[string, string]>, name: string): string[] =>
+  headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
 
 /** A chunked body from `at`: its bytes and where it ended, strictly (hex sizes, CRLFs, trailers). */
 function readChunked(data: Buffer, at: number): { body: Buffer; end: number } | "incomplete" | string {
@@ -72,7 +76,9 @@ function readChunked(data: Buffer, at: number): { body: Buffer; end: number } | 
 }
 
 /** How a message's body is delimited, or why that is ambiguous. */
-function bodyFraming(headers: Array<[string, string]>): { kind: "chunked" } | { kind: "length"; length: number } | { kind: "none" } | string {
+function bodyFraming(
+  headers: Array<[string, string]>,
+): { kind: "chunked" } | { kind: "length"; length: number } | { kind: "none" } | string {
   const te = values(headers, "transfer-encoding");
   const cl = values(headers, "content-length");
   if (te.length > 0) {
@@ -81,11 +87,18 @@ function bodyFraming(headers: Array<[string, string]>): { kind: "chunked" } | { 
     return { kind: "chunked" };
   }
   if (cl.length > 1) return `${cl.length} Content-Length fields`;
-  if (cl.length === 1) return /^\d{1,15}$/.test(cl[0]!) ? { kind: "length", length: Number(cl[0]) } : `Content-Length ${JSON.stringify(cl[0])}`;
+  if (cl.length === 1)
+    return /^\d{1,15}$/.test(cl[0]!)
+      ? { kind: "length", length: Number(cl[0]) }
+      : `Content-Length ${JSON.stringify(cl[0])}`;
   return { kind: "none" };
 }
 
-function readBody(data: Buffer, at: number, framing: Exclude<ReturnType<typeof bodyFraming>, string>): { body: Buffer; end: number } | "incomplete" | string {
+function readBody(
+  data: Buffer,
+  at: number,
+  framing: Exclude<ReturnType<typeof bodyFraming>, string>,
+): { body: Buffer; end: number } | "incomplete" | string {
   if (framing.kind === "chunked") return readChunked(data, at);
   const length = framing.kind === "length" ? framing.length : 0;
   if (data.length < at + length) return "incomplete";
@@ -104,7 +117,13 @@ export function parseRequest(data: Buffer): ParsedRequestBytes {
   const body = readBody(data, head.end, framing);
   if (body === "incomplete") return { kind: "incomplete" };
   if (typeof body === "string") return { kind: "invalid", reason: body };
-  const request = { method: line[1]!, target: line[2]!, headers: head.headers, body: body.body, chunked: framing.kind === "chunked" };
+  const request = {
+    method: line[1]!,
+    target: line[2]!,
+    headers: head.headers,
+    body: body.body,
+    chunked: framing.kind === "chunked",
+  };
   return { kind: "message", request, consumed: body.end };
 }
 
@@ -135,7 +154,8 @@ export function parseResponses(data: Buffer, methods: readonly string[], closed:
     const head = readHead(data, at);
     if (typeof head === "string") return { responses, trailing: data.subarray(at), error: head };
     const status = Number(STATUS_LINE.exec(head.first)?.[1] ?? NaN);
-    if (!Number.isInteger(status)) return { responses, trailing: data.subarray(at), error: `bad status line ${JSON.stringify(head.first)}` };
+    if (!Number.isInteger(status))
+      return { responses, trailing: data.subarray(at), error: `bad status line ${JSON.stringify(head.first)}` };
     if (status >= 100 && status < 200 && status !== 101) {
       interim.push(status);
       at = head.end;
@@ -146,7 +166,8 @@ export function parseResponses(data: Buffer, methods: readonly string[], closed:
     const framing = bodiless ? { kind: "none" as const } : bodyFraming(head.headers);
     if (typeof framing === "string") return { responses, trailing: data.subarray(at), error: framing };
     let body: ReturnType<typeof readBody>;
-    if (framing.kind === "none" && !bodiless) body = closed ? { body: data.subarray(head.end), end: data.length } : "incomplete";
+    if (framing.kind === "none" && !bodiless)
+      body = closed ? { body: data.subarray(head.end), end: data.length } : "incomplete";
     else body = readBody(data, head.end, framing);
     if (typeof body === "string") return { responses, trailing: data.subarray(at), error: body };
     responses.push({ status, headers: head.headers, body: body.body, interim });
@@ -161,7 +182,12 @@ export function parseResponses(data: Buffer, methods: readonly string[], closed:
  * server closes it, every answer is in (and `graceMs` more), or `timeoutMs` passes, and parses
  * the answers to `methods`.
  */
-export function rawExchange(url: string, parts: Array<string | Buffer>, methods: readonly string[], options: { pauseMs?: number; timeoutMs?: number; graceMs?: number } = {}): Promise<ParsedExchange & { closed: boolean; raw: Buffer }> {
+export function rawExchange(
+  url: string,
+  parts: Array<string | Buffer>,
+  methods: readonly string[],
+  options: { pauseMs?: number; timeoutMs?: number; graceMs?: number } = {},
+): Promise<ParsedExchange & { closed: boolean; raw: Buffer }> {
   const target = new URL(url);
   return new Promise((resolve) => {
     const socket = connect(Number(target.port), target.hostname);
@@ -187,7 +213,8 @@ export function rawExchange(url: string, parts: Array<string | Buffer>, methods:
       // Every answer is in: a short grace for bytes that should not be there, then done (a server
       // may keep the connection open whatever the request asked).
       const sofar = parseResponses(Buffer.concat(chunks), methods, false);
-      if (sofar.responses.length === methods.length && settle === undefined) settle = setTimeout(finish, options.graceMs ?? 150);
+      if (sofar.responses.length === methods.length && settle === undefined)
+        settle = setTimeout(finish, options.graceMs ?? 150);
     });
     socket.on("error", () => {});
     socket.on("close", () => {

@@ -46,7 +46,9 @@ return out
 
 /** A keyless script on every primary, replies concatenated: on a cluster each sees its own slots. */
 async function onEveryPrimary(t: TestRedis, script: string, ...args: string[]): Promise<string[]> {
-  const replies = await Promise.all((await t.primaries()).map((node) => node.eval(script, 0, ...args) as Promise<string[]>));
+  const replies = await Promise.all(
+    (await t.primaries()).map((node) => node.eval(script, 0, ...args) as Promise<string[]>),
+  );
   return replies.flat();
 }
 
@@ -120,7 +122,8 @@ export async function onlyOrphanedListEntriesDropped(
   const m = NS_LIST_KEY.exec(key);
   if (!m) return false;
   const list = `${m[1]}:nsw:${m[2]}`;
-  const entries = (map: Map<string, string>) => new Map([...map].filter(([k]) => k.startsWith(`${list} `)).map(([k, v]) => [k.slice(list.length + 1), v]));
+  const entries = (map: Map<string, string>) =>
+    new Map([...map].filter(([k]) => k.startsWith(`${list} `)).map(([k, v]) => [k.slice(list.length + 1), v]));
   const was = entries(before);
   const now = entries(after);
   for (const [sid, entry] of now) if (was.get(sid) !== entry) return false;

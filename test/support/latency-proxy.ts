@@ -1,5 +1,5 @@
-import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { RedisCluster } from "./redis-cluster.ts";
 
 export interface LatencyProxy {
@@ -84,7 +84,11 @@ export interface ClusterLatencyProxy {
 export async function startClusterLatencyProxy(cluster: RedisCluster): Promise<ClusterLatencyProxy> {
   const proxies = await Promise.all(cluster.all.map((node) => startLatencyProxy(node.port)));
   const announce = (port: (i: number) => number) =>
-    Promise.all(cluster.all.map((node, i) => cluster.command(node.port, "CONFIG", "SET", "cluster-announce-port", String(port(i)))));
+    Promise.all(
+      cluster.all.map((node, i) =>
+        cluster.command(node.port, "CONFIG", "SET", "cluster-announce-port", String(port(i))),
+      ),
+    );
   await announce((i) => proxies[i]!.port);
   // Every node must know every other node's new port before a client reads the slot map.
   const wanted = new Set(proxies.map((p) => p.port));

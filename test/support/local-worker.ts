@@ -44,7 +44,13 @@ export interface LocalWorker {
   /** A request to the worker, attested for the local audience unless `attestation` says otherwise. */
   call(
     path: string,
-    options?: { method?: string; epoch?: string | null; attestation?: string | null; headers?: Record<string, string>; body?: string },
+    options?: {
+      method?: string;
+      epoch?: string | null;
+      attestation?: string | null;
+      headers?: Record<string, string>;
+      body?: string;
+    },
   ): Promise<Response>;
   close(): Promise<void>;
 }

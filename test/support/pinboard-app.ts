@@ -1,6 +1,5 @@
 import type { Hono } from "hono";
 import { createPinboard } from "../../src/app.ts";
-import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
@@ -8,7 +7,8 @@ import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
-import { redisTargetEnv, type RedisTarget } from "./redis.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
+import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 
 export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";
 
@@ -16,7 +16,11 @@ export interface TestPinboard {
   app: Hono<AppEnv>;
   deps: AppDeps;
   /** Sends a request through the app (in-process, real Redis, real outbound fetch). */
-  call(method: string, path: string, options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -31,7 +35,9 @@ export async function startTestPinboard(target: RedisTarget, env: Record<string,
     PINBOARD_LOG_LEVEL: "silent",
     ...env,
   });
-  const redis = new TcpRedis(config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! });
+  const redis = new TcpRedis(
+    config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! },
+  );
   const durableRedis = config.durable.redisUrl ? new TcpRedis({ url: config.durable.redisUrl }) : undefined;
   const deps = buildDeps({
     config,

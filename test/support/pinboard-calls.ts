@@ -12,11 +12,7 @@ export function partitionableFetch(): { fetch: typeof fetch; down: boolean } {
 }
 
 /** Retries a request through Pinboard while it answers 5xx (cold start, re-placement, lease expiry). */
-export async function untilServed(
-  url: string,
-  init: RequestInit = {},
-  timeoutMs = 15_000,
-): Promise<Response> {
+export async function untilServed(url: string, init: RequestInit = {}, timeoutMs = 15_000): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await fetch(url, init);

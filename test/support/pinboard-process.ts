@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { get } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
-import { redisTargetEnv, type RedisTarget } from "./redis.ts";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
+import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 
 export interface PinboardProcess {
   url: string;
@@ -62,20 +62,32 @@ async function startOnce(options: PinboardProcessOptions): Promise<PinboardProce
   }
   const redis = redisTargetEnv(options.redis ?? options.redisUrl ?? { clusterNodes: options.clusterNodes });
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "--import", "./test/support/orphan-guard.ts", ...(options.preloads ?? []).flatMap((p) => ["--import", p]), "src/node.ts"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ...redis,
-      PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
-      PINBOARD_LOG_LEVEL: "warn",
-      ...options.env,
+  const child = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      "--import",
+      "tsx",
+      "--import",
+      "./test/support/orphan-guard.ts",
+      ...(options.preloads ?? []).flatMap((p) => ["--import", p]),
+      "src/node.ts",
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        ...redis,
+        PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+        PINBOARD_LOG_LEVEL: "warn",
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   // A test file that fails or times out must not leave its processes behind.
   reapOnExit(child);
   let output = "";

@@ -26,7 +26,8 @@ export function childPids(pid: number, command: string): number[] {
     const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (Number(ppid) !== pid || state === "Z") continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").includes(command)) children.push(Number(name));
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").includes(command))
+        children.push(Number(name));
     } catch {
       // exited meanwhile
     }
@@ -64,7 +65,11 @@ export function acceptedConnections(pid: number, port: number): number {
  * `count` keep-alive connections to 127.0.0.1:`port`, each of which has had one request to
  * `path` answered (so the process that took it holds it), kept open until `close`.
  */
-export async function openAnsweredConnections(port: number, path: string, count: number): Promise<{ sockets: Socket[]; statuses: number[]; close(): void }> {
+export async function openAnsweredConnections(
+  port: number,
+  path: string,
+  count: number,
+): Promise<{ sockets: Socket[]; statuses: number[]; close(): void }> {
   const sockets: Socket[] = [];
   const close = () => sockets.forEach((s) => s.destroy());
   try {
@@ -83,7 +88,8 @@ export async function openAnsweredConnections(port: number, path: string, count:
             const split = head.indexOf("\r\n\r\n");
             if (!status || split < 0) return;
             const length = /\r\ncontent-length: (\d+)\r\n/i.exec(head.slice(0, split + 2))?.[1];
-            if (length !== undefined ? head.length - split - 4 >= Number(length) : head.endsWith("\r\n0\r\n\r\n")) resolve(Number(status));
+            if (length !== undefined ? head.length - split - 4 >= Number(length) : head.endsWith("\r\n0\r\n\r\n"))
+              resolve(Number(status));
           });
           socket.write(`GET ${path.replace("{i}", String(i))} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
         });

@@ -7,7 +7,10 @@ export interface RawResponse {
 }
 
 /** An HTTP/1.1 request through node:http, which lets a test send headers fetch refuses (Connection, …). */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
       let body = "";

@@ -26,7 +26,11 @@ export function rawSocketRequest(
     }, options.timeoutMs ?? 10_000);
     socket.on("connect", () => {
       const body = options.body ?? "";
-      const lines = [`${options.method ?? "GET"} ${options.path} HTTP/1.1`, `Host: ${target.host}`, "Connection: close"];
+      const lines = [
+        `${options.method ?? "GET"} ${options.path} HTTP/1.1`,
+        `Host: ${target.host}`,
+        "Connection: close",
+      ];
       for (const [name, value] of options.headers) lines.push(`${name}: ${value}`);
       if (body) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
       socket.write(`${lines.join("\r\n")}\r\n\r\n${body}`);
@@ -40,7 +44,10 @@ export function rawSocketRequest(
       clearTimeout(timer);
       const raw = Buffer.concat(chunks);
       const split = raw.indexOf("\r\n\r\n");
-      const head = raw.subarray(0, split < 0 ? raw.length : split).toString("latin1").split("\r\n");
+      const head = raw
+        .subarray(0, split < 0 ? raw.length : split)
+        .toString("latin1")
+        .split("\r\n");
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head[0] ?? "")?.[1] ?? 0);
       const headers = head.slice(1).map((line): [string, string] => {
         const colon = line.indexOf(":");

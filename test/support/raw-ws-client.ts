@@ -70,7 +70,11 @@ export function rawWebSocket(url: string): Promise<RawWebSocket> {
  * One masked client frame. `declaredLength` (default: the payload's) is what the header says;
  * a larger one leaves the frame unfinished after `payload`.
  */
-export function clientFrame(opcode: number, payload: Buffer, options: { fin?: boolean; declaredLength?: number } = {}): Buffer {
+export function clientFrame(
+  opcode: number,
+  payload: Buffer,
+  options: { fin?: boolean; declaredLength?: number } = {},
+): Buffer {
   const length = options.declaredLength ?? payload.length;
   let header: Buffer;
   if (length < 126) header = Buffer.from([0, 0x80 | length]);

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 
 /** One redis-server of a test cluster. */
@@ -88,7 +88,14 @@ function run(binary: string, args: string[], timeoutMs: number): Promise<string>
 }
 
 async function command(port: number, ...args: string[]): Promise<unknown> {
-  const client = new Redis({ host: HOST, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const client = new Redis({
+    host: HOST,
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   client.on("error", () => {});
   try {
     await client.connect();
@@ -131,12 +138,17 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
     startEmbeddedRedis({
       port,
       args: [
-        "--cluster-enabled", "yes",
-        "--cluster-config-file", join(dir, `nodes-${port}.conf`),
-        "--dir", dir,
-        "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 5000),
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        join(dir, `nodes-${port}.conf`),
+        "--dir",
+        dir,
+        "--cluster-node-timeout",
+        String(options.nodeTimeoutMs ?? 5000),
         // A replica may always take over, however long its link was down.
-        "--cluster-replica-validity-factor", "0",
+        "--cluster-replica-validity-factor",
+        "0",
       ],
     });
 
@@ -207,9 +219,13 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
       let last = "";
       for (;;) {
         try {
-          const states = await Promise.all(live().map(async (n) => parseInfo(String(await command(n.port, "CLUSTER", "INFO")))));
+          const states = await Promise.all(
+            live().map(async (n) => parseInfo(String(await command(n.port, "CLUSTER", "INFO")))),
+          );
           const owners = await slotsOf();
-          const served = owners.filter((o) => o.node.alive).reduce((sum, o) => sum + o.slots.reduce((s, [a, b]) => s + b - a + 1, 0), 0);
+          const served = owners
+            .filter((o) => o.node.alive)
+            .reduce((sum, o) => sum + o.slots.reduce((s, [a, b]) => s + b - a + 1, 0), 0);
           const replicationUp = await Promise.all(
             live().map(async (n) => {
               const info = parseInfo(String(await command(n.port, "INFO", "replication")));

@@ -1,8 +1,8 @@
-import { Cluster, type Redis } from "ioredis";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import type { Cluster, Redis } from "ioredis";
 import { Keys } from "../../src/redis/keys.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
-import { startRedisCluster, type RedisCluster } from "./redis-cluster.ts";
+import { type RedisCluster, startRedisCluster } from "./redis-cluster.ts";
 
 function testRedisMode(): "single" | "cluster" {
   const mode = process.env.PINBOARD_TEST_REDIS ?? "";
@@ -146,7 +146,9 @@ export async function loadScript(t: TestRedis, body: string): Promise<string> {
 
 /** True when some primary's script cache holds `sha` (the one that ran it). */
 export async function scriptCached(t: TestRedis, sha: string): Promise<boolean> {
-  const replies = await Promise.all((await t.primaries()).map((node) => node.script("EXISTS", sha) as Promise<number[]>));
+  const replies = await Promise.all(
+    (await t.primaries()).map((node) => node.script("EXISTS", sha) as Promise<number[]>),
+  );
   return replies.some(([cached]) => cached === 1);
 }
 

@@ -31,6 +31,7 @@ export async function registerOverHttp(options: {
     }),
   });
   const body = (await res.json()) as { sessionId?: string };
-  if (res.status !== 200 || !body.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
+  if (res.status !== 200 || !body.sessionId)
+    throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
   return body.sessionId;
 }

@@ -4,7 +4,10 @@ import type { TestPinboard } from "./pinboard-app.ts";
 let counter = 0;
 
 /** A register body for a challenge server, with a fresh challenge it will answer. */
-export function registerBody(worker: ChallengeServer, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function registerBody(
+  worker: ChallengeServer,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const challenge = `c-${++counter}-${Math.random().toString(36).slice(2)}`;
   const challengeValue = `v-${counter}`;
   worker.challenges.set(challenge, challengeValue);
@@ -22,7 +25,11 @@ export function registerBody(worker: ChallengeServer, overrides: Record<string, 
 }
 
 /** A heartbeat body that the worker will answer. */
-export function heartbeatBody(worker: ChallengeServer, sessionId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function heartbeatBody(
+  worker: ChallengeServer,
+  sessionId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const challenge = `h-${++counter}`;
   worker.challenges.set(challenge, `hv-${counter}`);
   return { sessionId, headroom: 50, draining: false, challenge, challengeValue: `hv-${counter}`, ...overrides };
@@ -32,7 +39,12 @@ export async function registerOk(
   pb: TestPinboard,
   token: string,
   body: Record<string, unknown>,
-): Promise<{ sessionId: string; expiresInMs: number; draining: boolean; duplicates?: Array<{ ns: string; id: string }> }> {
+): Promise<{
+  sessionId: string;
+  expiresInMs: number;
+  draining: boolean;
+  duplicates?: Array<{ ns: string; id: string }>;
+}> {
   const res = await pb.call("POST", "/registry/register", { token, body });
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`register answered ${res.status}: ${JSON.stringify(json)}`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { startChallengeServer, type ChallengeServer } from "./challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "./challenge-server.ts";
 import { credential, startTestPinboard, type TestPinboard } from "./pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
 
@@ -58,7 +58,8 @@ export function useRegistryFixture<O extends RegistryFixtureOptions = {}>(
     const pb = await startTestPinboard(t, env);
     started.push(pb);
     const pinboards: Record<string, TestPinboard> = {};
-    for (const [name, more] of Object.entries(options.pinboards ?? {})) started.push((pinboards[name] = await startTestPinboard(t, more)));
+    for (const [name, more] of Object.entries(options.pinboards ?? {}))
+      started.push((pinboards[name] = await startTestPinboard(t, more)));
     if (options.worker !== false) worker = await startChallengeServer(options.worker?.secret);
     const token = await credential("pinboard:worker", {}, options.token);
     const credentials: Record<string, string> = {};

@@ -15,7 +15,9 @@ export function expectRouteOk(route: string, text: string, context = ""): unknow
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
-    throw new Error(`${route} 200 does not match the contract: ${JSON.stringify(parsed.error.issues).slice(0, 800)}\n  body: ${text.slice(0, 400)}\n  ${context}`);
+    throw new Error(
+      `${route} 200 does not match the contract: ${JSON.stringify(parsed.error.issues).slice(0, 800)}\n  body: ${text.slice(0, 400)}\n  ${context}`,
+    );
   }
   return parsed.data;
 }

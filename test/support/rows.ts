@@ -33,7 +33,12 @@ export async function getRow(t: TestRedis, ns: string, id: string, env = SINGLE_
  * Writes many placement rows of one namespace at once, with the bucket's space entry: one
  * pipeline per bucket, since a Redis Cluster refuses a pipeline whose keys span slots.
  */
-export async function putRows(t: TestRedis, ns: string, rows: Array<{ id: string; row: RowFields }>, env = SINGLE_ENV): Promise<void> {
+export async function putRows(
+  t: TestRedis,
+  ns: string,
+  rows: Array<{ id: string; row: RowFields }>,
+  env = SINGLE_ENV,
+): Promise<void> {
   const byBucket = new Map<number, Array<{ id: string; row: RowFields }>>();
   for (const entry of rows) {
     const bucket = keys.bucketOf(entry.id);
@@ -44,7 +49,12 @@ export async function putRows(t: TestRedis, ns: string, rows: Array<{ id: string
   await Promise.all(
     [...byBucket].map(([bucket, list]) => {
       const writes = t.redis.client.pipeline();
-      for (const { id, row } of list) writes.hset(keys.placements(bucket, env, ns), id, [row.sessionId, row.epoch ?? "", row.expiry ?? "", row.hostname ?? "", row.tag ?? ""].join("\n"));
+      for (const { id, row } of list)
+        writes.hset(
+          keys.placements(bucket, env, ns),
+          id,
+          [row.sessionId, row.epoch ?? "", row.expiry ?? "", row.hostname ?? "", row.tag ?? ""].join("\n"),
+        );
       writes.sadd(keys.spaces(bucket), `${env}\n${ns}`);
       return writes.exec();
     }),

@@ -1,5 +1,4 @@
-import type { AlarmInfo, Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
-import type { PinnedWebSocket } from "../../src/pinned/index.ts";
+import type { AlarmInfo, Instance, InstanceContext, PinnedWebSocket, RequestContext } from "../../src/pinned/index.ts";
 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -78,7 +77,10 @@ export class Room implements Instance {
 
   async fetch(request: Request, ctx: RequestContext): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return json({ messages: (await ctx.storage.get<string[]>("messages")) ?? [], sockets: ctx.getWebSockets().length });
+      return json({
+        messages: (await ctx.storage.get<string[]>("messages")) ?? [],
+        sockets: ctx.getWebSockets().length,
+      });
     }
     const name = new URL(request.url).searchParams.get("name") ?? "anon";
     const { socket, response } = ctx.acceptWebSocket(request, { tags: [name] });

@@ -66,7 +66,9 @@ let counter = 0;
  * secret), GET /_pinned/stats as scripted (attested), and forwards with 200 JSON or the
  * in-band refusal (503 + Retry-After: 1 + Pinned-Refusal: lease-unhealthy).
  */
-export async function startScriptedWorker(options: { stats?: StatsAnswer; tracker?: InflightTracker } = {}): Promise<ScriptedWorker> {
+export async function startScriptedWorker(
+  options: { stats?: StatsAnswer; tracker?: InflightTracker } = {},
+): Promise<ScriptedWorker> {
   const secret = randomBytes(16).toString("hex");
   const challenges = new Map<string, string>();
   const sessions = new Set<string>();
@@ -130,7 +132,11 @@ export async function startScriptedWorker(options: { stats?: StatsAnswer; tracke
     req.resume();
     req.once("end", () => {
       if (state.forward === "refuse") {
-        res.writeHead(503, { "content-type": "application/json", "retry-after": "1", "pinned-refusal": "lease-unhealthy" });
+        res.writeHead(503, {
+          "content-type": "application/json",
+          "retry-after": "1",
+          "pinned-refusal": "lease-unhealthy",
+        });
         res.end(JSON.stringify({ detail: "lease unhealthy" }));
         return;
       }
@@ -183,7 +189,8 @@ export async function startScriptedWorker(options: { stats?: StatsAnswer; tracke
     async register(call, token, overrides = {}) {
       const res = await call("/registry/register", token, worker.registerBody(overrides));
       const body = (await res.json()) as { sessionId?: string };
-      if (res.status !== 200 || !body.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
+      if (res.status !== 200 || !body.sessionId)
+        throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`);
       sessions.add(body.sessionId);
       return body.sessionId;
     },
@@ -197,7 +204,11 @@ export async function startScriptedWorker(options: { stats?: StatsAnswer; tracke
 }
 
 /** The verified audience of an attestation (one of `sessions`, signed with `secret`), or null. */
-async function attestedAudience(token: string | string[] | undefined, secret: string, sessions: Set<string>): Promise<string | null> {
+async function attestedAudience(
+  token: string | string[] | undefined,
+  secret: string,
+  sessions: Set<string>,
+): Promise<string | null> {
   if (typeof token !== "string") return null;
   let aud: unknown;
   try {
@@ -215,7 +226,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** A RegistryCall for an in-process Pinboard (test/support/pinboard-app.ts). */
 export const viaApp =
-  (pb: { call(method: string, path: string, options?: { body?: unknown; token?: string }): Promise<Response> }): RegistryCall =>
+  (pb: {
+    call(method: string, path: string, options?: { body?: unknown; token?: string }): Promise<Response>;
+  }): RegistryCall =>
   (path, token, body) =>
     pb.call("POST", path, { token, body });
 
@@ -223,4 +236,8 @@ export const viaApp =
 export const viaUrl =
   (base: string): RegistryCall =>
   (path, token, body) =>
-    fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });

@@ -1,17 +1,17 @@
-import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createPinboard } from "../../src/app.ts";
-import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { buildDeps } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps.ts";
 import { createLogger } from "../../src/log.ts";
 import type { MetricsSink } from "../../src/metrics-sink.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
+import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
-import { redisTargetEnv, type RedisTarget } from "./redis.ts";
+import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 
 export interface ServedPinboard {
   app: Hono<AppEnv>;
@@ -38,7 +38,9 @@ export async function startServedPinboard(
     PINBOARD_LOG_LEVEL: "silent",
     ...options.env,
   });
-  const redis = new TcpRedis(config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! });
+  const redis = new TcpRedis(
+    config.redis.clusterNodes ? { clusterNodes: config.redis.clusterNodes } : { url: config.redis.url! },
+  );
   const deps = buildDeps({
     config,
     redis,

@@ -83,7 +83,15 @@ export function converse(port: number): Promise<Conversation> {
           buffer = "";
           socket.write(request);
           return new Promise((answered, failed) => {
-            const timer = setTimeout(() => failed(new Error(`no whole answer to ${JSON.stringify(request.split("\r\n")[0])}: ${JSON.stringify(buffer)}`)), 5000);
+            const timer = setTimeout(
+              () =>
+                failed(
+                  new Error(
+                    `no whole answer to ${JSON.stringify(request.split("\r\n")[0])}: ${JSON.stringify(buffer)}`,
+                  ),
+                ),
+              5000,
+            );
             const check = () => {
               if (!done(buffer)) return;
               clearTimeout(timer);

@@ -19,7 +19,14 @@ export interface SlowUploadResult {
  */
 export function slowUpload(
   url: string,
-  options: { headers?: Record<string, string>; totalBytes: number; declaredLength?: number; chunkBytes?: number; pauseMs?: number; watchMs?: number },
+  options: {
+    headers?: Record<string, string>;
+    totalBytes: number;
+    declaredLength?: number;
+    chunkBytes?: number;
+    pauseMs?: number;
+    watchMs?: number;
+  },
 ): Promise<SlowUploadResult> {
   const chunk = Buffer.alloc(options.chunkBytes ?? 64 * 1024, 0x78);
   const pauseMs = options.pauseMs ?? 5;

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import WebSocket, { WebSocketServer } from "ws";
+import type WebSocket from "ws";
+import { WebSocketServer } from "ws";
 import { registerOverHttp } from "./register-over-http.ts";
 
 /**
@@ -43,14 +44,16 @@ export async function startSocketWorker(pinboardUrl: string, token: string, name
   const wss = new WebSocketServer({ noServer: true });
   // leaky-*: the 101 carries headers no client may see through Pinboard.
   wss.on("headers", (headers: string[], req: IncomingMessage) => {
-    if ((req.url ?? "").split("/")[2]?.startsWith("leaky-")) headers.push("Service-Worker-Allowed: /", "Pinboard-Epoch: 7", "Pinned-Refusal: lease-unhealthy", "X-Kept: yes");
+    if ((req.url ?? "").split("/")[2]?.startsWith("leaky-"))
+      headers.push("Service-Worker-Allowed: /", "Pinboard-Epoch: 7", "Pinned-Refusal: lease-unhealthy", "X-Kept: yes");
   });
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://worker");
     if (url.pathname === "/_pinned/challenge") {
       const value = challenges.get(url.searchParams.get("challenge") ?? "");
-      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined) return json(res, 404, { detail: "unknown challenge" });
+      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined)
+        return json(res, 404, { detail: "unknown challenge" });
       return json(res, 200, { value });
     }
     json(res, 200, { ok: true, open: sockets.size });
@@ -81,7 +84,15 @@ export async function startSocketWorker(pinboardUrl: string, token: string, name
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sessionId = await registerOverHttp({ pinboardUrl, token, namespace, advertiseUrl: url, secret, challenges, clientPrefix: "socket" });
+  const sessionId = await registerOverHttp({
+    pinboardUrl,
+    token,
+    namespace,
+    advertiseUrl: url,
+    secret,
+    challenges,
+    clientPrefix: "socket",
+  });
 
   return {
     url,

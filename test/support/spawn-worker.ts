@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
 
@@ -17,11 +17,15 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Spawns a worker process (a module under test/support/) and waits for its `ready {…}` line. */
 export async function spawnWorkerProcess(script: string, env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", "./test/support/orphan-guard.ts", `test/support/${script}`], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--import", "./test/support/orphan-guard.ts", `test/support/${script}`],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   // A test file that fails or times out must not leave its processes behind.
   reapOnExit(child);
   let output = "";

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../scripts/bundle-worker.ts";
+import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import { workerCompatibility } from "../../scripts/worker-compatibility.ts";
-import { startRedisRest, type RedisRestServer } from "../../scripts/redis-rest.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import type { TestRedis } from "./redis.ts";
 

@@ -24,7 +24,10 @@ export interface RejectedUpgrade {
 const toWs = (url: string) => url.replace(/^http/, "ws");
 
 /** Opens a WebSocket (through Pinboard) and resolves once it is open; rejects on any other answer. */
-export function openSocket(url: string, options: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<TestSocket> {
+export function openSocket(
+  url: string,
+  options: { headers?: Record<string, string>; protocols?: string[] } = {},
+): Promise<TestSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(toWs(url), options.protocols ?? [], { headers: options.headers });
     const frames: Frame[] = [];
@@ -35,7 +38,9 @@ export function openSocket(url: string, options: { headers?: Record<string, stri
       if (waiter) waiter(frame);
       else frames.push(frame);
     });
-    const closed = new Promise<{ code: number; reason: string }>((r) => ws.on("close", (code, reason) => r({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((r) =>
+      ws.on("close", (code, reason) => r({ code, reason: reason.toString() })),
+    );
     const next = () => (frames.length ? Promise.resolve(frames.shift()!) : new Promise<Frame>((r) => waiters.push(r)));
     ws.on("unexpected-response", (_req, res) => {
       reject(new Error(`upgrade answered ${res.statusCode}`));
@@ -54,7 +59,10 @@ export function openSocket(url: string, options: { headers?: Record<string, stri
 }
 
 /** Sends an upgrade that must not be accepted; resolves with the HTTP answer (status, headers, body). */
-export function rejectedUpgrade(url: string, options: { headers?: Record<string, string> } = {}): Promise<RejectedUpgrade> {
+export function rejectedUpgrade(
+  url: string,
+  options: { headers?: Record<string, string> } = {},
+): Promise<RejectedUpgrade> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(toWs(url), { headers: options.headers });
     ws.on("unexpected-response", (_req, res) => {

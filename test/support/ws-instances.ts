@@ -27,15 +27,29 @@ export class WsProbe implements Instance {
 
   async fetch(request: Request, ctx: RequestContext): Promise<Response> {
     const url = new URL(request.url);
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return json({ sockets: ctx.getWebSockets().length });
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket")
+      return json({ sockets: ctx.getWebSockets().length });
     const status = Number(url.searchParams.get("status") ?? 0);
-    if (status > 0) return new Response("refused", { status, headers: { "x-probe": "1", "pinboard-leak": "no", "retry-after": "7" } });
+    if (status > 0)
+      return new Response("refused", {
+        status,
+        headers: { "x-probe": "1", "pinboard-leak": "no", "retry-after": "7" },
+      });
     const sleep = Number(url.searchParams.get("sleep") ?? 0);
     if (sleep > 0) await new Promise((r) => setTimeout(r, sleep));
     const { socket, response } = ctx.acceptWebSocket(request);
     const headers: Record<string, string> = {};
     request.headers.forEach((v, k) => (headers[k] = v));
-    socket.send(JSON.stringify({ hello: true, headers, path: ctx.path, query: url.search, epoch: ctx.epoch, aud: ctx.attestation.aud }));
+    socket.send(
+      JSON.stringify({
+        hello: true,
+        headers,
+        path: ctx.path,
+        query: url.search,
+        epoch: ctx.epoch,
+        aud: ctx.attestation.aud,
+      }),
+    );
     return response;
   }
 

@@ -70,7 +70,11 @@ describe("a placement made by the sweeper re-notifies a surviving wind-down fenc
 
   it("due alarm: the replacement owner receives the wind_down", async () => {
     const { sessionId, fence } = await fencedOrphan("/salarm", "fenced");
-    await t.redis.client.zadd(pb.deps.durable.keys.alarms, String((await t.redis.timeMs()) - 1000), instanceMember("/salarm", "fenced"));
+    await t.redis.client.zadd(
+      pb.deps.durable.keys.alarms,
+      String((await t.redis.timeMs()) - 1000),
+      instanceMember("/salarm", "fenced"),
+    );
 
     const report = await runSweep(pb.deps);
     expect(report.ran).toBe(true);

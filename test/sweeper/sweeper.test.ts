@@ -3,8 +3,8 @@ import { signAttestation } from "../../src/contract/attestation.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { runSweep } from "../../src/sweeper/sweep.ts";
 import { durableEnv } from "../support/durability.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
 import { spawnWorkerProcess, type WorkerProcess } from "../support/spawn-worker.ts";
@@ -57,7 +57,8 @@ const skipColdStart = async () => {
   for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const call = (path: string, method = "GET") => fetch(`${pb.url}${path}`, { method }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const call = (path: string, method = "GET") =>
+  fetch(`${pb.url}${path}`, { method }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 const storedCount = async (id: string, field = "count") => {
   const raw = await durable.redis.hget(`pinned:{/counter/${id}}:data`, field);
   return raw === null ? null : JSON.parse(raw);
@@ -96,7 +97,9 @@ describe("the sweeper", () => {
     const after = await getRow(t, "/counter", "c1");
     expect(BigInt(after!.epoch!)).toBeGreaterThan(BigInt(before!.epoch!));
     // Woken, not merely placed: the survivor holds the instance before any client asks.
-    const stats = await fetch(`${survivor.url}/_pinned/stats`, { headers: { "Pinboard-Attestation": await attest(survivor) } });
+    const stats = await fetch(`${survivor.url}/_pinned/stats`, {
+      headers: { "Pinboard-Attestation": await attest(survivor) },
+    });
     expect(JSON.stringify(await stats.json())).toContain("c1");
     const served = await call("/counter/c1");
     expect(served.body).toMatchObject({ count: 3, epoch: after!.epoch });

@@ -19,10 +19,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DurableKeys } from "../../src/contract/durable-index.ts";
 import { durableEnv } from "../support/durability.ts";
-import { startPinboardProcess, type PinboardProcess } from "../support/pinboard-process.ts";
+import { until } from "../support/local-worker.ts";
+import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { until } from "../support/local-worker.ts";
 import { spawnWorkerProcess, type WorkerProcess } from "../support/spawn-worker.ts";
 
 const LEASE = 3000;
@@ -150,7 +150,12 @@ class Traffic {
     // Refusals that never reach an instance's fetch: Pinboard's 503 refusals ({"error"} before any
     // forward, or a worker's Pinned-Refusal stripped and answered as "worker refused activation"),
     // and the worker's 409 for a stale epoch, answered before the instance runs.
-    if (status === 503 && /^\{"error":"(no live backends for namespace|registry cold start, retry|worker refused activation, retry|worker inflight cap exceeded, retry)"/.test(text)) {
+    if (
+      status === 503 &&
+      /^\{"error":"(no live backends for namespace|registry cold start, retry|worker refused activation, retry|worker inflight cap exceeded, retry)"/.test(
+        text,
+      )
+    ) {
       return "refused";
     }
     if (status === 409) return "stale";
@@ -205,9 +210,13 @@ function followLease(w: WorkerProcess): { seen(): number | null; stop(): Promise
 }
 
 /** Kills the live worker owning the most ids; returns its name, its ids, the kill time, its lease end then, and its lease followed. */
-async function killBusiestOwner(
-  exclude: Set<string>,
-): Promise<{ victim: string; ids: string[]; killedAt: number; expiryAtKill: number | null; lease: ReturnType<typeof followLease> }> {
+async function killBusiestOwner(exclude: Set<string>): Promise<{
+  victim: string;
+  ids: string[];
+  killedAt: number;
+  expiryAtKill: number | null;
+  lease: ReturnType<typeof followLease>;
+}> {
   const owners = await ownersNow();
   const load = new Map<string, string[]>();
   for (const [id, name] of owners) if (!exclude.has(name)) load.set(name, [...(load.get(name) ?? []), id]);
@@ -238,7 +247,9 @@ describe("worker death under traffic", () => {
       // Wait until every id of the victim answered from a live worker (bounded well past the claim).
       const deadline = killedAt + LEASE + HEARTBEAT + 5000;
       for (;;) {
-        const pending = ids.filter((id) => !traffic.answers.some((a) => a.id === id && a.at > killedAt && a.worker !== victim));
+        const pending = ids.filter(
+          (id) => !traffic.answers.some((a) => a.id === id && a.at > killedAt && a.worker !== victim),
+        );
         if (pending.length === 0 || Date.now() > deadline) break;
         await sleep(25);
       }
@@ -277,7 +288,10 @@ describe("worker death under traffic", () => {
       `worker-death: ${leases.join("; ")}; moves (answered/placed ms after the kill) ${JSON.stringify(moves.map((m) => `${m.victim}→${m.to} ${m.id} ${m.movedInMs}/${m.placedInMs}`))}; ` +
         `slowest ${slowest} ms (bound ${LEASE + HEARTBEAT + MARGIN}); answers ${traffic.answers.length}; statuses ${JSON.stringify(Object.fromEntries(traffic.statuses))}`,
     );
-    for (const m of moves) expect(m.movedInMs, `${m.id} moved from ${m.victim} in ${m.movedInMs} ms`).toBeLessThanOrEqual(LEASE + HEARTBEAT + MARGIN);
+    for (const m of moves)
+      expect(m.movedInMs, `${m.id} moved from ${m.victim} in ${m.movedInMs} ms`).toBeLessThanOrEqual(
+        LEASE + HEARTBEAT + MARGIN,
+      );
 
     // One worker per (id, epoch), and each id's epochs never go back.
     const servedBy = new Map<string, Set<string>>();
@@ -290,7 +304,10 @@ describe("worker death under traffic", () => {
     for (const id of IDS) {
       const mine = traffic.answers.filter((a) => a.id === id);
       for (let i = 1; i < mine.length; i++) {
-        expect(BigInt(mine[i]!.epoch) >= BigInt(mine[i - 1]!.epoch), `${id}: epoch ${mine[i]!.epoch} after ${mine[i - 1]!.epoch}`).toBe(true);
+        expect(
+          BigInt(mine[i]!.epoch) >= BigInt(mine[i - 1]!.epoch),
+          `${id}: epoch ${mine[i]!.epoch} after ${mine[i - 1]!.epoch}`,
+        ).toBe(true);
         // Sequential increments: every acknowledged count is above the one acknowledged before.
         expect(mine[i]!.count, `${id}: count after ${mine[i - 1]!.count}`).toBeGreaterThan(mine[i - 1]!.count);
       }

@@ -1,4 +1,4 @@
-import { call, explain, type Answer } from "./api.ts";
+import { type Answer, call, explain } from "./api.ts";
 import { h } from "./dom.ts";
 
 /**
@@ -28,7 +28,9 @@ function theDialog(): HTMLDialogElement {
 /** Shows the dialog; resolves with the seconds entered (or null), or undefined when cancelled. */
 function confirm(action: Action): Promise<number | null | undefined> {
   const d = theDialog();
-  const seconds = action.askSeconds ? h("input", { type: "number", min: "0", step: "1", value: "300", id: "confirm-seconds", required: true }) : null;
+  const seconds = action.askSeconds
+    ? h("input", { type: "number", min: "0", step: "1", value: "300", id: "confirm-seconds", required: true })
+    : null;
   return new Promise((resolve) => {
     const done = (value: number | null | undefined) => {
       d.close();
@@ -47,7 +49,12 @@ function confirm(action: Action): Promise<number | null | undefined> {
         h("h2", { id: "confirm-title" }, action.title),
         h("p", {}, action.description),
         seconds ? h("label", { for: "confirm-seconds" }, action.askSeconds!, " ", seconds) : null,
-        h("div", { class: "buttons" }, h("button", { type: "button", onclick: () => done(undefined) }, "Cancel"), h("button", { type: "submit", class: "primary" }, "Confirm")),
+        h(
+          "div",
+          { class: "buttons" },
+          h("button", { type: "button", onclick: () => done(undefined) }, "Cancel"),
+          h("button", { type: "submit", class: "primary" }, "Confirm"),
+        ),
       ),
     );
     d.onclose = () => resolve(undefined);

@@ -23,11 +23,19 @@ export const credentialStore = {
 export const basePath = location.pathname.replace(/\/console\/?$/, "");
 
 export async function call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<Answer<T>> {
-  const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${credentialStore.get() ?? ""}` };
+  const headers: Record<string, string> = {
+    Accept: "application/json",
+    Authorization: `Bearer ${credentialStore.get() ?? ""}`,
+  };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response: Response;
   try {
-    response = await fetch(`${basePath}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body), cache: "no-store" });
+    response = await fetch(`${basePath}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      cache: "no-store",
+    });
   } catch {
     return { status: 0, body: null, error: "Pinboard could not be reached" };
   }
@@ -38,19 +46,24 @@ export async function call<T>(method: "GET" | "POST", path: string, body?: unkno
   } catch {
     parsed = null;
   }
-  const error = parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string" ? (parsed as { error: string }).error : undefined;
+  const error =
+    parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string"
+      ? (parsed as { error: string }).error
+      : undefined;
   return { status: response.status, body: parsed as T | null, ...(error !== undefined ? { error } : {}) };
 }
 
 /** What a refused call means, in plain words. */
 export function explain(answer: Answer): string {
   if (answer.status === 0) return "Pinboard could not be reached. Is it running?";
-  if (answer.status === 401) return "Pinboard does not accept this credential (401 unauthorized): it is malformed, expired, or signed with another key. Sign in with a fresh operator credential.";
+  if (answer.status === 401)
+    return "Pinboard does not accept this credential (401 unauthorized): it is malformed, expired, or signed with another key. Sign in with a fresh operator credential.";
   if (answer.status === 403) {
     return answer.error === "forbidden"
       ? "This credential may not do that (403 forbidden): it needs the pinboard:operator scope, and claims that cover the namespace, hostname and env."
       : `Refused (403): ${answer.error ?? "forbidden"}.`;
   }
-  if (answer.status === 503 && answer.error === "not the serving fleet") return "This Pinboard node is not serving (503 not the serving fleet): another fleet holds the license, or it is draining.";
+  if (answer.status === 503 && answer.error === "not the serving fleet")
+    return "This Pinboard node is not serving (503 not the serving fleet): another fleet holds the license, or it is draining.";
   return `${answer.status}${answer.error ? ` ${answer.error}` : ""}`;
 }

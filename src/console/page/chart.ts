@@ -1,6 +1,19 @@
 /** A small bar chart as SVG: one bar per sample, each split by outcome. */
 
-const COLORS = ["#d9480f", "#1971c2", "#2f9e44", "#ae3ec9", "#f08c00", "#0c8599", "#c2255c", "#5c940d", "#495057", "#e8590c", "#3b5bdb", "#862e9c"];
+const COLORS = [
+  "#d9480f",
+  "#1971c2",
+  "#2f9e44",
+  "#ae3ec9",
+  "#f08c00",
+  "#0c8599",
+  "#c2255c",
+  "#5c940d",
+  "#495057",
+  "#e8590c",
+  "#3b5bdb",
+  "#862e9c",
+];
 
 export interface Sample {
   at: number;
@@ -9,7 +22,10 @@ export interface Sample {
 
 const SVG = "http://www.w3.org/2000/svg";
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
   return el;
@@ -34,7 +50,13 @@ export function barChart(samples: Sample[], outcomes: string[], label: string): 
       if (n === 0) continue;
       const h = (n / top) * (height - 4);
       y -= h;
-      const bar = svg("rect", { x: (slots - samples.length + i) * barWidth + 1, y, width: Math.max(1, barWidth - 2), height: h, fill: colorOf(outcome, outcomes) });
+      const bar = svg("rect", {
+        x: (slots - samples.length + i) * barWidth + 1,
+        y,
+        width: Math.max(1, barWidth - 2),
+        height: h,
+        fill: colorOf(outcome, outcomes),
+      });
       const title = svg("title", {});
       title.textContent = `${outcome}: ${n}`;
       bar.append(title);

@@ -2,7 +2,11 @@
 
 type Child = Node | string | null | undefined | false;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | ((e: Event) => void)> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | boolean | ((e: Event) => void)> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (typeof value === "function") el.addEventListener(name.replace(/^on/, ""), value);
@@ -33,7 +37,11 @@ export function table(headers: string[], rows: Array<Array<Node | string>>, capt
     {},
     h("caption", { class: "visually-hidden" }, caption),
     h("thead", {}, h("tr", {}, ...headers.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, ...rows.map((cells) => h("tr", {}, ...cells.map((cell, i) => h("td", { "data-label": headers[i] ?? "" }, cell))))),
+    h(
+      "tbody",
+      {},
+      ...rows.map((cells) => h("tr", {}, ...cells.map((cell, i) => h("td", { "data-label": headers[i] ?? "" }, cell)))),
+    ),
   );
 }
 

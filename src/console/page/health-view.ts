@@ -9,7 +9,19 @@ export type Health = z.infer<typeof healthOk>;
 
 type Outcome = keyof Health["resolutions"];
 
-const REFUSALS: Outcome[] = ["unknown-ns", "no-backends", "quarantine", "not-serving", "no-hostname-workers", "binding-quarantine", "takeover-pending", "env-conflict", "nack", "takeover-denied", "inflight"];
+const REFUSALS: Outcome[] = [
+  "unknown-ns",
+  "no-backends",
+  "quarantine",
+  "not-serving",
+  "no-hostname-workers",
+  "binding-quarantine",
+  "takeover-pending",
+  "env-conflict",
+  "nack",
+  "takeover-denied",
+  "inflight",
+];
 const KEEP = 60;
 
 /**
@@ -23,10 +35,24 @@ export class HealthView {
 
   constructor(private readonly host: HTMLElement) {}
 
-  update(state: { health: Answer<Health>; ready: boolean; serving: boolean | null; degraded: string[]; ejected: string[] }): void {
+  update(state: {
+    health: Answer<Health>;
+    ready: boolean;
+    serving: boolean | null;
+    degraded: string[];
+    ejected: string[];
+  }): void {
     const health = state.health.body;
     if (state.health.status === 200 && health) this.sample(health.resolutions);
-    const key = JSON.stringify([state.ready, state.serving, health?.quarantineMs, health?.resolutions, state.degraded, state.ejected, this.samples.length]);
+    const key = JSON.stringify([
+      state.ready,
+      state.serving,
+      health?.quarantineMs,
+      health?.resolutions,
+      state.degraded,
+      state.ejected,
+      this.samples.length,
+    ]);
     render(this.host, key, () => {
       const totals = health?.resolutions ?? {};
       const seen = REFUSALS.filter((o) => (totals[o] ?? 0) > 0);
@@ -36,20 +62,47 @@ export class HealthView {
         h(
           "dl",
           { class: "facts" },
-          fact("Serving", state.serving === null ? "unknown" : state.serving ? "yes" : "no — not the serving fleet", state.serving === false),
+          fact(
+            "Serving",
+            state.serving === null ? "unknown" : state.serving ? "yes" : "no — not the serving fleet",
+            state.serving === false,
+          ),
           fact("Ready (/readyz)", state.ready ? "yes" : "no", !state.ready),
-          fact("Cold start", health && health.quarantineMs > 0 ? `${duration(health.quarantineMs)} left: new placements wait` : "over", Boolean(health && health.quarantineMs > 0)),
+          fact(
+            "Cold start",
+            health && health.quarantineMs > 0 ? `${duration(health.quarantineMs)} left: new placements wait` : "over",
+            Boolean(health && health.quarantineMs > 0),
+          ),
           fact("Forwards placed", String(totals.forward ?? 0), false),
           fact("Connections", String(health?.connections ?? "–"), false),
           fact("Up", health ? duration(health.uptimeMs) : "–", false),
         ),
         h("h3", {}, "Refusals per refresh"),
-        seen.length === 0 ? h("p", { class: "muted" }, "No refusals since this node started.") : barChart(this.samples, seen, "refusals per refresh, by outcome"),
-        seen.length === 0 ? null : h("ul", { class: "legend" }, ...seen.map((o) => h("li", {}, h("span", { class: "swatch", style: `background:${colorOf(o, seen)}` }), `${o}: ${totals[o]}`))),
+        seen.length === 0
+          ? h("p", { class: "muted" }, "No refusals since this node started.")
+          : barChart(this.samples, seen, "refusals per refresh, by outcome"),
+        seen.length === 0
+          ? null
+          : h(
+              "ul",
+              { class: "legend" },
+              ...seen.map((o) =>
+                h(
+                  "li",
+                  {},
+                  h("span", { class: "swatch", style: `background:${colorOf(o, seen)}` }),
+                  `${o}: ${totals[o]}`,
+                ),
+              ),
+            ),
         h("h3", {}, "Degraded workers"),
-        state.degraded.length === 0 ? h("p", { class: "muted" }, "None: every worker's last probe passed.") : h("ul", {}, ...state.degraded.map((w) => h("li", {}, w))),
+        state.degraded.length === 0
+          ? h("p", { class: "muted" }, "None: every worker's last probe passed.")
+          : h("ul", {}, ...state.degraded.map((w) => h("li", {}, w))),
         h("h3", {}, "Ejected workers"),
-        state.ejected.length === 0 ? h("p", { class: "muted" }, "None: no worker is kept from new placements for failing forwards.") : h("ul", {}, ...state.ejected.map((w) => h("li", {}, w))),
+        state.ejected.length === 0
+          ? h("p", { class: "muted" }, "None: no worker is kept from new placements for failing forwards.")
+          : h("ul", {}, ...state.ejected.map((w) => h("li", {}, w))),
       );
     });
   }

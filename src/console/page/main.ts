@@ -1,7 +1,7 @@
-import { basePath, call, credentialStore, explain, type Answer } from "./api.ts";
-import { HealthView, type Health } from "./health-view.ts";
+import { type Answer, basePath, call, credentialStore, explain } from "./api.ts";
+import { type Health, HealthView } from "./health-view.ts";
 import { PlacementsView } from "./placements-view.ts";
-import { WorkersView, type Worker } from "./workers-view.ts";
+import { type Worker, WorkersView } from "./workers-view.ts";
 
 /**
  * The operator console: sign in with an operator credential (kept in this tab's sessionStorage),
@@ -48,7 +48,10 @@ async function refresh(): Promise<void> {
   const [healthAnswer, workersAnswer, ready] = await Promise.all([
     call<Health>("GET", "/registry/health"),
     call<{ workers: Worker[] }>("GET", "/registry/workers"),
-    fetch(`${basePath}/readyz`, { cache: "no-store" }).then((r) => r.ok, () => false),
+    fetch(`${basePath}/readyz`, { cache: "no-store" }).then(
+      (r) => r.ok,
+      () => false,
+    ),
   ]);
   const refused = [healthAnswer, workersAnswer].find((a) => a.status === 401 || a.status === 403);
   if (refused) {
@@ -62,7 +65,9 @@ async function refresh(): Promise<void> {
     ready,
     serving: workersAnswer.status === 200 ? true : workersAnswer.error === "not the serving fleet" ? false : null,
     degraded: list.filter((w) => w.degradedSince !== undefined).map((w) => w.clientId),
-    ejected: list.filter((w) => w.ejectedUntil !== undefined).map((w) => `${w.clientId} until ${new Date(w.ejectedUntil!).toLocaleTimeString()}`),
+    ejected: list
+      .filter((w) => w.ejectedUntil !== undefined)
+      .map((w) => `${w.clientId} until ${new Date(w.ejectedUntil!).toLocaleTimeString()}`),
   });
   if (workersAnswer.status === 200) workers.update(list, Date.now());
   $("status").textContent = statusLine(workersAnswer);
@@ -97,7 +102,8 @@ tabList.addEventListener("click", (e) => {
 tabList.addEventListener("keydown", (e) => {
   // From the focused tab (WAI-ARIA tabs with automatic activation), else the selected one.
   const focused = TABS.findIndex((t) => $(`tab-${t}`) === document.activeElement);
-  const current = focused >= 0 ? focused : TABS.findIndex((t) => $(`tab-${t}`).getAttribute("aria-selected") === "true");
+  const current =
+    focused >= 0 ? focused : TABS.findIndex((t) => $(`tab-${t}`).getAttribute("aria-selected") === "true");
   const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
   if (step === 0) return;
   const next = TABS[(current + step + TABS.length) % TABS.length]!;

@@ -35,7 +35,18 @@ export class PlacementsView {
     private readonly answers: HTMLElement,
   ) {
     const field = (name: keyof typeof this.filters, label: string, placeholder: string) =>
-      h("label", {}, label, " ", h("input", { name, placeholder, autocomplete: "off", oninput: (e: Event) => (this.filters[name] = (e.target as HTMLInputElement).value.trim()) }));
+      h(
+        "label",
+        {},
+        label,
+        " ",
+        h("input", {
+          name,
+          placeholder,
+          autocomplete: "off",
+          oninput: (e: Event) => (this.filters[name] = (e.target as HTMLInputElement).value.trim()),
+        }),
+      );
     const form = h(
       "form",
       {
@@ -84,7 +95,9 @@ export class PlacementsView {
             "div",
             { class: "row-actions" },
             h("button", { type: "button", onclick: () => void this.windDown(g, e.id, 0) }, "Wind down now"),
-            e.expiry ? h("button", { type: "button", onclick: () => void this.windDown(g, e.id, null) }, "Clear fence") : null,
+            e.expiry
+              ? h("button", { type: "button", onclick: () => void this.windDown(g, e.id, null) }, "Clear fence")
+              : null,
           ),
         ]),
       );
@@ -93,13 +106,21 @@ export class PlacementsView {
       return h(
         "div",
         {},
-        rows.length === 0 ? h("p", { class: "muted" }, "No live placement matches.") : table(["Namespace", "Id", "Owner", "Epoch", "Fence", "Tag", "Alarm", ""], rows, "Live placements"),
+        rows.length === 0
+          ? h("p", { class: "muted" }, "No live placement matches.")
+          : table(["Namespace", "Id", "Owner", "Epoch", "Fence", "Tag", "Alarm", ""], rows, "Live placements"),
         h(
           "div",
           { class: "pager" },
           this.cursors.length > 0 ? h("button", { type: "button", onclick: () => this.go(0) }, "First page") : null,
           page.cursor ? h("button", { type: "button", onclick: () => this.go(1, page.cursor) }, "Next page") : null,
-          ns && group ? h("button", { type: "button", class: "danger", onclick: () => void this.windDown(group, undefined, 0) }, `Wind down all of ${ns}`) : null,
+          ns && group
+            ? h(
+                "button",
+                { type: "button", class: "danger", onclick: () => void this.windDown(group, undefined, 0) },
+                `Wind down all of ${ns}`,
+              )
+            : null,
         ),
       );
     });
@@ -113,11 +134,26 @@ export class PlacementsView {
 
   private async windDown(group: Group, id: string | undefined, deadline: 0 | null): Promise<void> {
     const what = id ? `${group.namespace}/${id}` : `every placement of ${group.namespace}`;
-    const body: Record<string, unknown> = { namespace: group.namespace, deadline, ...(id ? { id } : {}), ...(group.env ? { env: group.env } : {}) };
+    const body: Record<string, unknown> = {
+      namespace: group.namespace,
+      deadline,
+      ...(id ? { id } : {}),
+      ...(group.env ? { env: group.env } : {}),
+    };
     await runAction(
       deadline === null
-        ? { title: `Clear the fence of ${what}`, description: "The wind-down deadline is removed; the placement stays where it is.", path: "/registry/wind_down", body }
-        : { title: `Wind down ${what}`, description: "The owner is told to let go now; the next request places it again, at a higher epoch.", path: "/registry/wind_down", body },
+        ? {
+            title: `Clear the fence of ${what}`,
+            description: "The wind-down deadline is removed; the placement stays where it is.",
+            path: "/registry/wind_down",
+            body,
+          }
+        : {
+            title: `Wind down ${what}`,
+            description: "The owner is told to let go now; the next request places it again, at a higher epoch.",
+            path: "/registry/wind_down",
+            body,
+          },
       this.answers,
     );
     await this.load();

@@ -18,14 +18,32 @@ export class WorkersView {
   ) {}
 
   update(workers: Worker[], now: number): void {
-    const key = JSON.stringify([workers.map((w) => [w.sessionId, w.headroom, w.draining, w.degradedSince, w.ejectedUntil, Math.round((w.expiry - now) / 1000)]), [...this.stats]]);
+    const key = JSON.stringify([
+      workers.map((w) => [
+        w.sessionId,
+        w.headroom,
+        w.draining,
+        w.degradedSince,
+        w.ejectedUntil,
+        Math.round((w.expiry - now) / 1000),
+      ]),
+      [...this.stats],
+    ]);
     render(this.host, key, () => {
       if (workers.length === 0) {
         return h(
           "div",
           { class: "empty" },
           h("p", {}, "No worker is registered yet."),
-          h("p", {}, "Start one: ", h("code", {}, "npm start"), " prints the command, e.g. ", h("code", {}, "PINBOARD_URL=http://127.0.0.1:8787 CLIENT_ID=worker-a npx tsx examples/worker.ts"), " after the exports it shows."),
+          h(
+            "p",
+            {},
+            "Start one: ",
+            h("code", {}, "npm start"),
+            " prints the command, e.g. ",
+            h("code", {}, "PINBOARD_URL=http://127.0.0.1:8787 CLIENT_ID=worker-a npx tsx examples/worker.ts"),
+            " after the exports it shows.",
+          ),
         );
       }
       const rows = workers.map((w) => [
@@ -34,33 +52,74 @@ export class WorkersView {
         w.namespaces.join(", "),
         String(w.headroom),
         w.draining ? h("span", { class: "warn" }, "draining") : "no",
-        w.degradedSince ? h("span", { class: "warn" }, `since ${new Date(w.degradedSince).toLocaleTimeString()}`) : "no",
+        w.degradedSince
+          ? h("span", { class: "warn" }, `since ${new Date(w.degradedSince).toLocaleTimeString()}`)
+          : "no",
         w.ejectedUntil ? h("span", { class: "warn" }, `until ${new Date(w.ejectedUntil).toLocaleTimeString()}`) : "no",
         duration(w.expiry - now),
         h(
           "div",
           { class: "row-actions" },
-          h("button", { type: "button", "data-focus": `stats:${w.sessionId}`, onclick: () => void this.loadStats(w) }, "Stats"),
+          h(
+            "button",
+            { type: "button", "data-focus": `stats:${w.sessionId}`, onclick: () => void this.loadStats(w) },
+            "Stats",
+          ),
           w.draining
-            ? h("button", { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "undrain") }, "Undrain")
-            : h("button", { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "drain") }, "Drain"),
-          w.draining ? null : h("button", { type: "button", "data-focus": `timed:${w.sessionId}`, onclick: () => void this.act(w, "timed") }, "Timed drain"),
+            ? h(
+                "button",
+                { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "undrain") },
+                "Undrain",
+              )
+            : h(
+                "button",
+                { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "drain") },
+                "Drain",
+              ),
+          w.draining
+            ? null
+            : h(
+                "button",
+                { type: "button", "data-focus": `timed:${w.sessionId}`, onclick: () => void this.act(w, "timed") },
+                "Timed drain",
+              ),
         ),
       ]);
       const shown = workers.filter((w) => this.stats.has(w.sessionId));
       return h(
         "div",
         {},
-        table(["Client", "Hostname", "Namespaces", "Headroom", "Draining", "Degraded", "Ejected", "Lease left", ""], rows, "Live workers"),
-        ...shown.map((w) => h("details", { open: true }, h("summary", {}, `Stats of ${w.clientId}`), h("pre", {}, this.stats.get(w.sessionId)!))),
+        table(
+          ["Client", "Hostname", "Namespaces", "Headroom", "Draining", "Degraded", "Ejected", "Lease left", ""],
+          rows,
+          "Live workers",
+        ),
+        ...shown.map((w) =>
+          h(
+            "details",
+            { open: true },
+            h("summary", {}, `Stats of ${w.clientId}`),
+            h("pre", {}, this.stats.get(w.sessionId)!),
+          ),
+        ),
       );
     });
   }
 
   private async loadStats(worker: Worker): Promise<void> {
-    const answer = await call<{ workers: Array<{ sessionId: string; stats?: unknown; error?: string }> }>("GET", "/registry/stats");
+    const answer = await call<{ workers: Array<{ sessionId: string; stats?: unknown; error?: string }> }>(
+      "GET",
+      "/registry/stats",
+    );
     const entry = answer.body?.workers?.find((w) => w.sessionId === worker.sessionId);
-    const text = answer.status !== 200 ? explain(answer) : !entry ? "not listed" : entry.error ? `unreachable (its /_pinned/stats did not answer)` : JSON.stringify(entry.stats, null, 2);
+    const text =
+      answer.status !== 200
+        ? explain(answer)
+        : !entry
+          ? "not listed"
+          : entry.error
+            ? `unreachable (its /_pinned/stats did not answer)`
+            : JSON.stringify(entry.stats, null, 2);
     this.stats.set(worker.sessionId, text);
     this.refresh();
   }
@@ -68,10 +127,26 @@ export class WorkersView {
   private async act(worker: Worker, kind: "drain" | "timed" | "undrain"): Promise<void> {
     const action =
       kind === "undrain"
-        ? { title: `Undrain ${worker.clientId}`, description: "New placements may go to this worker again.", path: "/registry/undrain", body: { clientId: worker.clientId } }
+        ? {
+            title: `Undrain ${worker.clientId}`,
+            description: "New placements may go to this worker again.",
+            path: "/registry/undrain",
+            body: { clientId: worker.clientId },
+          }
         : kind === "drain"
-          ? { title: `Drain ${worker.clientId}`, description: "No new placements go to this worker; the instances it holds stay until released.", path: "/registry/drain", body: { clientId: worker.clientId, deadline: null } }
-          : { title: `Timed drain of ${worker.clientId}`, description: "No new placements, and the worker releases what it holds by the deadline.", path: "/registry/drain", body: { clientId: worker.clientId }, askSeconds: "Deadline in seconds" };
+          ? {
+              title: `Drain ${worker.clientId}`,
+              description: "No new placements go to this worker; the instances it holds stay until released.",
+              path: "/registry/drain",
+              body: { clientId: worker.clientId, deadline: null },
+            }
+          : {
+              title: `Timed drain of ${worker.clientId}`,
+              description: "No new placements, and the worker releases what it holds by the deadline.",
+              path: "/registry/drain",
+              body: { clientId: worker.clientId },
+              askSeconds: "Deadline in seconds",
+            };
     await runAction(action, this.answers);
     this.refresh();
   }

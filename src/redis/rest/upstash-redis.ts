@@ -1,7 +1,7 @@
 import { Redis } from "@upstash/redis/cloudflare";
-import { pairs, timeReplyToMs, withScores, type RedisPort, type RedisReply, type ScriptCall } from "../port.ts";
 import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
-import { RestBatcher, REST_MAX_REQUEST_BYTES, type BatchedCommand } from "./upstash-batch.ts";
+import { pairs, type RedisPort, type RedisReply, type ScriptCall, timeReplyToMs, withScores } from "../port.ts";
+import { type BatchedCommand, REST_MAX_REQUEST_BYTES, RestBatcher } from "./upstash-batch.ts";
 
 export interface UpstashRedisOptions {
   url: string;
@@ -42,8 +42,16 @@ export class UpstashRedis implements RedisPort {
     const argv = args.map(String);
     return evalScript(
       script,
-      (sha) => this.send<RedisReply>({ wire: ["evalsha", sha, keys.length, ...keys, ...argv], add: (p) => p.evalsha(sha, keys, argv) }),
-      (source) => this.send<RedisReply>({ wire: ["eval", source, keys.length, ...keys, ...argv], add: (p) => p.eval(source, keys, argv) }),
+      (sha) =>
+        this.send<RedisReply>({
+          wire: ["evalsha", sha, keys.length, ...keys, ...argv],
+          add: (p) => p.evalsha(sha, keys, argv),
+        }),
+      (source) =>
+        this.send<RedisReply>({
+          wire: ["eval", source, keys.length, ...keys, ...argv],
+          add: (p) => p.eval(source, keys, argv),
+        }),
     );
   }
 
@@ -88,7 +96,10 @@ export class UpstashRedis implements RedisPort {
 
   async zmscore(key: string, members: string[]): Promise<(number | null)[]> {
     if (members.length === 0) return [];
-    const scores = await this.send<unknown[] | null>({ wire: ["zmscore", key, ...members], add: (p) => p.zmscore(key, members) });
+    const scores = await this.send<unknown[] | null>({
+      wire: ["zmscore", key, ...members],
+      add: (p) => p.zmscore(key, members),
+    });
     return members.map((_, i) => (scores?.[i] === null || scores?.[i] === undefined ? null : Number(scores[i])));
   }
 

@@ -1,8 +1,8 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisPort } from "../port.ts";
-import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_PAIR } from "./lua-lib.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 
 /**
  * apply-drain: writes (or revokes) a client's operator drain and applies it to the client's
@@ -63,7 +63,11 @@ export interface ApplyDrainResult {
 
 export async function applyDrain(redis: RedisPort, keys: Keys, input: ApplyDrainInput): Promise<ApplyDrainResult> {
   const { clientId, value, ttlMs } = input;
-  const reply = await redis.run(applyDrainScript, sessionScriptKeys(keys, "apply-drain", { clientId }), [clientId, value, ttlMs]);
+  const reply = await redis.run(applyDrainScript, sessionScriptKeys(keys, "apply-drain", { clientId }), [
+    clientId,
+    value,
+    ttlMs,
+  ]);
   const [existed, json] = reply as [number, string];
   return { existed: Number(existed) === 1, json };
 }

@@ -18,7 +18,11 @@ if not marker or tonumber(marker) > tonumber(ARGV[2]) then return 0 end
 return redis.call('HDEL', KEYS[1], ARGV[1])
 `;
 
-export const clearOverwrittenScript = defineScript("clear-overwritten", LUA, "4b446825c8e19c169ce699f234b0c30d0497797b");
+export const clearOverwrittenScript = defineScript(
+  "clear-overwritten",
+  LUA,
+  "4b446825c8e19c169ce699f234b0c30d0497797b",
+);
 
 export interface ClearOverwrittenInput {
   bucket: number;
@@ -32,5 +36,7 @@ export interface ClearOverwrittenInput {
 /** True when the marker was cleared. */
 export async function clearOverwritten(redis: RedisPort, keys: Keys, input: ClearOverwrittenInput): Promise<boolean> {
   const { bucket, env, ns, id, epoch } = input;
-  return Number(await redis.run(clearOverwrittenScript, [keys.overwritten(bucket)], [`${env}\n${ns}\n${id}`, epoch])) === 1;
+  return (
+    Number(await redis.run(clearOverwrittenScript, [keys.overwritten(bucket)], [`${env}\n${ns}\n${id}`, epoch])) === 1
+  );
 }

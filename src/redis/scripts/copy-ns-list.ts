@@ -77,7 +77,13 @@ export async function copyNsList(redis: RedisPort, keys: Keys, input: CopyNsList
   return Number(
     await redis.run(
       copyNsListScript,
-      [keys.workers(bucket), keys.clients(bucket), keys.workerExpiries(bucket), keys.spent(bucket), ...keys.nsListKeys(bucket, hostname, ns)],
+      [
+        keys.workers(bucket),
+        keys.clients(bucket),
+        keys.workerExpiries(bucket),
+        keys.spent(bucket),
+        ...keys.nsListKeys(bucket, hostname, ns),
+      ],
       input.snapshot,
     ),
   );

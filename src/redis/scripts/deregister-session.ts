@@ -1,8 +1,8 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisPort } from "../port.ts";
-import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR } from "./lua-lib.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 
 /**
  * deregister-session: drops a live session's record, its client mapping and its control queue,
@@ -28,7 +28,11 @@ redis.call('DEL', KEYS[3])
 return {'ok', raw, tostring(redis.call('INCR', KEYS[4]))}
 `;
 
-export const deregisterSessionScript = defineScript("deregister-session", LUA, "eeef20a1f9b5a983295c48ab1c04ed23f6b2d364");
+export const deregisterSessionScript = defineScript(
+  "deregister-session",
+  LUA,
+  "eeef20a1f9b5a983295c48ab1c04ed23f6b2d364",
+);
 
 export interface DeregisterSessionInput {
   sessionId: string;
@@ -36,12 +40,19 @@ export interface DeregisterSessionInput {
 
 export type DeregisterSessionResult =
   /** The dropped record's JSON and the generation its bucket tombstones carry. */
-  | { kind: "ok"; json: string; generation: string }
-  | { kind: "unknown" };
+  { kind: "ok"; json: string; generation: string } | { kind: "unknown" };
 
-export async function deregisterSession(redis: RedisPort, keys: Keys, input: DeregisterSessionInput): Promise<DeregisterSessionResult> {
+export async function deregisterSession(
+  redis: RedisPort,
+  keys: Keys,
+  input: DeregisterSessionInput,
+): Promise<DeregisterSessionResult> {
   const { sessionId } = input;
-  const reply = (await redis.run(deregisterSessionScript, sessionScriptKeys(keys, "deregister-session", { sessionId }), [sessionId])) as string[];
+  const reply = (await redis.run(
+    deregisterSessionScript,
+    sessionScriptKeys(keys, "deregister-session", { sessionId }),
+    [sessionId],
+  )) as string[];
   if (reply[0] !== "ok") return { kind: "unknown" };
   return { kind: "ok", json: reply[1]!, generation: reply[2]! };
 }

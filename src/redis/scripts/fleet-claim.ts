@@ -58,7 +58,12 @@ export type FleetClaimResult =
 
 export async function fleetClaim(redis: RedisPort, keys: Keys, input: FleetClaimInput): Promise<FleetClaimResult> {
   const args = [input.nodeId, input.license, input.fleetEpoch, input.leaseTtlMs];
-  const reply = (await redis.run(fleetClaimScript, [keys.license, keys.members], args)) as [number, string?, string?, string?];
+  const reply = (await redis.run(fleetClaimScript, [keys.license, keys.members], args)) as [
+    number,
+    string?,
+    string?,
+    string?,
+  ];
   if (reply[0] === 1) return { kind: "serving" };
   return reply[1] === "member"
     ? { kind: "member", nodeId: String(reply[2]), license: String(reply[3]) }

@@ -26,7 +26,11 @@ export interface GcBucketInput {
 
 export function gcBucketCall(keys: Keys, input: GcBucketInput): ScriptCall {
   const { bucket } = input;
-  return { script: gcBucketScript, keys: [keys.workers(bucket), keys.workerExpiries(bucket)], args: [input.leaseTtlMs] };
+  return {
+    script: gcBucketScript,
+    keys: [keys.workers(bucket), keys.workerExpiries(bucket)],
+    args: [input.leaseTtlMs],
+  };
 }
 
 /** The number of mirrors pruned. */

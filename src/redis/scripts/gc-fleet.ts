@@ -1,8 +1,8 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisPort } from "../port.ts";
-import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET } from "./lua-lib.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 
 /**
  * gc-fleet: the sweeper's fleet-wide GC, the same pruning register does: sessions dead for
@@ -38,5 +38,10 @@ export interface GcFleetInput {
 
 /** The number of sessions left. */
 export async function gcFleet(redis: RedisPort, keys: Keys, input: GcFleetInput): Promise<number> {
-  return Number(await redis.run(gcFleetScript, sessionScriptKeys(keys, "gc-fleet"), [input.leaseTtlMs, input.hostnameAware ? "1" : "0"]));
+  return Number(
+    await redis.run(gcFleetScript, sessionScriptKeys(keys, "gc-fleet"), [
+      input.leaseTtlMs,
+      input.hostnameAware ? "1" : "0",
+    ]),
+  );
 }

@@ -1,8 +1,8 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisPort } from "../port.ts";
-import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_RENEW_LEASE } from "./lua-lib.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 
 /**
  * heartbeat-session: the fleet-wide half of POST /registry/heartbeat, atomic in {global}.
@@ -85,7 +85,11 @@ if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `;
 
-export const heartbeatSessionScript = defineScript("heartbeat-session", LUA, "76c6514a9ce9ad6cd5dfed0cf675ba70a8ea911b");
+export const heartbeatSessionScript = defineScript(
+  "heartbeat-session",
+  LUA,
+  "76c6514a9ce9ad6cd5dfed0cf675ba70a8ea911b",
+);
 
 export interface HeartbeatSessionInput {
   sessionId: string;
@@ -109,18 +113,26 @@ export type HeartbeatSessionResult =
   /** As voided, with the binding that moved: key {hostname}{ns}, its env and epoch. */
   | { kind: "superseded"; json: string; generation: string; key: string; env: string; epoch: string };
 
-export async function heartbeatSession(redis: RedisPort, keys: Keys, input: HeartbeatSessionInput): Promise<HeartbeatSessionResult> {
+export async function heartbeatSession(
+  redis: RedisPort,
+  keys: Keys,
+  input: HeartbeatSessionInput,
+): Promise<HeartbeatSessionResult> {
   const { sessionId, clientId } = input;
-  const reply = (await redis.run(heartbeatSessionScript, sessionScriptKeys(keys, "heartbeat-session", { sessionId, clientId }), [
-    sessionId,
-    clientId,
-    input.headroom,
-    input.draining ? "1" : "0",
-    input.probe,
-    input.leaseTtlMs,
-    input.hostnameAware ? "1" : "0",
-    ...input.acks,
-  ])) as [string, string?, string?, string?, string[]?, string?];
+  const reply = (await redis.run(
+    heartbeatSessionScript,
+    sessionScriptKeys(keys, "heartbeat-session", { sessionId, clientId }),
+    [
+      sessionId,
+      clientId,
+      input.headroom,
+      input.draining ? "1" : "0",
+      input.probe,
+      input.leaseTtlMs,
+      input.hostnameAware ? "1" : "0",
+      ...input.acks,
+    ],
+  )) as [string, string?, string?, string?, string[]?, string?];
 
   const [status, json = "", third = "", fourth = ""] = reply;
   if (status === "unknown") return { kind: "unknown" };

@@ -38,7 +38,11 @@ export interface LookupBindingResult {
   quarantineUntil: string;
 }
 
-export async function lookupBinding(redis: RedisPort, keys: Keys, input: LookupBindingInput): Promise<LookupBindingResult> {
+export async function lookupBinding(
+  redis: RedisPort,
+  keys: Keys,
+  input: LookupBindingInput,
+): Promise<LookupBindingResult> {
   const [env, takeover, quarantineUntil] = (await redis.run(
     lookupBindingScript,
     [keys.hostnameBindings, keys.envBindings, keys.bindingQuarantine],

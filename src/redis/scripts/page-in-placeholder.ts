@@ -25,7 +25,11 @@ redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `;
 
-export const pageInPlaceholderScript = defineScript("page-in-placeholder", LUA, "b9d2c0dfc834b2552e285ce21158b04c4b52a3fe");
+export const pageInPlaceholderScript = defineScript(
+  "page-in-placeholder",
+  LUA,
+  "b9d2c0dfc834b2552e285ce21158b04c4b52a3fe",
+);
 
 export interface PageInPlaceholderInput {
   bucket: number;

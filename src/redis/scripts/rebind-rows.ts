@@ -78,17 +78,33 @@ export function rebindRowsCalls(keys: Keys, input: RebindRowsInput): RebindRowsC
   return calls;
 }
 
-function chunkCall(keys: Keys, input: RebindRowsInput, bucket: number, rows: ReadonlyArray<{ env: string; ns: string; id: string }>): RebindRowsCall {
+function chunkCall(
+  keys: Keys,
+  input: RebindRowsInput,
+  bucket: number,
+  rows: ReadonlyArray<{ env: string; ns: string; id: string }>,
+): RebindRowsCall {
   const callKeys = [keys.clients(bucket)];
   const { placementNs, pairs } = rebindPairs(keys, bucket, rows, callKeys);
-  return { script: rebindRowsScript, keys: callKeys, args: [input.from, input.to, input.guardClientId, ...pairs], placementNs, headLength: 1 };
+  return {
+    script: rebindRowsScript,
+    keys: callKeys,
+    args: [input.from, input.to, input.guardClientId, ...pairs],
+    placementNs,
+    headLength: 1,
+  };
 }
 
 /**
  * The placements hashes `rows` name, appended to `callKeys`, and the pairs (KEYS index, id) of
  * LUA_REBIND_ROWS; linear in the rows.
  */
-export function rebindPairs(keys: Keys, bucket: number, rows: ReadonlyArray<{ env: string; ns: string; id: string }>, callKeys: string[]): { placementNs: string[]; pairs: (string | number)[] } {
+export function rebindPairs(
+  keys: Keys,
+  bucket: number,
+  rows: ReadonlyArray<{ env: string; ns: string; id: string }>,
+  callKeys: string[],
+): { placementNs: string[]; pairs: (string | number)[] } {
   const placementNs: string[] = [];
   const indexOf = new Map<string, number>();
   const pairs: (string | number)[] = [];

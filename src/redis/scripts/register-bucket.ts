@@ -1,8 +1,16 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
-import { LUA_EXPIRY_INDEX, LUA_LIST_ENTRY, LUA_NOW, LUA_PAIR, LUA_PRUNE_MIRRORS, LUA_REBIND_ROWS, LUA_ROW } from "./lua-lib.ts";
+import {
+  LUA_EXPIRY_INDEX,
+  LUA_LIST_ENTRY,
+  LUA_NOW,
+  LUA_PAIR,
+  LUA_PRUNE_MIRRORS,
+  LUA_REBIND_ROWS,
+  LUA_ROW,
+} from "./lua-lib.ts";
 import { LUA_NS_LIST } from "./lua-ns-list.ts";
-import { rebindPairs, type RebindRowsCall } from "./rebind-rows.ts";
+import { type RebindRowsCall, rebindPairs } from "./rebind-rows.ts";
 
 /**
  * register-bucket: the per-bucket half of POST /registry/register, atomic in one {bucket} slot.

@@ -1,8 +1,8 @@
 import { defineScript } from "../../contract/lua-script.ts";
 import type { Keys } from "../keys.ts";
 import type { RedisPort } from "../port.ts";
-import { sessionScriptKeys } from "./session-keys.ts";
 import { LUA_DROP_SESSION, LUA_EXPIRY_INDEX, LUA_NOW, LUA_PAIR, LUA_PRUNE_FLEET, LUA_RENEW_LEASE } from "./lua-lib.ts";
+import { sessionScriptKeys } from "./session-keys.ts";
 
 /**
  * register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
@@ -198,16 +198,31 @@ export type RegisterSessionResult =
   | { kind: "ok"; json: string; drainDeadline: string; prevAllowed: boolean; now: number }
   | { kind: "conflict"; message: string };
 
-export async function registerSession(redis: RedisPort, keys: Keys, input: RegisterSessionInput): Promise<RegisterSessionResult> {
-  const reply = (await redis.run(registerSessionScript, sessionScriptKeys(keys, "register-session", { clientId: input.clientId }), [
-    input.json,
-    input.leaseTtlMs,
-    input.hostnameAware ? "1" : "0",
-    input.prevSessionId,
-    input.ownerMemoryMs,
-    input.ownerMemoryCap,
-  ])) as string[];
+export async function registerSession(
+  redis: RedisPort,
+  keys: Keys,
+  input: RegisterSessionInput,
+): Promise<RegisterSessionResult> {
+  const reply = (await redis.run(
+    registerSessionScript,
+    sessionScriptKeys(keys, "register-session", { clientId: input.clientId }),
+    [
+      input.json,
+      input.leaseTtlMs,
+      input.hostnameAware ? "1" : "0",
+      input.prevSessionId,
+      input.ownerMemoryMs,
+      input.ownerMemoryCap,
+    ],
+  )) as string[];
   if (reply[0] === "conflict") return { kind: "conflict", message: reply[1] ?? "conflict" };
-  const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [string, string, string, string, number, string];
+  const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [
+    string,
+    string,
+    string,
+    string,
+    number,
+    string,
+  ];
   return { kind: "ok", json, drainDeadline: deadline, prevAllowed: prevAllowed === 1, now: Number(now) };
 }

@@ -367,7 +367,9 @@ export function parseResolve(reply: string[]): ResolveResult {
       kind: "refuse",
       outcome: reply[1]!,
       remainingMs: Number(reply[2] ?? 0),
-      ...(reply[4] === "1" ? { fence: { ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) } } : {}),
+      ...(reply[4] === "1"
+        ? { fence: { ownerSessionId: reply[3]!, remainingMs: Number(reply[2]), deadlineAt: Number(reply[5]) } }
+        : {}),
     };
   }
   const [, sessionId, epoch, advertiseUrl, secret, fresh, overwritten, survivingWindDown, ownerHostname] = reply;

@@ -89,9 +89,19 @@ export function spendSyncApplyCall(keys: Keys, input: SpendSyncApplyInput): Scri
   const { bucket } = input;
   return {
     script: spendSyncApplyScript,
-    keys: [keys.workers(bucket), keys.spent(bucket), ...input.lists.flatMap(({ hostname, ns }) => keys.nsListKeys(bucket, hostname, ns))],
+    keys: [
+      keys.workers(bucket),
+      keys.spent(bucket),
+      ...input.lists.flatMap(({ hostname, ns }) => keys.nsListKeys(bucket, hostname, ns)),
+    ],
     // KEYS index of list i's first key: 3 + 3i (Lua is 1-based).
-    args: input.sessions.flatMap((s) => [s.sessionId, s.rev, s.elsewhere, s.lists.length, ...s.lists.map((i) => 3 + 3 * i)]),
+    args: input.sessions.flatMap((s) => [
+      s.sessionId,
+      s.rev,
+      s.elsewhere,
+      s.lists.length,
+      ...s.lists.map((i) => 3 + 3 * i),
+    ]),
   };
 }
 

@@ -64,7 +64,9 @@ export function spendSyncReadCall(keys: Keys, input: SpendSyncReadInput): Script
 export function parseSpendSyncRead(reply: RedisReply): SpendSyncReadRow[] {
   if (!Array.isArray(reply)) return [];
   return reply.map((entry) => {
-    const [spent, hostname, ...namespaces] = Array.isArray(entry) ? entry.map((x) => (x === null ? "" : String(x))) : [];
+    const [spent, hostname, ...namespaces] = Array.isArray(entry)
+      ? entry.map((x) => (x === null ? "" : String(x)))
+      : [];
     return { spent, hostname, namespaces };
   });
 }

@@ -41,5 +41,13 @@ export interface TagRowInput {
 /** True when the row was tagged. */
 export async function tagRow(redis: RedisPort, keys: Keys, input: TagRowInput): Promise<boolean> {
   const { bucket, env, ns } = input;
-  return Number(await redis.run(tagRowScript, [keys.placements(bucket, env, ns)], [input.sessionId, input.id, input.epoch, input.tag])) === 1;
+  return (
+    Number(
+      await redis.run(
+        tagRowScript,
+        [keys.placements(bucket, env, ns)],
+        [input.sessionId, input.id, input.epoch, input.tag],
+      ),
+    ) === 1
+  );
 }

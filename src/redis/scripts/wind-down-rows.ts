@@ -101,7 +101,8 @@ export function windDownRowsReadCall(keys: Keys, input: WindDownRowsInput): Scri
 export function parseWindDownRowsRead(reply: RedisReply): WindDownRow[] {
   const flat = (reply ?? []) as string[];
   const rows: WindDownRow[] = [];
-  for (let i = 0; i + 2 < flat.length; i += 3) rows.push({ id: flat[i]!, sessionId: flat[i + 1]!, hostname: flat[i + 2]! });
+  for (let i = 0; i + 2 < flat.length; i += 3)
+    rows.push({ id: flat[i]!, sessionId: flat[i + 1]!, hostname: flat[i + 2]! });
   return rows;
 }
 

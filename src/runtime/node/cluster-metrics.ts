@@ -54,7 +54,11 @@ export function answerMetricsScrapes(): void {
       };
       // A process that exits meanwhile has nothing left to count.
       const gone = () => settle(undefined);
-      const timer = setTimeout(() => settle(new Error(`process ${worker.process.pid} did not send its metrics within ${COLLECT_TIMEOUT_MS} ms`)), COLLECT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          settle(new Error(`process ${worker.process.pid} did not send its metrics within ${COLLECT_TIMEOUT_MS} ms`)),
+        COLLECT_TIMEOUT_MS,
+      );
       collections.set(id, { worker, settle });
       worker.once("exit", gone);
       send(worker, { type: "pinboard:metrics-collect", id });
@@ -91,7 +95,10 @@ function send(worker: Worker, message: Message): void {
  * from the primary (startNode's `metricsSource` option).
  */
 export function clusterMetricsSource(local: Registry): MetricsSource {
-  const scrapes = new Map<number, { resolve(text: string): void; reject(err: Error): void; timer: ReturnType<typeof setTimeout> }>();
+  const scrapes = new Map<
+    number,
+    { resolve(text: string): void; reject(err: Error): void; timer: ReturnType<typeof setTimeout> }
+  >();
   let nextId = 0;
   const toPrimary = (message: Message) => process.send?.(message);
 

@@ -35,11 +35,16 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
   try {
     existing = (await readFile(path, "utf8")).trim();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`);
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new Error(
+        `cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`,
+      );
   }
   if (existing !== undefined) {
     if (existing.length < 32) {
-      throw new Error(`${DEV_SECRET_FILE} holds no usable key (expected at least 32 characters): delete it and start again for a new key`);
+      throw new Error(
+        `${DEV_SECRET_FILE} holds no usable key (expected at least 32 characters): delete it and start again for a new key`,
+      );
     }
     return { secret: existing, path: DEV_SECRET_FILE, created: false };
   }
@@ -71,7 +76,13 @@ export async function mintDevPassport(dir?: string): Promise<DevPassport & { key
     ...(loaded?.path !== undefined ? { keyFile: { path: loaded.path, created: loaded.created } } : {}),
     ...(loaded?.error !== undefined ? { keyFileError: loaded.error } : {}),
     worker: await mintCredential({ secret, sub: "dev-worker", scopes: ["pinboard:worker"], pinboard, ttlSeconds }),
-    operator: await mintCredential({ secret, sub: "dev-operator", scopes: ["pinboard:operator"], pinboard, ttlSeconds }),
+    operator: await mintCredential({
+      secret,
+      sub: "dev-operator",
+      scopes: ["pinboard:operator"],
+      pinboard,
+      ttlSeconds,
+    }),
   };
 }
 
@@ -81,7 +92,12 @@ export async function mintDevPassport(dir?: string): Promise<DevPassport & { key
  * sees the worker's durability index). With PINBOARD_ADMIN_PORT, workers and operators use
  * `adminUrl` (the registry lives there) and clients `baseUrl`.
  */
-export function describeDevPassport(dev: DevPassport, baseUrl: string, durableRedisUrl?: string, adminUrl: string = baseUrl): string {
+export function describeDevPassport(
+  dev: DevPassport,
+  baseUrl: string,
+  durableRedisUrl?: string,
+  adminUrl: string = baseUrl,
+): string {
   const key =
     dev.keyFile === undefined
       ? ["No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key (for this run only)."]
@@ -125,7 +141,8 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
     ...(passport.issuer !== undefined ? [`--issuer ${shellQuote(passport.issuer)}`] : []),
     ...(passport.audience !== undefined ? [`--audience ${shellQuote(passport.audience)}`] : []),
   ].join(" ");
-  const mint = (args: string) => `$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
+  const mint = (args: string) =>
+    `$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
   return [
     "Passport: HS256 with PINBOARD_PASSPORT_SECRET. Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
     "narrow --namespaces and --hosts for real workers, `npm run -s mint-credential -- --help` lists every flag):",

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createConnection } from "node:net";
 import { freePort } from "./free-port.ts";
 import { reapOnExit } from "./reap-on-exit.ts";
@@ -36,12 +36,18 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
   const child = spawn(
     binary,
     [
-      "--port", String(port),
-      "--bind", "127.0.0.1",
-      "--save", "",
-      "--appendonly", "no",
-      "--protected-mode", "no",
-      "--loglevel", "warning",
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--protected-mode",
+      "no",
+      "--loglevel",
+      "warning",
       ...(options.args ?? []),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },

@@ -22,10 +22,12 @@ export async function fleetSnapshot(deps: AppDeps): Promise<FleetSnapshot> {
       const [env = "", ns = ""] = space.split("\n");
       for (const raw of Object.values(await redis.hgetall(keys.placements(bucket, env, ns)))) {
         const [sessionId = "", epoch = "", expiry = ""] = raw.split("\n");
-        if (epoch !== "" && live.has(sessionId) && (expiry === "" || Number(expiry) > now)) placements[ns] = (placements[ns] ?? 0) + 1;
+        if (epoch !== "" && live.has(sessionId) && (expiry === "" || Number(expiry) > now))
+          placements[ns] = (placements[ns] ?? 0) + 1;
       }
     }
-    for (const state of Object.values(await redis.hgetall(keys.wakes(bucket)))) if (state.split("\n")[2] === "1") parked++;
+    for (const state of Object.values(await redis.hgetall(keys.wakes(bucket))))
+      if (state.split("\n")[2] === "1") parked++;
   }
   return {
     live: records.length,

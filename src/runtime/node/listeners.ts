@@ -78,7 +78,8 @@ export function createListener(listener: RequestListener, limits: Config["listen
  * shorter timeout, between 50 ms and 1 s. Only connections with a request in progress are looked at.
  */
 export function checkingInterval(limits: Config["listeners"]): number {
-  const shortest = limits.requestTimeoutMs > 0 ? Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) : limits.headersTimeoutMs;
+  const shortest =
+    limits.requestTimeoutMs > 0 ? Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) : limits.headersTimeoutMs;
   return Math.max(50, Math.min(1000, Math.floor(shortest / 4)));
 }
 

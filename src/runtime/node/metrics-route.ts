@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { isUnrestricted } from "../../auth/claims.ts";
 import type { AppDeps, AppEnv } from "../../deps.ts";
-import { PinboardError, forbidden } from "../../errors.ts";
+import { forbidden, PinboardError } from "../../errors.ts";
 import type { PrometheusMetrics } from "./metrics.ts";
 
 /** Where GET /metrics takes its text from: a prom-client Registry has this shape. */
@@ -16,7 +16,12 @@ export interface MetricsSource {
  * collection is 500 metrics collection failed. The text is this process's registry, or `source`
  * (with PINBOARD_PROCESSES > 1, the aggregate of every process: src/runtime/node/cluster-metrics.ts).
  */
-export function mountMetricsRoute(app: Hono<AppEnv>, deps: AppDeps, metrics: PrometheusMetrics, source: MetricsSource = metrics.registry): void {
+export function mountMetricsRoute(
+  app: Hono<AppEnv>,
+  deps: AppDeps,
+  metrics: PrometheusMetrics,
+  source: MetricsSource = metrics.registry,
+): void {
   app.get("/metrics", async (c) => {
     const principal = await deps.passport.authenticate(c.req.header("authorization"), "pinboard:operator");
     if (!isUnrestricted(principal.pinboard)) throw forbidden();

@@ -1,7 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { AppDeps } from "../../deps.ts";
 import type { MetricsSink } from "../../metrics-sink.ts";
-import { fleetSnapshot, type FleetSnapshot } from "./fleet-snapshot.ts";
+import { type FleetSnapshot, fleetSnapshot } from "./fleet-snapshot.ts";
 
 /** The fleet overview behind the gauges is read at most every 5 s, whatever the scrape rate. */
 export const SNAPSHOT_TTL_MS = 5000;
@@ -34,8 +34,18 @@ export class PrometheusMetrics implements MetricsSink {
   private deps: AppDeps | undefined;
   private snapshot: { at: number; value: Promise<FleetSnapshot> } | undefined;
 
-  private readonly resolutions = new Counter({ name: "pinboard_resolutions_total", help: "Resolutions by outcome", labelNames: ["outcome"], registers: [this.registry] });
-  private readonly forwards = new Counter({ name: "pinboard_forwards_total", help: "Forwards by status class", labelNames: ["status_class"], registers: [this.registry] });
+  private readonly resolutions = new Counter({
+    name: "pinboard_resolutions_total",
+    help: "Resolutions by outcome",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  private readonly forwards = new Counter({
+    name: "pinboard_forwards_total",
+    help: "Forwards by status class",
+    labelNames: ["status_class"],
+    registers: [this.registry],
+  });
   private readonly forwardSeconds = new Histogram({
     name: "pinboard_forward_duration_seconds",
     help: "Time to the worker's response headers",
@@ -45,7 +55,11 @@ export class PrometheusMetrics implements MetricsSink {
   });
   private readInflight: () => Iterable<[string, number]> = () => [];
   private readWebSockets: () => Iterable<[string, number]> = () => [];
-  private readonly connectionsGauge = new Gauge({ name: "pinboard_connections", help: "Open proxied WebSocket connections on this node", registers: [this.registry] });
+  private readonly connectionsGauge = new Gauge({
+    name: "pinboard_connections",
+    help: "Open proxied WebSocket connections on this node",
+    registers: [this.registry],
+  });
   private readonly scriptSeconds = new Histogram({
     name: "pinboard_redis_script_duration_seconds",
     help: "Latency of Redis Lua scripts as seen by this node",
@@ -53,7 +67,12 @@ export class PrometheusMetrics implements MetricsSink {
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [this.registry],
   });
-  private readonly sweeps = new Counter({ name: "pinboard_sweeper_events_total", help: "Sweeper passes, wakes, alarms fired and entries parked", labelNames: ["kind"], registers: [this.registry] });
+  private readonly sweeps = new Counter({
+    name: "pinboard_sweeper_events_total",
+    help: "Sweeper passes, wakes, alarms fired and entries parked",
+    labelNames: ["kind"],
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "pinboard_" });
@@ -132,7 +151,9 @@ export class PrometheusMetrics implements MetricsSink {
 
   private readonly resolutionOf = boundBy((outcome) => this.resolutions.labels({ outcome }));
   private readonly forwardsOf = boundBy((statusClass) => this.forwards.labels({ status_class: statusClass }));
-  private readonly forwardSecondsOf = boundBy((statusClass) => this.forwardSeconds.labels({ status_class: statusClass }));
+  private readonly forwardSecondsOf = boundBy((statusClass) =>
+    this.forwardSeconds.labels({ status_class: statusClass }),
+  );
   private readonly scriptSecondsOf = boundBy((script) => this.scriptSeconds.labels({ script }));
 
   resolution(outcome: string): void {

@@ -3,8 +3,14 @@ import { availableParallelism } from "node:os";
 import type { Config } from "../../config.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import { answerMetricsScrapes } from "./cluster-metrics.ts";
-import { describeDevPassport, describeMinting, durableRedisForWorkers, mintDevPassport, type DevPassport } from "./dev-credentials.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
+import {
+  type DevPassport,
+  describeDevPassport,
+  describeMinting,
+  durableRedisForWorkers,
+  mintDevPassport,
+} from "./dev-credentials.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "./embedded-redis.ts";
 import { SHUTDOWN_GRACE_MS } from "./serving-process.ts";
 
 /** A process that dies is forked again after this, doubling with each that dies young in a row. */
@@ -29,7 +35,11 @@ export function processCount(setting: number | "auto"): number {
  * Resolves once the processes are forked; throws (nothing forked, nothing left running) when the
  * shared Redis or key cannot be set up.
  */
-export async function runProcessCluster(options: { config: Config; processes: number; devKeyDir: string }): Promise<void> {
+export async function runProcessCluster(options: {
+  config: Config;
+  processes: number;
+  devKeyDir: string;
+}): Promise<void> {
   const { config, processes } = options;
   const log = createLogger(config.logLevel);
   const shared: Record<string, string> = {};
@@ -37,12 +47,16 @@ export async function runProcessCluster(options: { config: Config; processes: nu
   let dev: DevPassport | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
     const minted = await mintDevPassport(options.devKeyDir);
-    if (minted.keyFileError !== undefined) log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
+    if (minted.keyFileError !== undefined)
+      log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
     dev = minted;
     shared.PINBOARD_PASSPORT_SECRET = minted.secret;
   }
   const { redis } = config;
-  const embedded = redis.clusterNodes?.length || redis.url || (redis.restUrl && redis.restToken) ? undefined : await startEmbeddedRedis();
+  const embedded =
+    redis.clusterNodes?.length || redis.url || (redis.restUrl && redis.restToken)
+      ? undefined
+      : await startEmbeddedRedis();
   if (embedded) shared.REDIS_URL = embedded.url;
 
   if (config.metrics) answerMetricsScrapes();
@@ -145,4 +159,3 @@ function printBanner(
   const minting = describeMinting(config.passport);
   if (minting !== undefined) console.log(minting);
 }
-

@@ -1,9 +1,9 @@
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../log.ts";
 import type { RedisPort } from "../../redis/port.ts";
-import { describeRedisAddress, TcpRedis } from "./redis/tcp.ts";
 import { UpstashRedis } from "../../redis/rest/upstash-redis.ts";
-import { startEmbeddedRedis, type EmbeddedRedis } from "./embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "./embedded-redis.ts";
+import { describeRedisAddress, TcpRedis } from "./redis/tcp.ts";
 
 export interface NodeRedis {
   port: RedisPort;
@@ -21,7 +21,14 @@ export interface NodeRedis {
 export async function redisFromConfig(config: Config, log?: Pick<Logger, "warn" | "info">): Promise<NodeRedis> {
   const main = await mainRedis(config, log);
   return config.durable.redisUrl
-    ? { ...main, durable: new TcpRedis({ url: config.durable.redisUrl, commandTimeoutMs: config.redis.timeoutMs, ...(log ? { log } : {}) }) }
+    ? {
+        ...main,
+        durable: new TcpRedis({
+          url: config.durable.redisUrl,
+          commandTimeoutMs: config.redis.timeoutMs,
+          ...(log ? { log } : {}),
+        }),
+      }
     : main;
 }
 
@@ -56,9 +63,16 @@ async function mainRedis(config: Config, log?: Pick<Logger, "warn" | "info">): P
       describe: describeRedisAddress({ clusterNodes: redis.clusterNodes }),
     };
   }
-  if (redis.url) return { port: new TcpRedis({ url: redis.url, commandTimeoutMs: redis.timeoutMs, ...withLog }), describe: describeRedisAddress({ url: redis.url }) };
+  if (redis.url)
+    return {
+      port: new TcpRedis({ url: redis.url, commandTimeoutMs: redis.timeoutMs, ...withLog }),
+      describe: describeRedisAddress({ url: redis.url }),
+    };
   if (redis.restUrl && redis.restToken) {
-    return { port: new UpstashRedis({ url: redis.restUrl, token: redis.restToken }), describe: `Upstash REST ${redis.restUrl}` };
+    return {
+      port: new UpstashRedis({ url: redis.restUrl, token: redis.restToken }),
+      describe: `Upstash REST ${redis.restUrl}`,
+    };
   }
   const embedded = await startEmbeddedRedis();
   return {

@@ -5,7 +5,9 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 
 /** What `npm start` prints when Pinboard cannot start. */
 export function describeStartFailure(err: unknown): string {
-  return err instanceof ConfigError ? err.message : `pinboard failed to start: ${err instanceof Error ? err.message : err}`;
+  return err instanceof ConfigError
+    ? err.message
+    : `pinboard failed to start: ${err instanceof Error ? err.message : err}`;
 }
 
 /**

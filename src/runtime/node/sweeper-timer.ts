@@ -10,7 +10,9 @@ export function startSweeperTimer(deps: AppDeps): { stop(): Promise<void> } {
   let stopped = false;
   const tick = () => {
     running = runSweep(deps)
-      .catch((err: unknown) => deps.log.warn("sweep pass failed", { error: err instanceof Error ? err.message : String(err) }))
+      .catch((err: unknown) =>
+        deps.log.warn("sweep pass failed", { error: err instanceof Error ? err.message : String(err) }),
+      )
       .finally(() => {
         if (!stopped) timer = setTimeout(tick, deps.config.sweepIntervalMs);
       });

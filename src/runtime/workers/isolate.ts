@@ -42,7 +42,11 @@ export function isolateFor(env: Env): Isolate {
   // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
   const adminHostname = config.admin.hostname;
   const built = createPinboard(deps, { peerAddress: cloudflarePeer, separateAdmin: adminHostname !== undefined });
-  isolate = { app: built.app, deps, ...(adminHostname !== undefined && built.admin ? { admin: { hostname: adminHostname, app: built.admin } } : {}) };
+  isolate = {
+    app: built.app,
+    deps,
+    ...(adminHostname !== undefined && built.admin ? { admin: { hostname: adminHostname, app: built.admin } } : {}),
+  };
   isolateEnv = env;
   return isolate;
 }
@@ -60,10 +64,13 @@ export function appFor(current: Isolate, request: Request): Hono<AppEnv> {
 export function configFailure(err: unknown): Response {
   const message = err instanceof ConfigError ? err.message : "internal error";
   console.error(err instanceof Error ? err.message : String(err));
-  return new Response(JSON.stringify({ error: message.startsWith("invalid configuration") ? "misconfigured" : "internal error" }), {
-    status: 500,
-    headers: { "content-type": "application/json" },
-  });
+  return new Response(
+    JSON.stringify({ error: message.startsWith("invalid configuration") ? "misconfigured" : "internal error" }),
+    {
+      status: 500,
+      headers: { "content-type": "application/json" },
+    },
+  );
 }
 
 /**

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MAX_REDIS_ERROR_CHARS, RedisReplyError, RedisUnavailableError, redactRedisText, redactStack } from "../../../src/redis/redis-errors.ts";
+import {
+  MAX_REDIS_ERROR_CHARS,
+  RedisReplyError,
+  RedisUnavailableError,
+  redactRedisText,
+  redactStack,
+} from "../../../src/redis/redis-errors.ts";
 import { itemFailure, requestFailure } from "../../../src/redis/rest/upstash-errors.ts";
 
 /**
@@ -12,7 +18,9 @@ const ECHO = ', command was: [["evalsha","abc",1,"k","{\\"secret\\":\\"s3cr3t-va
 
 describe("redactRedisText", () => {
   it("cuts Upstash's command echo and everything after it", () => {
-    expect(redactRedisText(`WRONGPASS invalid or missing auth token${ECHO}`)).toBe("WRONGPASS invalid or missing auth token");
+    expect(redactRedisText(`WRONGPASS invalid or missing auth token${ECHO}`)).toBe(
+      "WRONGPASS invalid or missing auth token",
+    );
   });
 
   it("caps a long message", () => {
@@ -28,7 +36,12 @@ describe("redactRedisText", () => {
 
 describe("requestFailure: a failed POST /pipeline", () => {
   it("is unavailability, whatever the endpoint said, with the echo cut", () => {
-    for (const said of ["WRONGPASS invalid or missing auth token", "ERR max request size exceeded", "ERR internal", "Unable to parse response body: <html>"]) {
+    for (const said of [
+      "WRONGPASS invalid or missing auth token",
+      "ERR max request size exceeded",
+      "ERR internal",
+      "Unable to parse response body: <html>",
+    ]) {
       const err = requestFailure(new Error(`${said}${ECHO}`));
       expect(err).toBeInstanceOf(RedisUnavailableError);
       expect(err.message).toBe(`redis unavailable: ${said}`);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 import { freePort } from "../../../src/runtime/node/free-port.ts";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
-import { startFleet, type Fleet } from "../../support/fleet.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
+import { type Fleet, startFleet } from "../../support/fleet.ts";
 import { registerBody } from "../../support/registration.ts";
 
 /**
@@ -24,7 +24,11 @@ beforeAll(async () => {
   await fleet.skipColdStart();
   data = fleet.pb.url;
   admin = fleet.pb.adminUrl!;
-  [operator, worker, prober] = await Promise.all([fleet.pb.operatorCredential(), fleet.pb.workerCredential(), startChallengeServer()]);
+  [operator, worker, prober] = await Promise.all([
+    fleet.pb.operatorCredential(),
+    fleet.pb.workerCredential(),
+    startChallengeServer(),
+  ]);
 });
 afterAll(async () => {
   await prober?.close();
@@ -81,7 +85,9 @@ describe("the admin port", () => {
     const reg = await registerOn(admin);
     expect(reg.status).toBe(200);
     expect(Object.keys((await reg.json()) as object).sort()).toEqual(["draining", "expiresInMs", "sessionId"]);
-    const workers = (await (await fetch(`${admin}/registry/workers`, { headers: bearer(operator) })).json()) as { workers: Array<{ namespaces: string[] }> };
+    const workers = (await (await fetch(`${admin}/registry/workers`, { headers: bearer(operator) })).json()) as {
+      workers: Array<{ namespaces: string[] }>;
+    };
     expect(workers.workers.map((w) => w.namespaces).sort()).toEqual([["/echo"], ["/probe"]]);
     const metrics = await fetch(`${admin}/metrics`, { headers: bearer(operator) });
     expect(metrics.status).toBe(200);

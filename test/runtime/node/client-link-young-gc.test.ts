@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { getHeapSpaceStatistics } from "node:v8";
 import { describe, expect, it } from "vitest";
-import { signalLink, type ClientLink } from "../../../src/data-plane/inbound.ts";
+import { type ClientLink, signalLink } from "../../../src/data-plane/inbound.ts";
 import { socketLink } from "../../../src/runtime/node/data-plane/client-link.ts";
 import { collectGarbage } from "../../support/gc-on-demand.ts";
 

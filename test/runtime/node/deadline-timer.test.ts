@@ -41,7 +41,12 @@ describe("DeadlineTimer", () => {
 async function scavengesDuring(work: () => void): Promise<number> {
   const seen: number[] = [];
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) seen.push(entry.startTime);
+    for (const entry of list.getEntries())
+      if (
+        (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ===
+        constants.NODE_PERFORMANCE_GC_MINOR
+      )
+        seen.push(entry.startTime);
   });
   observer.observe({ entryTypes: ["gc"] });
   const from = performance.now();

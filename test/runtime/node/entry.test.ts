@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
-import { startPinboardProcess, type PinboardProcess } from "../../support/pinboard-process.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
+import { type PinboardProcess, startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
 
@@ -21,7 +21,11 @@ afterAll(async () => {
 });
 
 const post = async (url: string, token: string, body: unknown) =>
-  fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("the Node entry as a process", () => {
   it("serves health under the base path and 404 not found outside it", async () => {
@@ -56,7 +60,9 @@ describe("the Node entry as a process", () => {
       socket.on("error", reject);
       socket.on("data", (d: Buffer) => (received += d.toString("latin1")));
       socket.on("close", () => resolve({ head: received.slice(0, received.indexOf("\r\n\r\n")), closed: true }));
-      socket.write(`POST /pb/nowhere/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n${"x".repeat(1024)}`);
+      socket.write(
+        `POST /pb/nowhere/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n${"x".repeat(1024)}`,
+      );
     });
     expect(closed).toBe(true);
     expect(head).toMatch(/^HTTP\/1\.1 404 /);

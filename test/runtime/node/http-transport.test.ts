@@ -1,8 +1,16 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, get as httpGet, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  get as httpGet,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,7 +66,11 @@ interface Front {
  * `x-leave-first: true` (the send starts only once the client's connection has closed).
  * `beforeSend` runs before the send (the stale-socket case holds requests there).
  */
-async function startFront(transport: NodeHttpTransport, workerBase: () => string, beforeSend?: (req: IncomingMessage) => Promise<void>): Promise<Front> {
+async function startFront(
+  transport: NodeHttpTransport,
+  workerBase: () => string,
+  beforeSend?: (req: IncomingMessage) => Promise<void>,
+): Promise<Front> {
   const exchanges = new Map<string, Exchange>();
   const server = createServer((req, res) => void handle(req, res));
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -135,15 +147,26 @@ interface Got {
 function call(
   base: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer | string; chunks?: Array<Buffer | string> } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+    chunks?: Array<Buffer | string>;
+  } = {},
 ): Promise<Got> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method: options.method ?? "GET", headers: options.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("error", reject);
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = request(
+      `${base}${path}`,
+      { method: options.method ?? "GET", headers: options.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", reject);
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     req.on("error", reject);
     if (options.chunks) {
       // No Content-Length: node:http sends the body chunked.
@@ -184,7 +207,12 @@ beforeAll(async () => {
       if (!res.writableFinished) cutShort.push(req.url ?? "");
     });
     req.on("end", () => {
-      seen.push({ method: req.method ?? "", url: req.url ?? "", rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+      seen.push({
+        method: req.method ?? "",
+        url: req.url ?? "",
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      });
       const path = (req.url ?? "/").split("?")[0];
       if (path === "/small" || path === "/prefix/small") {
         res.setHeader("set-cookie", ["a=1", "b=2"]);
@@ -209,7 +237,11 @@ beforeAll(async () => {
         res.addTrailers({ "x-checksum": "abc" });
         res.end("trailers");
       } else if (path === "/gzip") {
-        res.writeHead(200, { "content-encoding": "gzip", "content-length": String(GZIPPED.length), "content-type": "text/plain" });
+        res.writeHead(200, {
+          "content-encoding": "gzip",
+          "content-length": String(GZIPPED.length),
+          "content-type": "text/plain",
+        });
         res.end(GZIPPED);
       } else if (path === "/redirect") {
         res.writeHead(302, { location: "/small" });
@@ -276,7 +308,8 @@ const releasesOf = async (url: string, from: Front = front) => {
   return exchange(url, from).releases;
 };
 /** Header lines with the Date value replaced, so they can be compared exactly. */
-const normalised = (lines: Array<[string, string]>) => lines.map(([name, value]): [string, string] => [name, name.toLowerCase() === "date" ? "<date>" : value]);
+const normalised = (lines: Array<[string, string]>) =>
+  lines.map(([name, value]): [string, string] => [name, name.toLowerCase() === "date" ? "<date>" : value]);
 
 /** The client's header lines of /small (and of HEAD /small): filtered, in order, the date masked. */
 const SMALL_ANSWER_HEAD = [
@@ -303,13 +336,15 @@ describe("NodeHttpTransport: answers", () => {
     });
     expect(got.status).toBe(200);
     expect(got.body).toBe("hello");
-    for (const [name, value] of got.headers) if (name.toLowerCase() === "date") expect(Number.isNaN(Date.parse(value))).toBe(false);
+    for (const [name, value] of got.headers)
+      if (name.toLowerCase() === "date") expect(Number.isNaN(Date.parse(value))).toBe(false);
     expect(normalised(got.headers)).toEqual(SMALL_ANSWER_HEAD);
 
     const request = lastSeen("/small?q=1");
     expect(request.method).toBe("GET");
     const pairs: Array<[string, string]> = [];
-    for (let i = 0; i < request.rawHeaders.length; i += 2) pairs.push([request.rawHeaders[i]!, request.rawHeaders[i + 1]!]);
+    for (let i = 0; i < request.rawHeaders.length; i += 2)
+      pairs.push([request.rawHeaders[i]!, request.rawHeaders[i + 1]!]);
     // The forward's headers, then node:http's own for this hop: the worker's Host, keep-alive.
     expect(pairs).toEqual([
       ["x-test", "yes"],
@@ -365,14 +400,16 @@ describe("NodeHttpTransport: answers", () => {
   });
 
   it("relays a chunked body without its trailers or its Trailer header (hop-by-hop, as on Workers)", async () => {
-    const answer = await new Promise<{ body: string; trailers: Record<string, unknown>; names: string[] }>((resolve, reject) => {
-      httpGet(`${front.base}/trailers`, (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (body += chunk));
-        res.on("end", () => resolve({ body, trailers: { ...res.trailers }, names: Object.keys(res.headers) }));
-      }).on("error", reject);
-    });
+    const answer = await new Promise<{ body: string; trailers: Record<string, unknown>; names: string[] }>(
+      (resolve, reject) => {
+        httpGet(`${front.base}/trailers`, (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (body += chunk));
+          res.on("end", () => resolve({ body, trailers: { ...res.trailers }, names: Object.keys(res.headers) }));
+        }).on("error", reject);
+      },
+    );
     expect(answer.body).toBe("with-trailers");
     expect(answer.trailers).toEqual({});
     expect(answer.names).not.toContain("trailer");
@@ -396,18 +433,28 @@ describe("NodeHttpTransport: answers", () => {
   });
 
   it("pipes a request body through, with Content-Length and chunked, byte for byte", async () => {
-    const posted = await call(front.base, "/echo?length", { method: "POST", body: BIG_BODY, headers: { "content-type": "application/octet-stream" } });
+    const posted = await call(front.base, "/echo?length", {
+      method: "POST",
+      body: BIG_BODY,
+      headers: { "content-type": "application/octet-stream" },
+    });
     expect(posted.status).toBe(200);
     expect(posted.body.equals(BIG_BODY)).toBe(true);
     const withLength = lastSeen("/echo?length");
     expect(withLength.method).toBe("POST");
     expect(withLength.rawHeaders).toEqual([
-      "x-test", "yes",
-      "pinboard-epoch", "42",
-      "content-type", "application/octet-stream",
-      "Content-Length", String(BIG),
-      "Host", workerBase.slice("http://".length),
-      "Connection", "keep-alive",
+      "x-test",
+      "yes",
+      "pinboard-epoch",
+      "42",
+      "content-type",
+      "application/octet-stream",
+      "Content-Length",
+      String(BIG),
+      "Host",
+      workerBase.slice("http://".length),
+      "Connection",
+      "keep-alive",
     ]);
 
     const parts = [randomBytes(1000), randomBytes(70_000), randomBytes(3)];
@@ -417,11 +464,16 @@ describe("NodeHttpTransport: answers", () => {
     const withoutLength = lastSeen("/echo?chunked");
     expect(withoutLength.method).toBe("PUT");
     expect(withoutLength.rawHeaders).toEqual([
-      "x-test", "yes",
-      "pinboard-epoch", "42",
-      "Transfer-Encoding", "chunked",
-      "Host", workerBase.slice("http://".length),
-      "Connection", "keep-alive",
+      "x-test",
+      "yes",
+      "pinboard-epoch",
+      "42",
+      "Transfer-Encoding",
+      "chunked",
+      "Host",
+      workerBase.slice("http://".length),
+      "Connection",
+      "keep-alive",
     ]);
     expect(withoutLength.body.equals(Buffer.concat(parts))).toBe(true);
   });
@@ -431,7 +483,11 @@ describe("NodeHttpTransport: failures and cuts", () => {
   it("reports unreachable, not connected, naming ECONNREFUSED, when nothing listens", async () => {
     const port = await freePort();
     const got = await call(front.base, "/refused?1", { headers: { "x-worker": `http://127.0.0.1:${port}` } });
-    expect(deliveryOf(got)).toEqual({ kind: "unreachable", connected: false, reason: `connect ECONNREFUSED 127.0.0.1:${port}` });
+    expect(deliveryOf(got)).toEqual({
+      kind: "unreachable",
+      connected: false,
+      reason: `connect ECONNREFUSED 127.0.0.1:${port}`,
+    });
     expect(await releasesOf("/refused?1")).toEqual([]);
   });
 
@@ -554,12 +610,17 @@ describe("NodeHttpTransport: failures and cuts", () => {
     expect(relayed.headers["retry-after"]).toBe("1");
     expect(relayed.headers["content-type"]).toBe("text/plain");
     expect(relayed.headers["x-accel-buffering"]).toBe("no");
-    expect(exchange("/refuse?relay").delivery).toEqual({ kind: "refused", relay: { send: expect.any(Function), drop: expect.any(Function) } });
+    expect(exchange("/refuse?relay").delivery).toEqual({
+      kind: "refused",
+      relay: { send: expect.any(Function), drop: expect.any(Function) },
+    });
     expect(await releasesOf("/refuse?relay")).toEqual([{ finished: true, destroyed: false }]);
 
     // A relay the core drops (its release of the row failed): the slot comes back at once and the
     // client gets the core's own answer, nothing of the worker's.
-    const droppedRelay = await call(front.base, "/refuse?relay-dropped", { headers: { "x-relay-refusal": "true", "x-drop-relay": "true" } });
+    const droppedRelay = await call(front.base, "/refuse?relay-dropped", {
+      headers: { "x-relay-refusal": "true", "x-drop-relay": "true" },
+    });
     expect(droppedRelay.status).toBe(502);
     expect(droppedRelay.body.toString()).toBe("relay dropped");
     expect(await releasesOf("/refuse?relay-dropped")).toEqual([{ finished: false, destroyed: false }]);
@@ -567,7 +628,11 @@ describe("NodeHttpTransport: failures and cuts", () => {
 
   it("reports a 101 to a plain request as unreachable, connected", async () => {
     const got = await call(front.base, "/switch?1");
-    expect(deliveryOf(got)).toEqual({ kind: "unreachable", connected: true, reason: "worker answered 101 to a request without an upgrade" });
+    expect(deliveryOf(got)).toEqual({
+      kind: "unreachable",
+      connected: true,
+      reason: "worker answered 101 to a request without an upgrade",
+    });
     expect(await releasesOf("/switch?1")).toEqual([]);
   });
 });
@@ -576,15 +641,63 @@ describe("OriginCache", () => {
   it("parses an advertise URL once, with and without a path prefix, https on its default port, and its Host as node:http would send it", () => {
     const origins = new OriginCache();
     const prefixed = origins.of("http://10.0.0.7:8080/pinned/");
-    expect(prefixed).toEqual({ https: false, host: "10.0.0.7", port: 8080, path: "/pinned", hostHeader: "10.0.0.7:8080" });
+    expect(prefixed).toEqual({
+      https: false,
+      host: "10.0.0.7",
+      port: 8080,
+      path: "/pinned",
+      hostHeader: "10.0.0.7:8080",
+    });
     expect(origins.of("http://10.0.0.7:8080/pinned/")).toBe(prefixed);
-    expect(origins.of("http://worker.internal:9000")).toEqual({ https: false, host: "worker.internal", port: 9000, path: "", hostHeader: "worker.internal:9000" });
-    expect(origins.of("http://worker.internal")).toEqual({ https: false, host: "worker.internal", port: 80, path: "", hostHeader: "worker.internal" });
-    expect(origins.of("https://worker.example.com")).toEqual({ https: true, host: "worker.example.com", port: 443, path: "", hostHeader: "worker.example.com" });
-    expect(origins.of("https://worker.example.com:8443/a/b")).toEqual({ https: true, host: "worker.example.com", port: 8443, path: "/a/b", hostHeader: "worker.example.com:8443" });
-    expect(origins.of("http://[::1]:7000/")).toEqual({ https: false, host: "::1", port: 7000, path: "", hostHeader: "[::1]:7000" });
-    expect(origins.of("https://[::1]:443/")).toEqual({ https: true, host: "::1", port: 443, path: "", hostHeader: "[::1]" });
-    expect(origins.of("http://Worker.Internal:80")).toEqual({ https: false, host: "worker.internal", port: 80, path: "", hostHeader: "worker.internal" });
+    expect(origins.of("http://worker.internal:9000")).toEqual({
+      https: false,
+      host: "worker.internal",
+      port: 9000,
+      path: "",
+      hostHeader: "worker.internal:9000",
+    });
+    expect(origins.of("http://worker.internal")).toEqual({
+      https: false,
+      host: "worker.internal",
+      port: 80,
+      path: "",
+      hostHeader: "worker.internal",
+    });
+    expect(origins.of("https://worker.example.com")).toEqual({
+      https: true,
+      host: "worker.example.com",
+      port: 443,
+      path: "",
+      hostHeader: "worker.example.com",
+    });
+    expect(origins.of("https://worker.example.com:8443/a/b")).toEqual({
+      https: true,
+      host: "worker.example.com",
+      port: 8443,
+      path: "/a/b",
+      hostHeader: "worker.example.com:8443",
+    });
+    expect(origins.of("http://[::1]:7000/")).toEqual({
+      https: false,
+      host: "::1",
+      port: 7000,
+      path: "",
+      hostHeader: "[::1]:7000",
+    });
+    expect(origins.of("https://[::1]:443/")).toEqual({
+      https: true,
+      host: "::1",
+      port: 443,
+      path: "",
+      hostHeader: "[::1]",
+    });
+    expect(origins.of("http://Worker.Internal:80")).toEqual({
+      https: false,
+      host: "worker.internal",
+      port: 80,
+      path: "",
+      hostHeader: "worker.internal",
+    });
   });
 });
 
@@ -645,7 +758,9 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     requests = join(dir, "requests");
     writeFileSync(closes, "");
     writeFileSync(requests, "");
-    child = spawn(process.execPath, ["--input-type=module", "-e", WORKER, closes, requests], { stdio: ["ignore", "pipe", "inherit"] });
+    child = spawn(process.execPath, ["--input-type=module", "-e", WORKER, closes, requests], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const [line] = (await once(child.stdout!, "data")) as [Buffer];
     childBase = `http://127.0.0.1:${line.toString().trim()}`;
     getFront = await startFront(gets, () => childBase, stallGate);
@@ -677,8 +792,16 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     expect(await releasesOf("/a-again", getFront)).toEqual([{ finished: true, destroyed: false }]);
     // RFC 9110 §9.2.2: a non-idempotent request is never sent twice on Pinboard's own initiative.
     const delivery = deliveryOf(postAgain);
-    expect(delivery).toEqual({ kind: "unreachable", connected: true, reason: "socket hang up (ECONNRESET) on a pooled connection" });
+    expect(delivery).toEqual({
+      kind: "unreachable",
+      connected: true,
+      reason: "socket hang up (ECONNRESET) on a pooled connection",
+    });
     expect(await releasesOf("/b-again", postFront)).toEqual([]);
-    expect(readFileSync(requests, "utf8").split("\n").filter(Boolean)).toEqual(["GET /a 1", "POST /b 2", "GET /a-again 3"]);
+    expect(readFileSync(requests, "utf8").split("\n").filter(Boolean)).toEqual([
+      "GET /a 1",
+      "POST /b 2",
+      "GET /a-again 3",
+    ]);
   });
 });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../../src/runtime/node/free-port.ts";
 import { Echo } from "../../support/echo-instance.ts";
-import { startFleet, type Fleet } from "../../support/fleet.ts";
-import { startPinboardProcess, type PinboardProcess } from "../../support/pinboard-process.ts";
+import { type Fleet, startFleet } from "../../support/fleet.ts";
+import { type PinboardProcess, startPinboardProcess } from "../../support/pinboard-process.ts";
 import { closedUnanswered, converse, dribble, parseAnswer } from "../../support/slow-client.ts";
 import { openSocket } from "../../support/ws-client.ts";
 import { WsProbe } from "../../support/ws-instances.ts";
@@ -43,7 +43,10 @@ afterAll(() => fleet?.close());
 describe("the headers timeout", () => {
   it("answers 408 and closes a connection whose headers never end, on the data port and the admin port", async () => {
     const start = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-    const [data, admin] = await Promise.all([dribble(ports.data, start, "X-Slow: 1\r\n", 200), dribble(ports.admin, start, "X-Slow: 1\r\n", 200)]);
+    const [data, admin] = await Promise.all([
+      dribble(ports.data, start, "X-Slow: 1\r\n", 200),
+      dribble(ports.admin, start, "X-Slow: 1\r\n", 200),
+    ]);
     // The data port answers parser refusals as the data plane does (src/runtime/node/data-plane/client-error.ts).
     expect(parseAnswer(data.received)).toEqual({ status: 408, body: '{"error":"request timeout"}' });
     expect(admin.received).toBe(NODE_408);
@@ -104,7 +107,10 @@ describe("the connection cap", () => {
 
   beforeAll(async () => {
     const admin = await freePort();
-    pb = await startPinboardProcess({ redis: fleet.t, env: { PINBOARD_PREFIX: "capped:", PINBOARD_ADMIN_PORT: String(admin), PINBOARD_MAX_CONNECTIONS: "2" } });
+    pb = await startPinboardProcess({
+      redis: fleet.t,
+      env: { PINBOARD_PREFIX: "capped:", PINBOARD_ADMIN_PORT: String(admin), PINBOARD_MAX_CONNECTIONS: "2" },
+    });
     capped = { data: pb.port, admin };
   });
   afterAll(() => pb?.stop());
@@ -113,14 +119,20 @@ describe("the connection cap", () => {
     it(`closes connections past PINBOARD_MAX_CONNECTIONS on the ${which} port, and accepts again once one goes`, async () => {
       const port = capped[which];
       const held = [await converse(port), await converse(port)];
-      for (const client of held) expect(parseAnswer(await client.send(HEALTHZ))).toEqual({ status: 200, body: '{"ok":true}' });
+      for (const client of held)
+        expect(parseAnswer(await client.send(HEALTHZ))).toEqual({ status: 200, body: '{"ok":true}' });
       expect(await closedUnanswered(port)).toBe(true);
       // The connections within the cap keep working.
       expect(parseAnswer(await held[0]!.send(HEALTHZ))).toEqual({ status: 200, body: '{"ok":true}' });
 
       held[1]!.socket.destroy();
       let next = await converse(port);
-      for (let tries = 0; tries < 40 && (await Promise.race([next.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))])); tries++) {
+      for (
+        let tries = 0;
+        tries < 40 &&
+        (await Promise.race([next.closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]));
+        tries++
+      ) {
         next = await converse(port); // the server had not yet counted the closed one out
       }
       expect(parseAnswer(await next.send(HEALTHZ))).toEqual({ status: 200, body: '{"ok":true}' });

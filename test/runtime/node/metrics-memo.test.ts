@@ -1,9 +1,9 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPinboardProcess, type PinboardProcess } from "../../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
-import { startScriptedWorker, viaUrl, type ScriptedWorker } from "../../support/scripted-worker.ts";
 import { until } from "../../support/local-worker.ts";
+import { type PinboardProcess, startPinboardProcess } from "../../support/pinboard-process.ts";
+import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import { type ScriptedWorker, startScriptedWorker, viaUrl } from "../../support/scripted-worker.ts";
 
 /**
  * GET /metrics: "The fleet overview behind the collectors is memoized for 5 s." A worker that

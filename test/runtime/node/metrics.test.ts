@@ -1,6 +1,6 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet, type Fleet } from "../../support/fleet.ts";
+import { type Fleet, startFleet } from "../../support/fleet.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis } from "../../support/redis.ts";
 
@@ -15,7 +15,11 @@ const root = () => fleet.pb.url.replace(/\/pb$/, "");
 const scrape = async (token?: string) =>
   fetch(`${root()}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
-type Family = { name: string; type: string; metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }> };
+type Family = {
+  name: string;
+  type: string;
+  metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }>;
+};
 
 describe("GET /metrics (Node entry)", () => {
   it("serves Prometheus text that a real parser accepts, outside the base path", async () => {
@@ -27,7 +31,9 @@ describe("GET /metrics (Node entry)", () => {
     const families = parsePrometheusTextFormat(await res.text()) as Family[];
     const byName = new Map(families.map((f) => [f.name, f]));
     const value = (name: string, labels: Record<string, string>) =>
-      Number(byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value);
+      Number(
+        byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value,
+      );
 
     expect(value("pinboard_resolutions_total", { outcome: "forward" })).toBe(5);
     expect(value("pinboard_resolutions_total", { outcome: "unknown-ns" })).toBe(1);
@@ -64,7 +70,9 @@ describe("GET /metrics (Node entry)", () => {
     const pb = await startPinboardProcess({ redis: t });
     try {
       await t.stopServer();
-      const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+      const res = await fetch(`${pb.url}/metrics`, {
+        headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
+      });
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({ error: "metrics collection failed" });
     } finally {
@@ -74,9 +82,14 @@ describe("GET /metrics (Node entry)", () => {
   });
 
   it("is 404 unknown namespace without a metrics registry", async () => {
-    const pb = await startPinboardProcess({ redis: fleet.t, env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" } });
+    const pb = await startPinboardProcess({
+      redis: fleet.t,
+      env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" },
+    });
     try {
-      const res = await fetch(`${pb.url}/metrics`, { headers: { authorization: `Bearer ${await pb.operatorCredential()}` } });
+      const res = await fetch(`${pb.url}/metrics`, {
+        headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
+      });
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual({ error: "unknown namespace" });
     } finally {

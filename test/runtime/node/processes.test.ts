@@ -2,13 +2,13 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
-import { startPinboardProcess, type PinboardProcess } from "../../support/pinboard-process.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
+import { until } from "../../support/local-worker.ts";
+import { type PinboardProcess, startPinboardProcess } from "../../support/pinboard-process.ts";
 import { acceptedConnections, childPids, openAnsweredConnections, processExists } from "../../support/process-tree.ts";
 import { rawRequest } from "../../support/raw-http.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { registerBody } from "../../support/registration.ts";
-import { until } from "../../support/local-worker.ts";
 
 /**
  * PINBOARD_PROCESSES=2: the real Node entry as a primary with two node:cluster processes on one
@@ -112,9 +112,11 @@ describe("PINBOARD_PROCESSES=2 (node:cluster)", () => {
   it("forks a new process when one dies, and the port keeps answering meanwhile", async () => {
     const [victim, survivor] = servingProcesses();
     process.kill(victim!, "SIGKILL");
-    await until(() => pb.output().includes('"msg":"a pinboard process exited; starting another"'), 10_000).catch((err: Error) => {
-      throw new Error(`${err.message}; output:\n${pb.output()}`);
-    });
+    await until(() => pb.output().includes('"msg":"a pinboard process exited; starting another"'), 10_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; output:\n${pb.output()}`);
+      },
+    );
     expect(pb.output()).toContain(`"pid":${victim},"code":null,"signal":"SIGKILL"`);
 
     for (let i = 0; i < 10; i++) {
@@ -150,6 +152,8 @@ describe("PINBOARD_PROCESSES=2 (node:cluster)", () => {
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     expect(code).toBe(1);
-    expect(output).toBe('invalid configuration:\n  PINBOARD_PROCESSES: expected an integer from 1 to 1024 or auto, got "abc"\n');
+    expect(output).toBe(
+      'invalid configuration:\n  PINBOARD_PROCESSES: expected an integer from 1 to 1024 or auto, got "abc"\n',
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { firstRawHeader, joinedRawHeader } from "../../../src/runtime/node/data-plane/raw-header.ts";
 
@@ -37,7 +37,9 @@ describe("raw header reads agree with node:http's headers object", () => {
   it("first Host as headers.host keeps it, every refusal value joined as headers[name] joins it", async () => {
     for (const lines of CASES) {
       await new Promise<void>((resolve, reject) => {
-        const socket = connect(port, "127.0.0.1", () => socket.write(`GET / HTTP/1.1\r\n${lines.map((l) => `${l}\r\n`).join("")}Connection: close\r\n\r\n`));
+        const socket = connect(port, "127.0.0.1", () =>
+          socket.write(`GET / HTTP/1.1\r\n${lines.map((l) => `${l}\r\n`).join("")}Connection: close\r\n\r\n`),
+        );
         socket.on("error", reject);
         socket.on("data", () => {});
         socket.on("close", () => resolve());
@@ -46,7 +48,9 @@ describe("raw header reads agree with node:http's headers object", () => {
     expect(seen).toHaveLength(REACHING);
     for (const req of seen) {
       expect(firstRawHeader(req.rawHeaders, "host")).toBe(req.headers.host);
-      expect(joinedRawHeader(req.rawHeaders, "x-pinboard-refusal")).toBe(String(req.headers["x-pinboard-refusal"] ?? ""));
+      expect(joinedRawHeader(req.rawHeaders, "x-pinboard-refusal")).toBe(
+        String(req.headers["x-pinboard-refusal"] ?? ""),
+      );
     }
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet, type Fleet } from "../../support/fleet.ts";
+import { type Fleet, startFleet } from "../../support/fleet.ts";
 import { WsProbe } from "../../support/ws-instances.ts";
 
 /**
@@ -40,7 +40,8 @@ function rawWebSocket(baseUrl: string, path: string): Promise<{ socket: Socket; 
     let handshaken = false;
     const frames: Frame[] = [];
     const waiters: Array<(f: Frame) => void> = [];
-    const nextFrame = () => (frames.length ? Promise.resolve(frames.shift()!) : new Promise<Frame>((r) => waiters.push(r)));
+    const nextFrame = () =>
+      frames.length ? Promise.resolve(frames.shift()!) : new Promise<Frame>((r) => waiters.push(r));
     socket.on("error", reject);
     socket.on("connect", () => {
       const key = randomBytes(16).toString("base64");
@@ -95,7 +96,10 @@ describe("GET /readyz while the node drains", () => {
     const ws = await rawWebSocket(pb.url, "/wsd/held");
     const hello = await ws.nextFrame();
     expect(hello.opcode).toBe(0x1);
-    expect(JSON.parse(hello.payload.toString("utf8"))).toMatchObject({ hello: true, aud: fleet.workers[0]!.worker.sessionId });
+    expect(JSON.parse(hello.payload.toString("utf8"))).toMatchObject({
+      hello: true,
+      aud: fleet.workers[0]!.worker.sessionId,
+    });
 
     const exited = new Promise<number | null>((resolve) => pb.process.once("exit", (code) => resolve(code)));
     pb.process.kill("SIGTERM");

@@ -31,7 +31,10 @@ const alive = (pid: number): boolean => {
 
 describe("reapOnExit", () => {
   it("kills every child when the parent exits, with one 'exit' listener for all of them", async () => {
-    const parent = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", PARENT, "--", "12"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const parent = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", PARENT, "--", "12"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     parent.stdout.on("data", (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => parent.once("exit", resolve));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { rawRequest } from "../../support/raw-http.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
@@ -36,10 +36,18 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const on = (host: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) =>
+const on = (
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+) =>
   rawRequest(`${wk.url}${path}`, {
     method: options.method ?? "GET",
-    headers: { host, ...options.headers, ...(options.body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      host,
+      ...options.headers,
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+    },
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
   });
 
@@ -49,15 +57,23 @@ describe("the Workers entry with PINBOARD_ADMIN_HOSTNAME", () => {
     expect(page.status).toBe(200);
     expect(page.body).toBe(CONSOLE_HTML);
     expect((await on(ADMIN, "/openapi.json")).status).toBe(200);
-    const reg = await on(ADMIN, "/registry/register", { method: "POST", headers: { authorization: `Bearer ${token}` }, body: registerBody(worker) });
+    const reg = await on(ADMIN, "/registry/register", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: registerBody(worker),
+    });
     expect(reg.status).toBe(200);
-    expect(await on(ADMIN, "/threads/t1")).toEqual(expect.objectContaining({ status: 404, body: '{"error":"not found"}' }));
+    expect(await on(ADMIN, "/threads/t1")).toEqual(
+      expect.objectContaining({ status: 404, body: '{"error":"not found"}' }),
+    );
   });
 
   it("answers them as unknown namespaces on any other hostname, which keeps health and the data plane", async () => {
     const probes = worker.seen.length;
     for (const path of ["/console", "/openapi.json", "/registry/health"]) {
-      expect(await on(DATA, path)).toEqual(expect.objectContaining({ status: 404, body: '{"error":"unknown namespace"}' }));
+      expect(await on(DATA, path)).toEqual(
+        expect.objectContaining({ status: 404, body: '{"error":"unknown namespace"}' }),
+      );
     }
     // Without a body: workerd's local server drops a connection answered before its body is read
     // (any early answer to a POST, with or without this setting), which is not what this checks.

@@ -34,7 +34,9 @@ afterAll(async () => {
 
 describe("the data plane inside workerd", () => {
   it("places, attests and forwards through @upstash/redis and the REST bridge", async () => {
-    const res = await fetch(`${entry.url}/echo/w-1/path?q=1`, { headers: { "pinboard-epoch": "1", "x-custom": "kept" } });
+    const res = await fetch(`${entry.url}/echo/w-1/path?q=1`, {
+      headers: { "pinboard-epoch": "1", "x-custom": "kept" },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-accel-buffering")).toBe("no");
     const body = (await res.json()) as { path: string; query: string; epoch: string; headers: Record<string, string> };

@@ -1,17 +1,17 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintCredential } from "../../../src/auth/mint.ts";
+import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 import { Keys } from "../../../src/redis/keys.ts";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
 import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
-import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 
 /**
  * The Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, on real HTTP,
@@ -55,7 +55,8 @@ const post = (url: string, auth: string | undefined, body: unknown, headers: Rec
 async function register(base: string, body = registerBody(worker)): Promise<string> {
   const res = await post(`${base}/registry/register`, token, body);
   const json = (await res.json()) as { sessionId?: string };
-  if (res.status !== 200 || !json.sessionId) throw new Error(`register answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 200 || !json.sessionId)
+    throw new Error(`register answered ${res.status}: ${JSON.stringify(json)}`);
   return json.sessionId;
 }
 
@@ -67,7 +68,10 @@ describe("the Workers entry in workerd", () => {
     const ready = await fetch(`${wk.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.text()).toBe("");
-    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toMatchObject({ shards: 16, hostnameAware: false });
+    expect(JSON.parse((await t.redis.get("pinboard:{global}:license"))!)).toMatchObject({
+      shards: 16,
+      hostnameAware: false,
+    });
   });
 
   it("serves the operator console and /openapi.json without a credential", async () => {
@@ -95,7 +99,12 @@ describe("the Workers entry in workerd", () => {
     expect(probe.url).toBe(`/_pinned/challenge?challenge=${body.challenge}`);
     expect(probe.headers["pinboard-proxy-secret"]).toBe(worker.secret);
     const stored = JSON.parse((await t.redis.hget(SESSIONS, sessionId))!);
-    expect(stored).toMatchObject({ clientId: body.clientId, advertiseUrl: worker.url, namespaces: ["/threads"], headroom: 100 });
+    expect(stored).toMatchObject({
+      clientId: body.clientId,
+      advertiseUrl: worker.url,
+      namespaces: ["/threads"],
+      headroom: 100,
+    });
 
     const hb = await post(`${wk.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId, { headroom: 7 }));
     expect(hb.status).toBe(200);
@@ -107,17 +116,33 @@ describe("the Workers entry in workerd", () => {
     const rowKey = keys.placements(await keys.bucketOf("doc-1"), "*", "/threads");
     await t.redis.client.hset(rowKey, "doc-1", `${sessionId}\n7\n\n\n`);
 
-    const tagged = await post(`${wk.url}/registry/tag`, token, { sessionId, namespace: "/threads", id: "doc-1", epoch: "7", tag: "ws:1" });
+    const tagged = await post(`${wk.url}/registry/tag`, token, {
+      sessionId,
+      namespace: "/threads",
+      id: "doc-1",
+      epoch: "7",
+      tag: "ws:1",
+    });
     expect(tagged.status).toBe(200);
     expect(await tagged.json()).toEqual({ tagged: true });
     expect(await t.redis.hget(rowKey, "doc-1")).toBe(`${sessionId}\n7\n\n\nws:1`);
-    const staleTag = await post(`${wk.url}/registry/tag`, token, { sessionId, namespace: "/threads", id: "doc-1", epoch: "6", tag: "ws:2" });
+    const staleTag = await post(`${wk.url}/registry/tag`, token, {
+      sessionId,
+      namespace: "/threads",
+      id: "doc-1",
+      epoch: "6",
+      tag: "ws:2",
+    });
     expect(await staleTag.json()).toEqual({ tagged: false });
 
-    const staleRelease = await post(`${wk.url}/registry/release`, token, [{ sessionId, namespace: "/threads", id: "doc-1", epoch: "6" }]);
+    const staleRelease = await post(`${wk.url}/registry/release`, token, [
+      { sessionId, namespace: "/threads", id: "doc-1", epoch: "6" },
+    ]);
     expect(staleRelease.status).toBe(200);
     expect(await staleRelease.json()).toEqual({ released: 0 });
-    const released = await post(`${wk.url}/registry/release`, token, [{ sessionId, namespace: "/threads", id: "doc-1", epoch: "7" }]);
+    const released = await post(`${wk.url}/registry/release`, token, [
+      { sessionId, namespace: "/threads", id: "doc-1", epoch: "7" },
+    ]);
     expect(await released.json()).toEqual({ released: 1 });
     expect(await t.redis.hget(rowKey, "doc-1")).toBeNull();
 
@@ -196,7 +221,8 @@ describe("the Workers entry in workerd", () => {
       let sent = 0;
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
-          if (sent++ < 17) controller.enqueue(chunk); // 1 MiB + 64 KiB
+          if (sent++ < 17)
+            controller.enqueue(chunk); // 1 MiB + 64 KiB
           else controller.close();
         },
       });
@@ -259,7 +285,11 @@ describe("the Workers entry in workerd", () => {
       expect(await hb1.json()).toEqual({ expiresInMs: 15000, draining: false });
 
       const viaWorkers = await register(wk.url);
-      const hb2 = await post(`${node.url}/registry/heartbeat`, token, heartbeatBody(worker, viaWorkers, { headroom: 4 }));
+      const hb2 = await post(
+        `${node.url}/registry/heartbeat`,
+        token,
+        heartbeatBody(worker, viaWorkers, { headroom: 4 }),
+      );
       expect(hb2.status).toBe(200);
       expect(await hb2.json()).toEqual({ expiresInMs: 15000, draining: false });
 
@@ -277,11 +307,15 @@ describe("the Workers entry in workerd", () => {
 
 describe("wrangler deploy --dry-run", () => {
   it("bundles src/worker.ts cleanly", async () => {
-    const child = spawn(process.execPath, [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "deploy", "--dry-run", "--outdir", ".tmp/dry"], {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "deploy", "--dry-run", "--outdir", ".tmp/dry"],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));

@@ -8,17 +8,27 @@ import worker from "../../../src/worker.ts";
 describe("the Workers entry without its Redis variables", () => {
   it("answers misconfigured and logs: run `npm run dev`, or set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN", async () => {
     const logged: string[] = [];
-    const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+    const spy = vi
+      .spyOn(console, "error")
+      .mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
     try {
       const ctx = { waitUntil() {}, passThroughOnException() {} } as never;
-      const res = await worker.fetch(new Request("http://pinboard.test/healthz"), { PINBOARD_PASSPORT_SECRET: "x".repeat(32) }, ctx);
+      const res = await worker.fetch(
+        new Request("http://pinboard.test/healthz"),
+        { PINBOARD_PASSPORT_SECRET: "x".repeat(32) },
+        ctx,
+      );
       expect(res.status).toBe(500);
       expect(await res.text()).toBe('{"error":"misconfigured"}');
       expect(logged.join("\n")).toContain("run `npm run dev`");
       expect(logged.join("\n")).toContain("set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN");
 
       logged.length = 0;
-      const noKey = await worker.fetch(new Request("http://pinboard.test/healthz"), { UPSTASH_REDIS_REST_URL: "http://127.0.0.1:1", UPSTASH_REDIS_REST_TOKEN: "t" }, ctx);
+      const noKey = await worker.fetch(
+        new Request("http://pinboard.test/healthz"),
+        { UPSTASH_REDIS_REST_URL: "http://127.0.0.1:1", UPSTASH_REDIS_REST_TOKEN: "t" },
+        ctx,
+      );
       expect(await noKey.text()).toBe('{"error":"misconfigured"}');
       expect(logged.join("\n")).toMatch(/PINBOARD_PASSPORT_SECRET: .*npm run dev/);
     } finally {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OVERVIEW_BUDGET } from "../../../src/operator/overview-walk.ts";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { registerBody } from "../../support/registration.ts";
@@ -27,7 +27,11 @@ let sessionId: string;
 beforeAll(async () => {
   t = await startTestRedis();
   // A lease longer than the file, so the worker stays live without heartbeats.
-  [wk, worker, op] = await Promise.all([startWorkersEntry({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "600000" } }), startChallengeServer(), credential("pinboard:operator")]);
+  [wk, worker, op] = await Promise.all([
+    startWorkersEntry({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "600000" } }),
+    startChallengeServer(),
+    credential("pinboard:operator"),
+  ]);
   const token = await credential("pinboard:worker");
   const res = await fetch(`${wk.url}/registry/register`, {
     method: "POST",
@@ -36,7 +40,10 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(200);
   sessionId = ((await res.json()) as { sessionId: string }).sessionId;
-  const rows = Array.from({ length: ROWS }, (_, i) => ({ id: `row-${String(i).padStart(6, "0")}`, row: { sessionId, epoch: "1", tag: i === ROWS - 7 ? "needle" : "" } }));
+  const rows = Array.from({ length: ROWS }, (_, i) => ({
+    id: `row-${String(i).padStart(6, "0")}`,
+    row: { sessionId, epoch: "1", tag: i === ROWS - 7 ? "needle" : "" },
+  }));
   await putRows(t, "/budget", rows);
 });
 afterAll(async () => {
@@ -57,7 +64,9 @@ async function walk(query: string): Promise<Array<{ answer: Answer; subrequests:
   do {
     const before = wk.bridge.requests();
     const sep = query ? "&" : "";
-    const res = await fetch(`${wk.url}/registry/overview?${query}${cursor ? `${sep}cursor=${cursor}` : ""}`, { headers: { authorization: `Bearer ${op}` } });
+    const res = await fetch(`${wk.url}/registry/overview?${query}${cursor ? `${sep}cursor=${cursor}` : ""}`, {
+      headers: { authorization: `Bearer ${op}` },
+    });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as Answer;
     pages.push({ answer, subrequests: wk.bridge.requests() - before });
@@ -67,7 +76,8 @@ async function walk(query: string): Promise<Array<{ answer: Answer; subrequests:
   return pages;
 }
 
-const entriesOf = (pages: Array<{ answer: Answer }>) => pages.flatMap((p) => p.answer.namespaces.flatMap((n) => n.entries));
+const entriesOf = (pages: Array<{ answer: Answer }>) =>
+  pages.flatMap((p) => p.answer.namespaces.flatMap((n) => n.entries));
 
 describe("GET /registry/overview over 60,000 placements", () => {
   it("with a tag that matches one row: every request within its budget, a cursor to go on, the row found once", async () => {

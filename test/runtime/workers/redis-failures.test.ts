@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_ENV } from "../../../src/redis/keys.ts";
-import { startChallengeServer, type ChallengeServer } from "../../support/challenge-server.ts";
+import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
@@ -30,7 +30,11 @@ beforeAll(async () => {
   [wk, small, worker, token] = await Promise.all([
     startWorkersEntry({ redis: t, env: { PINBOARD_VERIFY_TIMEOUT_MS: "1000", PINBOARD_LOG_LEVEL: "warn" } }),
     // A bridge whose limit one register mirror (256 long namespaces) exceeds, on a fleet of its own.
-    startWorkersEntry({ redis: t, env: { PINBOARD_PREFIX: "small:", PINBOARD_LOG_LEVEL: "warn" }, bridgeMaxBodyBytes: 64 * 1024 }),
+    startWorkersEntry({
+      redis: t,
+      env: { PINBOARD_PREFIX: "small:", PINBOARD_LOG_LEVEL: "warn" },
+      bridgeMaxBodyBytes: 64 * 1024,
+    }),
     startChallengeServer(SECRET),
     credential("pinboard:worker", {}, { account: ACCOUNT }),
   ]);
@@ -40,7 +44,11 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function post(entry: WorkersEntry, path: string, body: unknown): Promise<{ status: number; retryAfter: string | null; json: any }> {
+async function post(
+  entry: WorkersEntry,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; retryAfter: string | null; json: any }> {
   const res = await fetch(`${entry.url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -59,7 +67,10 @@ async function logsDuring(entry: WorkersEntry, expected: string, work: () => Pro
     await new Promise((r) => setTimeout(r, 20));
     lines = entry.logs().slice(before);
   }
-  expect(lines.some((l) => l.includes(expected)), `a log line mentioning ${expected}`).toBe(true);
+  expect(
+    lines.some((l) => l.includes(expected)),
+    `a log line mentioning ${expected}`,
+  ).toBe(true);
   return lines;
 }
 
@@ -91,8 +102,14 @@ describe("a rotated REST token (WRONGPASS)", () => {
         const again = await post(wk, "/registry/register", registerBody(worker));
         expect(again).toEqual({ status: 503, retryAfter: "1", json: UNAVAILABLE });
       });
-      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.path === "/registry/register");
-      expect(logged).toMatchObject({ level: "warn", msg: "redis unavailable", error: "redis unavailable: WRONGPASS invalid or missing auth token" });
+      const logged = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.path === "/registry/register");
+      expect(logged).toMatchObject({
+        level: "warn",
+        msg: "redis unavailable",
+        error: "redis unavailable: WRONGPASS invalid or missing auth token",
+      });
       expectNoCommandEcho(lines);
     } finally {
       wk.bridge.setToken(wk.token);
@@ -109,14 +126,27 @@ describe("a register larger than one REST request", () => {
     const keys = new Keys("pinboard:", 16);
     const ids = Array.from({ length: 30_000 }, (_, i) => `held-${String(i).padStart(6, "0")}-${"x".repeat(30)}`);
     const kept = ids.slice(0, 5);
-    for (const id of kept) await t.redis.client.hset(keys.placements(keys.bucketOf(id), SINGLE_ENV, "/threads"), id, `${first.json.sessionId}\n77\n\n\n`);
+    for (const id of kept)
+      await t.redis.client.hset(
+        keys.placements(keys.bucketOf(id), SINGLE_ENV, "/threads"),
+        id,
+        `${first.json.sessionId}\n77\n\n\n`,
+      );
 
-    const second = await post(wk, "/registry/register", registerBody(worker, { clientId, prevSessionId: first.json.sessionId, instances: { "/threads": ids } }));
+    const second = await post(
+      wk,
+      "/registry/register",
+      registerBody(worker, { clientId, prevSessionId: first.json.sessionId, instances: { "/threads": ids } }),
+    );
     expect(second.status).toBe(200);
     expect(second.json.duplicates).toHaveLength(ids.length - kept.length);
-    expect(new Set((second.json.duplicates as Array<{ id: string }>).map((d) => d.id))).toEqual(new Set(ids.slice(kept.length)));
+    expect(new Set((second.json.duplicates as Array<{ id: string }>).map((d) => d.id))).toEqual(
+      new Set(ids.slice(kept.length)),
+    );
     for (const id of kept) {
-      expect(await t.redis.hget(keys.placements(keys.bucketOf(id), SINGLE_ENV, "/threads"), id)).toBe(`${second.json.sessionId}\n77\n\n\n`);
+      expect(await t.redis.hget(keys.placements(keys.bucketOf(id), SINGLE_ENV, "/threads"), id)).toBe(
+        `${second.json.sessionId}\n77\n\n\n`,
+      );
     }
   });
 
@@ -136,9 +166,12 @@ describe("a register larger than one REST request", () => {
       expect(await t.redis.client.keys(`small:{${b}}:nsw:*`)).toEqual([]);
     }
     // The same worker with fewer namespaces registers there.
-    const narrow = await post(small, "/registry/register", registerBody(worker, { clientId, namespaces: namespaces.slice(0, 3) }));
+    const narrow = await post(
+      small,
+      "/registry/register",
+      registerBody(worker, { clientId, namespaces: namespaces.slice(0, 3) }),
+    );
     expect(narrow.status).toBe(200);
     expect(await t.redis.client.hlen("small:{global}:sessions")).toBe(1);
   });
 });
-

@@ -1,11 +1,11 @@
 import { request } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MAX_BODY_BYTES, UNAUTHORIZED, startRedisRest, type RedisRestServer } from "../../../scripts/redis-rest.ts";
-import { freePort } from "../../../src/runtime/node/free-port.ts";
+import { MAX_BODY_BYTES, type RedisRestServer, startRedisRest, UNAUTHORIZED } from "../../../scripts/redis-rest.ts";
 import { defineScript, type LuaScript } from "../../../src/contract/lua-script.ts";
 import { GuardedRedis, RedisReplyError, RedisUnavailableError } from "../../../src/redis/guarded.ts";
-import { UpstashRedis } from "../../../src/redis/rest/upstash-redis.ts";
 import { REST_MAX_REQUEST_BYTES } from "../../../src/redis/rest/upstash-batch.ts";
+import { UpstashRedis } from "../../../src/redis/rest/upstash-redis.ts";
+import { freePort } from "../../../src/runtime/node/free-port.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../../support/redis.ts";
 
 // On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
@@ -50,7 +50,8 @@ async function send(path: string, body: unknown, opts: Sent = {}): Promise<{ sta
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
-const bridgeTarget = (redis: TestRedis) => (redis.clusterNodes ? { clusterNodes: redis.clusterNodes.split(",") } : { redisUrl: redis.url });
+const bridgeTarget = (redis: TestRedis) =>
+  redis.clusterNodes ? { clusterNodes: redis.clusterNodes.split(",") } : { redisUrl: redis.url };
 
 /** Calls of one command, summed over the primaries. */
 async function commandCalls(name: string): Promise<number> {
@@ -126,7 +127,10 @@ describe("redis-rest bridge over raw HTTP", () => {
     bridge.setToken("rotated-token");
     try {
       expect(await send("/", ["SET", "k", "v"])).toEqual({ status: 401, json: { error: UNAUTHORIZED } });
-      expect(await send("/", ["SET", "k", "v"], { token: "rotated-token" })).toEqual({ status: 200, json: { result: "OK" } });
+      expect(await send("/", ["SET", "k", "v"], { token: "rotated-token" })).toEqual({
+        status: 200,
+        json: { result: "OK" },
+      });
     } finally {
       bridge.setToken(TOKEN);
     }
@@ -143,7 +147,14 @@ describe("redis-rest bridge over raw HTTP", () => {
       expect((await send("/pipeline", body)).status, body).toBe(400);
       expect((await send("/multi-exec", body)).status, body).toBe(400);
     }
-    for (const cmd of [["MULTI"], ["exec"], ["SELECT", 1], ["SUBSCRIBE", "c"], ["BLPOP", "l", 0], ["CLIENT", "REPLY", "OFF"]]) {
+    for (const cmd of [
+      ["MULTI"],
+      ["exec"],
+      ["SELECT", 1],
+      ["SUBSCRIBE", "c"],
+      ["BLPOP", "l", 0],
+      ["CLIENT", "REPLY", "OFF"],
+    ]) {
       expect((await send("/", cmd)).status, cmd.join(" ")).toBe(400);
     }
     expect((await send("/", ["XREAD", "BLOCK", 0, "STREAMS", "s", "$"])).status).toBe(400);
@@ -221,7 +232,12 @@ describe("redis-rest bridge over raw HTTP", () => {
     try {
       const runs = await Promise.all(
         Array.from({ length: 40 }, () =>
-          send("/multi-exec", [["SET", "c", "0"], ["INCR", "c"], ["INCR", "c"], ["GET", "c"]]),
+          send("/multi-exec", [
+            ["SET", "c", "0"],
+            ["INCR", "c"],
+            ["INCR", "c"],
+            ["GET", "c"],
+          ]),
         ),
       );
       for (const run of runs) {
@@ -247,7 +263,10 @@ describe("redis-rest bridge over raw HTTP", () => {
       const single = await post("/", ["GET", "k"]);
       expect(single.status).toBe(502);
       expect(typeof ((await single.json()) as { error: unknown }).error).toBe("string");
-      const many = await post("/pipeline", [["GET", "k"], ["GET", "j"]]);
+      const many = await post("/pipeline", [
+        ["GET", "k"],
+        ["GET", "j"],
+      ]);
       expect(many.status).toBe(200);
       const items = (await many.json()) as { error?: string }[];
       expect(items.map((item) => typeof item.error)).toEqual(["string", "string"]);
@@ -287,14 +306,30 @@ describe("redis-rest bridge over raw HTTP", () => {
       await send("/", ["SET", "s", "text"]);
       const message = "ERR value is not an integer or out of range";
       expect(await send("/", ["INCR", "s"], { base64: true })).toEqual({ status: 400, json: { error: message } });
-      expect((await send("/pipeline", [["INCR", "s"], ["GET", "s"]], { base64: true })).json).toEqual([
-        { error: message },
-        { result: b64("text") },
-      ]);
-      expect((await send("/multi-exec", [["INCR", "s"], ["SET", "s", "v"]], { base64: true })).json).toEqual([
-        { error: message },
-        { result: b64("OK") },
-      ]);
+      expect(
+        (
+          await send(
+            "/pipeline",
+            [
+              ["INCR", "s"],
+              ["GET", "s"],
+            ],
+            { base64: true },
+          )
+        ).json,
+      ).toEqual([{ error: message }, { result: b64("text") }]);
+      expect(
+        (
+          await send(
+            "/multi-exec",
+            [
+              ["INCR", "s"],
+              ["SET", "s", "v"],
+            ],
+            { base64: true },
+          )
+        ).json,
+      ).toEqual([{ error: message }, { result: b64("OK") }]);
       expect((await send("/", ["GET", "s"], { token: "wrong", base64: true })).json).toEqual({ error: UNAUTHORIZED });
     });
   });
@@ -359,9 +394,16 @@ describe("redis-rest bridge over raw HTTP", () => {
       const small = await startRedisRest({ ...bridgeTarget(t), token: TOKEN, maxBodyBytes: 1000 });
       try {
         const post = (value: string) =>
-          fetch(small.url, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(["SET", "k", value]) });
+          fetch(small.url, {
+            method: "POST",
+            headers: { Authorization: `Bearer ${TOKEN}` },
+            body: JSON.stringify(["SET", "k", value]),
+          });
         const over = await post("x".repeat(1000));
-        expect({ status: over.status, body: await over.json() }).toEqual({ status: 413, body: { error: "ERR max request size exceeded" } });
+        expect({ status: over.status, body: await over.json() }).toEqual({
+          status: 413,
+          body: { error: "ERR max request size exceeded" },
+        });
         const under = await post("x".repeat(900));
         expect({ status: under.status, body: await under.json() }).toEqual({ status: 200, body: { result: "OK" } });
       } finally {
@@ -524,7 +566,10 @@ describe("UpstashRedis adapter: request budget and failures", () => {
 
   it("answers a command over the endpoint's size limit as unavailability, naming no argument", async () => {
     const secret = `sekrit-${"z".repeat(MAX_BODY_BYTES)}`;
-    const err = await adapter.set("{big}k", secret).then(() => null, (e: unknown) => e as Error);
+    const err = await adapter.set("{big}k", secret).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(RedisUnavailableError);
     expect(err!.message).toBe("redis unavailable: ERR max request size exceeded");
     expect(await t.redis.client.exists("{big}k")).toBe(0);
@@ -540,7 +585,10 @@ describe("UpstashRedis adapter: request budget and failures", () => {
       );
       expect(err).toBeInstanceOf(RedisUnavailableError);
       expect(err!.message).toBe(`redis unavailable: ${UNAUTHORIZED}`);
-      const guarded = await new GuardedRedis(adapter).hget("h", "f").then(() => null, (e: unknown) => e as Error);
+      const guarded = await new GuardedRedis(adapter).hget("h", "f").then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
       expect(guarded).toBeInstanceOf(RedisUnavailableError);
       expect(`${guarded!.message} ${guarded!.stack}`).not.toMatch(/command was|worker-secret|acme/);
     } finally {
@@ -551,7 +599,10 @@ describe("UpstashRedis adapter: request budget and failures", () => {
   it("keeps a reply error a reply error, with Redis' text only", async () => {
     await t.redis.client.set("{w}s", "text");
     const script = await uncachedScript("redis-rest-test-wrongtype", "return redis.call('HGET', KEYS[1], ARGV[1])");
-    const err = await adapter.run(script, ["{w}s"], ["field-with-sekrit"]).then(() => null, (e: unknown) => e as Error);
+    const err = await adapter.run(script, ["{w}s"], ["field-with-sekrit"]).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(RedisReplyError);
     expect(err!.name).toBe("ReplyError");
     expect(err!.message).toMatch(/WRONGTYPE/);
@@ -564,7 +615,10 @@ describe("UpstashRedis adapter: request budget and failures", () => {
     const orphan = new UpstashRedis({ url: down.url, token: TOKEN });
     try {
       await lonely.stop();
-      const err = await orphan.get("k").then(() => null, (e: unknown) => e as Error);
+      const err = await orphan.get("k").then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
       expect(err).toBeInstanceOf(RedisUnavailableError);
     } finally {
       await down.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { credential } from "../../support/pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../../support/redis.ts";
-import { startSocketWorker, type SocketWorker } from "../../support/socket-worker.ts";
+import { type SocketWorker, startSocketWorker } from "../../support/socket-worker.ts";
 import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
 import { eventually, openSocket, rejectedUpgrade } from "../../support/ws-client.ts";
 
@@ -37,7 +37,10 @@ describe("the WebSocket cap on the Workers entry", () => {
     const slow = openSocket(url("/sock/slow-1?ms=1500"));
     await eventually(() => worker.upgrades.includes("slow-1"));
     const refused = await rejectedUpgrade(url("/sock/second-1"));
-    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({ status: 503, body: { error: "worker inflight cap exceeded, retry" } });
+    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({
+      status: 503,
+      body: { error: "worker inflight cap exceeded, retry" },
+    });
     expect(refused.headers["retry-after"]).toBe("1");
     const http = await fetch(url("/sock/http-1"));
     expect(http.status).toBe(200);
@@ -72,6 +75,10 @@ describe("a worker's 101 on the Workers entry", () => {
     ws.close(1000);
     expect(headers["x-kept"]).toBe("yes");
     expect(headers["x-accel-buffering"]).toBe("no");
-    expect([headers["service-worker-allowed"], headers["pinboard-epoch"], headers["pinned-refusal"]]).toEqual([undefined, undefined, undefined]);
+    expect([headers["service-worker-allowed"], headers["pinboard-epoch"], headers["pinned-refusal"]]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 });

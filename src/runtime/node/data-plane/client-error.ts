@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { answerOf, PinboardError, type Answer } from "../../../errors.ts";
 import { framingRefused } from "../../../data-plane/framing.ts";
+import { type Answer, answerOf, PinboardError } from "../../../errors.ts";
 import { writeRawAnswer } from "./raw-answer.ts";
 
 /**
@@ -57,7 +57,11 @@ function withoutBodyToHead(answer: Answer, err: ParserError): Answer {
 function clientErrorAnswer(err: ParserError): PinboardError | null {
   switch (err.code) {
     case "HPE_INVALID_CONTENT_LENGTH":
-      return framingRefused(/transfer-encoding/i.test(err.reason ?? "") ? "both Content-Length and Transfer-Encoding" : "invalid Content-Length");
+      return framingRefused(
+        /transfer-encoding/i.test(err.reason ?? "")
+          ? "both Content-Length and Transfer-Encoding"
+          : "invalid Content-Length",
+      );
     case "HPE_UNEXPECTED_CONTENT_LENGTH":
       return framingRefused("invalid Content-Length");
     case "HPE_INVALID_TRANSFER_ENCODING":
@@ -67,6 +71,8 @@ function clientErrorAnswer(err: ParserError): PinboardError | null {
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return new PinboardError(408, { error: "request timeout" }, { connection: "close" });
     default:
-      return err.code?.startsWith("HPE_") ? new PinboardError(400, { error: "bad request" }, { connection: "close" }) : null;
+      return err.code?.startsWith("HPE_")
+        ? new PinboardError(400, { error: "bad request" }, { connection: "close" })
+        : null;
   }
 }

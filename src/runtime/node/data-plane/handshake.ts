@@ -7,7 +7,8 @@ import { isWebSocketUpgrade } from "../../../data-plane/header-hygiene.ts";
  */
 
 /** True for a WebSocket upgrade by the data plane's one definition (Connection: upgrade and Upgrade: websocket). */
-export const isWebSocketRequest = (req: IncomingMessage): boolean => isWebSocketUpgrade(req.headers.connection, req.headers.upgrade);
+export const isWebSocketRequest = (req: IncomingMessage): boolean =>
+  isWebSocketUpgrade(req.headers.connection, req.headers.upgrade);
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

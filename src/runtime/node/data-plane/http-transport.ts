@@ -1,14 +1,20 @@
-import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  Agent,
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Duplex } from "node:stream";
-import type { Answer } from "../../../errors.ts";
+import { isLeaseRefusal, REFUSAL_HEADER } from "../../../contract/header-names.ts";
 import { forwardResponseRecord } from "../../../data-plane/header-hygiene.ts";
 import type { ClientLink } from "../../../data-plane/inbound.ts";
 import type { Delivery, Forward, Transport } from "../../../data-plane/transport.ts";
+import type { Answer } from "../../../errors.ts";
 import { DeadlineTimer, type Expiring } from "./deadline-timer.ts";
 import { OriginCache } from "./origins.ts";
 import { joinedRawHeader } from "./raw-header.ts";
-import { REFUSAL_HEADER, isLeaseRefusal } from "../../../contract/header-names.ts";
 
 const REFUSAL = REFUSAL_HEADER.toLowerCase();
 
@@ -58,7 +64,13 @@ export class NodeHttpTransport {
     this.httpsAgent.destroy();
   }
 
-  private send(req: IncomingMessage, res: ServerResponse, client: ClientLink, forward: Forward, release: () => void): Promise<Delivery<void>> {
+  private send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    client: ClientLink,
+    forward: Forward,
+    release: () => void,
+  ): Promise<Delivery<void>> {
     const origin = this.origins.of(forward.advertiseUrl);
     const options = {
       agent: origin.https ? this.httpsAgent : this.agent,
@@ -92,7 +104,12 @@ export class NodeHttpTransport {
           sent = send(options);
         } catch (err) {
           // node:http refused to write the request (a header it will not send): nothing reached the worker.
-          settle({ kind: "unreachable", connected: false, reason: err instanceof Error ? err.message : String(err), local: true });
+          settle({
+            kind: "unreachable",
+            connected: false,
+            reason: err instanceof Error ? err.message : String(err),
+            local: true,
+          });
           return;
         }
         upstream = sent;
@@ -107,7 +124,15 @@ export class NodeHttpTransport {
           // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
           // an event-loop stall hid the close): the worker never took the request, so it goes again
           // on another connection. Each such failure drops one pooled socket, so this ends.
-          if (!answered && !settled && sent.reusedSocket && !forward.withBody && IDEMPOTENT.has(forward.method) && STALE_SOCKET_CODES.has(err.code ?? "")) attempt();
+          if (
+            !answered &&
+            !settled &&
+            sent.reusedSocket &&
+            !forward.withBody &&
+            IDEMPOTENT.has(forward.method) &&
+            STALE_SOCKET_CODES.has(err.code ?? "")
+          )
+            attempt();
           else unreachable(failureOf(err, sent.reusedSocket));
         });
         // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
@@ -157,7 +182,8 @@ function headerLines(forward: Forward, host: string): string[] {
   const { headers, framing } = forward;
   const lines: string[] = [];
   for (const name in headers) lines.push(name, headers[name]!);
-  if (framing.kind === "length" && (forward.withBody || framing.length === 0)) lines.push("Content-Length", String(framing.length));
+  if (framing.kind === "length" && (forward.withBody || framing.length === 0))
+    lines.push("Content-Length", String(framing.length));
   else if (framing.kind === "chunked" && forward.withBody) lines.push("Transfer-Encoding", "chunked");
   lines.push("Host", host);
   return lines;

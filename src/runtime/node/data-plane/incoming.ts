@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
-import { isWebSocketUpgrade } from "../../../data-plane/header-hygiene.ts";
 import { requestFraming } from "../../../data-plane/framing.ts";
-import { RawHeaderSource, type ClientLink, type InboundRequest } from "../../../data-plane/inbound.ts";
+import { isWebSocketUpgrade } from "../../../data-plane/header-hygiene.ts";
+import { type ClientLink, type InboundRequest, RawHeaderSource } from "../../../data-plane/inbound.ts";
 import { firstRawHeader } from "./raw-header.ts";
 
 /** Request targets that need no URL parser: origin-form, plain characters, no dot segments. */
@@ -25,9 +25,18 @@ export function requestTarget(req: IncomingMessage, defaultHost: string): Reques
   const target = req.url ?? "/";
   const hostHeader = firstRawHeader(req.rawHeaders, "host");
   const rawHost = hostHeader || defaultHost;
-  if (hostHeader && target.startsWith("/") && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target) && PLAIN_HOST.test(rawHost) && !rawHost.endsWith(":80")) {
+  if (
+    hostHeader &&
+    target.startsWith("/") &&
+    PLAIN_TARGET.test(target) &&
+    !DOT_SEGMENT.test(target) &&
+    PLAIN_HOST.test(rawHost) &&
+    !rawHost.endsWith(":80")
+  ) {
     const query = target.indexOf("?");
-    return query < 0 ? { pathname: target, search: "", host: rawHost } : { pathname: target.slice(0, query), search: normalSearch(target.slice(query)), host: rawHost };
+    return query < 0
+      ? { pathname: target, search: "", host: rawHost }
+      : { pathname: target.slice(0, query), search: normalSearch(target.slice(query)), host: rawHost };
   }
   const backslash = target.indexOf("\\");
   const query = target.indexOf("?");

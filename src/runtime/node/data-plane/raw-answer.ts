@@ -1,5 +1,5 @@
-import { STATUS_CODES, type IncomingMessage } from "node:http";
-import { pipeline, type Duplex } from "node:stream";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import { type Duplex, pipeline } from "node:stream";
 import type { Answer } from "../../../errors.ts";
 
 /**
@@ -30,14 +30,21 @@ export function writeRawAnswer(socket: Duplex, answer: Answer): void {
   const body = Buffer.from(answer.body ?? "", "utf8");
   const headers = { ...answer.headers };
   delete headers["content-length"];
-  socket.end(Buffer.concat([Buffer.from(head(answer.status, headers, [`content-length: ${body.byteLength}`]), "latin1"), body]));
+  socket.end(
+    Buffer.concat([Buffer.from(head(answer.status, headers, [`content-length: ${body.byteLength}`]), "latin1"), body]),
+  );
 }
 
 /**
  * Streams a worker's answer to the client: `headers` already filtered by the caller, the body
  * piped as it arrives. Resolves once the body was written (or either side went away).
  */
-export function relayRawAnswer(socket: Duplex, status: number, headers: Record<string, string | string[]>, body: IncomingMessage): Promise<void> {
+export function relayRawAnswer(
+  socket: Duplex,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: IncomingMessage,
+): Promise<void> {
   return new Promise<void>((resolve) => {
     if (!usable(socket)) {
       body.resume();

@@ -21,4 +21,5 @@ export function joinedRawHeader(raw: readonly string[], name: string): string {
 }
 
 /** A raw header name (any case) is `name` (lower-case); the length check spares most lower-casing. */
-const isNamed = (rawName: string, name: string): boolean => rawName.length === name.length && rawName.toLowerCase() === name;
+const isNamed = (rawName: string, name: string): boolean =>
+  rawName.length === name.length && rawName.toLowerCase() === name;

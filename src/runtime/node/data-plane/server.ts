@@ -1,10 +1,10 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { AppDeps } from "../../../deps.ts";
-import { PinboardError, answerOf } from "../../../errors.ts";
 import type { DataPlane } from "../../../data-plane/data-plane.ts";
-import { Refusal } from "../../../placement/refusal.ts";
 import { isDataPlanePath, parseDataPath } from "../../../data-plane/route.ts";
+import type { AppDeps } from "../../../deps.ts";
+import { answerOf, PinboardError } from "../../../errors.ts";
+import { Refusal } from "../../../placement/refusal.ts";
 import { answerClientError } from "./client-error.ts";
 import { socketLink } from "./client-link.ts";
 import { isWebSocketRequest, isWellFormedHandshake } from "./handshake.ts";
@@ -37,7 +37,9 @@ export class NodeDataPlane {
 
   constructor(private readonly options: NodeDataPlaneOptions) {
     const { log } = options.deps;
-    this.http = new NodeHttpTransport((err) => log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }));
+    this.http = new NodeHttpTransport((err) =>
+      log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }),
+    );
     this.upgrades = new NodeUpgradeTransport(options.deps);
   }
 
@@ -58,7 +60,8 @@ export class NodeDataPlane {
    * answers what node:http's parser refuses as the data plane would (client-error.ts).
    */
   attach(server: Pick<Server, "on" | "listenerCount" | "emit">): void {
-    if (server.listenerCount("upgrade") > 0) throw new Error("the server already handles upgrades; the data plane must be its only 'upgrade' listener");
+    if (server.listenerCount("upgrade") > 0)
+      throw new Error("the server already handles upgrades; the data plane must be its only 'upgrade' listener");
     server.on("clientError", answerClientError);
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (isWebSocketRequest(req)) this.upgrade(req, socket, head);

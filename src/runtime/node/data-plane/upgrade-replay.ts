@@ -11,7 +11,12 @@ import type { Duplex } from "node:stream";
  * server as a new connection, whose parser reads it as an ordinary request (body, keep-alive and
  * pipelining included).
  */
-export function replayAsPlainRequest(server: Pick<Server, "emit">, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+export function replayAsPlainRequest(
+  server: Pick<Server, "emit">,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
   const lines = [`${req.method ?? "GET"} ${req.url ?? "/"} HTTP/${req.httpVersion}`];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -19,7 +24,9 @@ export function replayAsPlainRequest(server: Pick<Server, "emit">, req: Incoming
     const lower = name.toLowerCase();
     if (lower === "upgrade") continue;
     if (lower === "connection") {
-      const kept = raw[i + 1]!.split(",").map((t) => t.trim()).filter((t) => t !== "" && t.toLowerCase() !== "upgrade");
+      const kept = raw[i + 1]!.split(",")
+        .map((t) => t.trim())
+        .filter((t) => t !== "" && t.toLowerCase() !== "upgrade");
       if (kept.length > 0) lines.push(`${name}: ${kept.join(", ")}`);
       continue;
     }

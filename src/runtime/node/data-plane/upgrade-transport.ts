@@ -1,21 +1,29 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
-import type { AppDeps } from "../../../deps.ts";
+import { type WebSocket, WebSocketServer } from "ws";
+import { isLeaseRefusal, REFUSAL_HEADER } from "../../../contract/header-names.ts";
 import { forwardResponseRecord } from "../../../data-plane/header-hygiene.ts";
 import type { ClientLink } from "../../../data-plane/inbound.ts";
 import type { Delivery, Forward, Transport } from "../../../data-plane/transport.ts";
+import type { AppDeps } from "../../../deps.ts";
 import { requestedProtocols } from "./handshake.ts";
 import { relayRawAnswer, writeRawAnswer } from "./raw-answer.ts";
 import { KeepAlive } from "./ws-keepalive.ts";
-import { pipeSockets, type Pipe } from "./ws-pipe.ts";
+import { type Pipe, pipeSockets } from "./ws-pipe.ts";
 import { openUpstream } from "./ws-upstream.ts";
-import { REFUSAL_HEADER, isLeaseRefusal } from "../../../contract/header-names.ts";
 
 const REFUSAL = REFUSAL_HEADER.toLowerCase();
 
 /** The handshake headers `ws` writes itself (a second copy would confuse the worker). */
-const HANDSHAKE_FIELDS = new Set(["sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "sec-websocket-accept", "connection", "upgrade"]);
+const HANDSHAKE_FIELDS = new Set([
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol",
+  "sec-websocket-accept",
+  "connection",
+  "upgrade",
+]);
 
 /** How long close() lets proxied sockets finish their closing handshake before cutting them. */
 const SHUTDOWN_GRACE_MS = 2000;
@@ -60,7 +68,10 @@ export class NodeUpgradeTransport {
   /** The transport of one upgrade request. */
   for(req: IncomingMessage, socket: Duplex, head: Buffer, client: ClientLink): Transport<void> {
     return {
-      defer: (work) => void work.catch((err: unknown) => this.deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) })),
+      defer: (work) =>
+        void work.catch((err: unknown) =>
+          this.deps.log.warn("background work failed", { error: err instanceof Error ? err.message : String(err) }),
+        ),
       reply: (answer) => writeRawAnswer(socket, answer),
       send: (forward, release) => this.send(req, socket, head, client, forward, release),
     };
@@ -77,7 +88,14 @@ export class NodeUpgradeTransport {
     return this.closing;
   }
 
-  private async send(req: IncomingMessage, socket: Duplex, head: Buffer, client: ClientLink, forward: Forward, release: () => void): Promise<Delivery<void>> {
+  private async send(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    client: ClientLink,
+    forward: Forward,
+    release: () => void,
+  ): Promise<Delivery<void>> {
     const outcome = await openUpstream({
       url: `${forward.advertiseUrl}${forward.pathAndQuery}`,
       headers: handshakeHeaders(forward.headers),
@@ -110,7 +128,14 @@ export class NodeUpgradeTransport {
   }
 
   /** The worker said 101: answer the client's handshake the same way and pipe the two. */
-  private complete(req: IncomingMessage, socket: Duplex, head: Buffer, upstream: WebSocket, headers: IncomingHttpHeaders, release: () => void): void {
+  private complete(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    upstream: WebSocket,
+    headers: IncomingHttpHeaders,
+    release: () => void,
+  ): void {
     const { deps } = this;
     let client: WebSocket | undefined;
     if (!this.closing && !socket.destroyed && socket.writable) {
@@ -129,7 +154,9 @@ export class NodeUpgradeTransport {
     }
 
     deps.metrics.connections(1);
-    const pipe = pipeSockets(client, upstream, (side, err) => deps.log.debug("websocket error", { side, error: err.message }));
+    const pipe = pipeSockets(client, upstream, (side, err) =>
+      deps.log.debug("websocket error", { side, error: err.message }),
+    );
     this.pipes.add(pipe);
     this.keepAlive.watch(client);
     this.keepAlive.watch(upstream);

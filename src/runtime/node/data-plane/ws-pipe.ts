@@ -31,9 +31,15 @@ export interface Pipe {
   shutdown(code: number, reason: string, graceMs: number): Promise<void>;
 }
 
-export function pipeSockets(client: WebSocket, upstream: WebSocket, onError: (side: "client" | "upstream", err: Error) => void): Pipe {
+export function pipeSockets(
+  client: WebSocket,
+  upstream: WebSocket,
+  onError: (side: "client" | "upstream", err: Error) => void,
+): Pipe {
   const closed = (ws: WebSocket) =>
-    ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise<void>((resolve) => ws.once("close", () => resolve()));
+    ws.readyState === WebSocket.CLOSED
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => ws.once("close", () => resolve()));
   relay(client, upstream, LOST.client, (err) => onError("client", err));
   relay(upstream, client, LOST.upstream, (err) => onError("upstream", err));
   // The worker's socket arrives paused (see openUpstream): read it now that someone listens.
@@ -55,7 +61,12 @@ export function pipeSockets(client: WebSocket, upstream: WebSocket, onError: (si
 }
 
 /** Everything `from` receives goes to `to`; `from`'s close closes `to`. */
-function relay(from: WebSocket, to: WebSocket, lost: { code: number; reason: string }, onError: (err: Error) => void): void {
+function relay(
+  from: WebSocket,
+  to: WebSocket,
+  lost: { code: number; reason: string },
+  onError: (err: Error) => void,
+): void {
   const open = () => to.readyState === WebSocket.OPEN;
   const drained = () => {
     if (from.isPaused && to.bufferedAmount <= LOW_WATER) from.resume();

@@ -1,7 +1,7 @@
 import type { Cluster } from "ioredis";
-import { pairs, timeReplyToMs, withScores, type RedisReply } from "../../../redis/port.ts";
-import type { TcpPort } from "./tcp.ts";
 import { evalScript, type LuaScript } from "../../../contract/lua-script.ts";
+import { pairs, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
+import type { TcpPort } from "./tcp.ts";
 
 /**
  * The RedisPort of a Redis Cluster (REDIS_CLUSTER_NODES) over ioredis, which follows MOVED and ASK
@@ -22,7 +22,10 @@ export class ClusterRedis implements TcpPort {
   private within<T>(command: () => Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis Cluster did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`Redis Cluster did not answer within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
     });
     return Promise.race([command(), deadline]).finally(() => clearTimeout(timer));
   }
@@ -70,11 +73,15 @@ export class ClusterRedis implements TcpPort {
 
   zmscore(key: string, members: string[]): Promise<(number | null)[]> {
     if (members.length === 0) return Promise.resolve([]);
-    return this.within(async () => (await this.client.zmscore(key, ...members)).map((s) => (s === null ? null : Number(s))));
+    return this.within(async () =>
+      (await this.client.zmscore(key, ...members)).map((s) => (s === null ? null : Number(s))),
+    );
   }
 
   zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
-    return this.within(async () => withScores(await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit)));
+    return this.within(async () =>
+      withScores(await this.client.zrangebyscore(key, min, max, "WITHSCORES", "LIMIT", 0, limit)),
+    );
   }
 
   async close(): Promise<void> {

@@ -93,7 +93,14 @@ export class RespConnection {
     this.failOffline(new Error("Connection is closed."));
     if (socket) {
       const quit = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-      this.write(new Pending(encodeCommand(["QUIT"]), Date.now() + this.options.timeoutMs, () => {}, () => {}));
+      this.write(
+        new Pending(
+          encodeCommand(["QUIT"]),
+          Date.now() + this.options.timeoutMs,
+          () => {},
+          () => {},
+        ),
+      );
       this.writeOut();
       socket.end();
       const timer = setTimeout(() => socket.destroy(), 1000);
@@ -107,12 +114,16 @@ export class RespConnection {
     const host = url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1";
     const port = Number(url.port || 6379);
     const socket =
-      url.protocol === "rediss:" ? connectTls({ host, port, servername: /^[\d.]+$|:/.test(host) ? undefined : host }) : connectTcp({ host, port });
+      url.protocol === "rediss:"
+        ? connectTls({ host, port, servername: /^[\d.]+$|:/.test(host) ? undefined : host })
+        : connectTcp({ host, port });
     this.socket = socket;
     this.state = "connecting";
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 15_000);
-    socket.setTimeout(Math.max(this.options.timeoutMs, 10_000), () => socket.destroy(new Error(`connect ETIMEDOUT ${host}:${port}`)));
+    socket.setTimeout(Math.max(this.options.timeoutMs, 10_000), () =>
+      socket.destroy(new Error(`connect ETIMEDOUT ${host}:${port}`)),
+    );
     let failure: Error | undefined;
     socket.on("error", (err) => (failure = err));
     socket.on("data", (chunk: Buffer) => {
@@ -145,7 +156,11 @@ export class RespConnection {
     const steps: Promise<RespValue>[] = [];
     const deadline = Date.now() + this.options.timeoutMs;
     const step = (args: string[]) =>
-      steps.push(new Promise<RespValue>((resolve, reject) => this.write(new Pending(encodeCommand(args), deadline, resolve, reject))));
+      steps.push(
+        new Promise<RespValue>((resolve, reject) =>
+          this.write(new Pending(encodeCommand(args), deadline, resolve, reject)),
+        ),
+      );
     const password = decodeURIComponent(url.password);
     const user = decodeURIComponent(url.username);
     if (password) step(user ? ["AUTH", user, password] : ["AUTH", password]);
@@ -226,7 +241,11 @@ export class RespConnection {
     const inFlight = this.inFlight.slice(this.head);
     this.inFlight = [];
     this.head = 0;
-    const closed = new Error(failure && !wasReady ? failure.message || (failure as NodeJS.ErrnoException).code || String(failure) : "Connection is closed.");
+    const closed = new Error(
+      failure && !wasReady
+        ? failure.message || (failure as NodeJS.ErrnoException).code || String(failure)
+        : "Connection is closed.",
+    );
     if (failure) Object.assign(closed, { code: (failure as NodeJS.ErrnoException).code, cause: failure });
     for (const pending of inFlight) {
       if (pending.settled) continue;

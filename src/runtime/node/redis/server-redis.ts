@@ -1,8 +1,8 @@
 import { evalScript, type LuaScript } from "../../../contract/lua-script.ts";
-import { pairs, timeReplyToMs, withScores, type RedisReply } from "../../../redis/port.ts";
-import type { TcpPort } from "./tcp.ts";
-import type { RespConnection } from "./resp-connection.ts";
+import { pairs, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
 import type { RespValue } from "./resp-codec.ts";
+import type { RespConnection } from "./resp-connection.ts";
+import type { TcpPort } from "./tcp.ts";
 
 /**
  * The RedisPort of one Redis server (REDIS_URL) over Pinboard's own pipelined connection
@@ -57,7 +57,9 @@ export class ServerRedis implements TcpPort {
   }
 
   async zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>> {
-    return withScores((await this.connection.send(["ZRANGEBYSCORE", key, min, max, "WITHSCORES", "LIMIT", 0, limit])) as string[]);
+    return withScores(
+      (await this.connection.send(["ZRANGEBYSCORE", key, min, max, "WITHSCORES", "LIMIT", 0, limit])) as string[],
+    );
   }
 
   close(): Promise<void> {
@@ -66,7 +68,12 @@ export class ServerRedis implements TcpPort {
 }
 
 /** EVALSHA / EVAL's arguments in one array, without the spreads of building it piecewise. */
-function scriptCommand(name: "EVALSHA" | "EVAL", shaOrSource: string, keys: string[], args: (string | number)[]): (string | number)[] {
+function scriptCommand(
+  name: "EVALSHA" | "EVAL",
+  shaOrSource: string,
+  keys: string[],
+  args: (string | number)[],
+): (string | number)[] {
   const command: (string | number)[] = new Array(3 + keys.length + args.length);
   command[0] = name;
   command[1] = shaOrSource;

@@ -1,7 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import type { RedisPort, RedisReply, ScriptCall } from "../../../redis/port.ts";
-import type { Logger } from "../../../log.ts";
 import type { LuaScript } from "../../../contract/lua-script.ts";
+import type { Logger } from "../../../log.ts";
+import type { RedisPort, RedisReply, ScriptCall } from "../../../redis/port.ts";
 import { ClusterRedis } from "./cluster-redis.ts";
 import { RespConnection } from "./resp-connection.ts";
 import { ServerRedis } from "./server-redis.ts";
@@ -75,7 +75,12 @@ export class TcpRedis implements RedisPort {
       this.admin = cluster;
       this.port = new ClusterRedis(cluster, timeoutMs);
     } else if (options.url) {
-      const connection = new RespConnection({ url: options.url, timeoutMs, onError: (err) => this.failed(err), onReady: () => this.connected() });
+      const connection = new RespConnection({
+        url: options.url,
+        timeoutMs,
+        onError: (err) => this.failed(err),
+        onReady: () => this.connected(),
+      });
       this.port = new ServerRedis(connection);
     } else {
       throw new Error("TcpRedis needs a url or cluster nodes");
@@ -143,7 +148,8 @@ export class TcpRedis implements RedisPort {
   }
 
   private connected(): void {
-    if (this.lastError !== undefined) this.options.log?.info(`redis connected at ${this.address}`, { redis: this.address });
+    if (this.lastError !== undefined)
+      this.options.log?.info(`redis connected at ${this.address}`, { redis: this.address });
     this.lastError = undefined;
     this.logged = undefined;
   }
@@ -164,6 +170,10 @@ function ioredisOptions(timeoutMs: number): RedisOptions {
 /** An error's message, with the code of an aggregate (connect errors on dual-stack hosts). */
 function describeError(err: Error): string {
   const code = (err as { code?: string }).code;
-  const message = err.message || (err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ") : "");
+  const message =
+    err.message ||
+    (err instanceof AggregateError
+      ? err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ")
+      : "");
   return message || code || String(err);
 }

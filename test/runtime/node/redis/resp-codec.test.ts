@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeCommand, ReplyError, RespParser, type RespValue } from "../../../../src/runtime/node/redis/resp-codec.ts";
+import {
+  encodeCommand,
+  ReplyError,
+  RespParser,
+  type RespValue,
+} from "../../../../src/runtime/node/redis/resp-codec.ts";
 
 /** A reply as Redis writes it (the test's own encoder, independent of the parser). */
 function wire(value: RespValue): string {
@@ -37,21 +42,28 @@ const reply: fc.Arbitrary<RespValue> = fc.letrec<{ value: RespValue }>((tie) => 
 
 describe("RESP2 codec", () => {
   it("encodes a command as an array of bulk strings, numbers as their decimal text", () => {
-    expect(encodeCommand(["EVALSHA", "ab", 1, "k", -2])).toBe("*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$2\r\n-2\r\n");
+    expect(encodeCommand(["EVALSHA", "ab", 1, "k", -2])).toBe(
+      "*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$2\r\n-2\r\n",
+    );
     expect(encodeCommand(["SET", "é", "🙂"])).toBe("*3\r\n$3\r\nSET\r\n$2\r\né\r\n$4\r\n🙂\r\n");
     expect(encodeCommand(["GET", ""])).toBe("*2\r\n$3\r\nGET\r\n$0\r\n\r\n");
   });
 
   it("decodes any sequence of replies the same, however the bytes are split", () => {
     fc.assert(
-      fc.property(fc.array(reply, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { maxLength: 12 }), (replies, cuts) => {
-        const bytes = Buffer.from(replies.map(wire).join(""), "utf8");
-        const parsed = parseInChunks(bytes, cuts);
-        expect(parsed).toEqual(replies);
-        // ReplyError is what GuardedRedis recognises; equality above does not compare classes.
-        const errors = (values: RespValue[]): unknown[] => values.flatMap((v) => (Array.isArray(v) ? errors(v) : v instanceof ReplyError ? [v] : []));
-        for (const e of errors(parsed)) expect((e as Error).name).toBe("ReplyError");
-      }),
+      fc.property(
+        fc.array(reply, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (replies, cuts) => {
+          const bytes = Buffer.from(replies.map(wire).join(""), "utf8");
+          const parsed = parseInChunks(bytes, cuts);
+          expect(parsed).toEqual(replies);
+          // ReplyError is what GuardedRedis recognises; equality above does not compare classes.
+          const errors = (values: RespValue[]): unknown[] =>
+            values.flatMap((v) => (Array.isArray(v) ? errors(v) : v instanceof ReplyError ? [v] : []));
+          for (const e of errors(parsed)) expect((e as Error).name).toBe("ReplyError");
+        },
+      ),
       { numRuns: 500 },
     );
   });

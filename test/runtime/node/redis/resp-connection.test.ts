@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedRedis, type EmbeddedRedis } from "../../../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../../../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../../../../src/runtime/node/free-port.ts";
 import { RespConnection, type RespConnectionOptions } from "../../../../src/runtime/node/redis/resp-connection.ts";
 import { until } from "../../../support/local-worker.ts";
@@ -16,7 +16,10 @@ let server: EmbeddedRedis;
 let admin: Redis;
 const opened: RespConnection[] = [];
 
-function connection(url: string, extra: Partial<RespConnectionOptions> = {}): RespConnection & { errors: string[]; readies: number } {
+function connection(
+  url: string,
+  extra: Partial<RespConnectionOptions> = {},
+): RespConnection & { errors: string[]; readies: number } {
   const seen = { errors: [] as string[], readies: 0 };
   const c = new RespConnection({
     url,
@@ -26,7 +29,10 @@ function connection(url: string, extra: Partial<RespConnectionOptions> = {}): Re
     ...extra,
   });
   opened.push(c);
-  return Object.defineProperties(c, { errors: { value: seen.errors }, readies: { get: () => seen.readies } }) as RespConnection & { errors: string[]; readies: number };
+  return Object.defineProperties(c, {
+    errors: { value: seen.errors },
+    readies: { get: () => seen.readies },
+  }) as RespConnection & { errors: string[]; readies: number };
 }
 
 beforeAll(async () => {
@@ -45,11 +51,15 @@ describe("RespConnection", () => {
     const sent = Array.from({ length: 3000 }, (_, i) => {
       if (i % 3 === 0) return c.send(["SET", `order:${i}`, `v${i}`]).then((r) => expect(r).toBe("OK"));
       if (i % 3 === 1) return c.send(["INCRBY", "order:counter", i]).then((r) => expect(typeof r).toBe("number"));
-      return c.send(["EVAL", "return {KEYS[1], ARGV[1], tonumber(ARGV[1]) + 1}", 1, `k${i}`, i]).then((r) => expect(r).toEqual([`k${i}`, String(i), i + 1]));
+      return c
+        .send(["EVAL", "return {KEYS[1], ARGV[1], tonumber(ARGV[1]) + 1}", 1, `k${i}`, i])
+        .then((r) => expect(r).toEqual([`k${i}`, String(i), i + 1]));
     });
     await Promise.all(sent);
     expect(await c.send(["GET", "order:2997"])).toBe("v2997");
-    expect(Number(await admin.get("order:counter"))).toBe(Array.from({ length: 1000 }, (_, k) => 3 * k + 1).reduce((a, b) => a + b, 0));
+    expect(Number(await admin.get("order:counter"))).toBe(
+      Array.from({ length: 1000 }, (_, k) => 3 * k + 1).reduce((a, b) => a + b, 0),
+    );
   });
 
   it("sends arguments as UTF-8, byte for byte as another client reads them", async () => {
