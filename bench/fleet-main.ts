@@ -109,7 +109,10 @@ async function main(): Promise<void> {
   // Pinboard may be starting alongside us: wait until it serves.
   for (const deadline = Date.now() + 60_000; ; ) {
     const ready = await fetch(`${pinboardUrl}/readyz`).then(
-      (r) => (void r.arrayBuffer(), r.status === 200),
+      (r) => {
+        void r.arrayBuffer();
+        return r.status === 200;
+      },
       () => false,
     );
     if (ready) break;

@@ -93,7 +93,10 @@ export async function startNginx(upstream: string, version: string): Promise<Run
   for (const deadline = Date.now() + 10_000; ; ) {
     if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${stderr}`);
     const up = await fetch(`${url}/`).then(
-      (r) => (void r.arrayBuffer(), true),
+      (r) => {
+        void r.arrayBuffer();
+        return true;
+      },
       () => false,
     );
     if (up) break;

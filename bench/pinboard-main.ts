@@ -24,11 +24,13 @@ function say(msg: Record<string, unknown>): void {
 }
 
 let running: RunningPinboard | undefined;
-let stopping: Promise<void> | undefined;
+let stopping = false;
 let heapProfileDone: (() => Promise<void>) | undefined;
 
 function shutdown(code: number): void {
-  stopping ??= (async () => {
+  if (stopping) return;
+  stopping = true;
+  void (async () => {
     const force = setTimeout(() => process.exit(code), 5000);
     force.unref();
     await heapProfileDone?.().catch(() => {});

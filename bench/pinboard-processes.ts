@@ -44,7 +44,10 @@ export async function startPinboardProcesses(top: Topology, processes: number): 
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 60_000; ; ) {
     const status = await fetch(`${url}/readyz`).then(
-      (r) => (void r.arrayBuffer(), r.status),
+      (r) => {
+        void r.arrayBuffer();
+        return r.status;
+      },
       () => 0,
     );
     if (status === 200) break;

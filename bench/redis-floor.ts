@@ -9,11 +9,11 @@
  */
 
 import { affinityHash } from "../src/placement/affinity.ts";
+import { resolveCall } from "../src/placement/lua/index.ts";
 import { randomSeed } from "../src/placement/resolver.ts";
 import type { Keys } from "../src/redis/keys.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
 import type { ScriptCall } from "../src/redis/port.ts";
-import { resolveCall } from "../src/redis/scripts/index.ts";
 import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
 import type { BenchArgs } from "./args.ts";
 import { bucketOf } from "./placements.ts";

@@ -88,7 +88,10 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
       let i = 0;
       i < 100 &&
       (await fetch(`${workerd.url}/readyz`).then(
-        (r) => (void r.arrayBuffer(), r.status),
+        (r) => {
+          void r.arrayBuffer();
+          return r.status;
+        },
         () => 0,
       )) !== 200;
       i++

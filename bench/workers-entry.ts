@@ -39,7 +39,10 @@ async function startBridge(redisUrl: string, token: string): Promise<{ child: Ch
       headers: { authorization: `Bearer ${token}` },
       body: '["PING"]',
     }).then(
-      async (r) => (await r.arrayBuffer(), true),
+      async (r) => {
+        await r.arrayBuffer();
+        return true;
+      },
       () => false,
     );
     if (up) return { child, url };

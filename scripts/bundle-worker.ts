@@ -34,7 +34,7 @@ export function bundleWorker(): Promise<string> {
     const path = join(OUT_DIR, `worker-${hash}.mjs`);
     await mkdir(OUT_DIR, { recursive: true });
     const existing = await readFile(path).catch(() => undefined);
-    if (!existing || !existing.equals(code)) {
+    if (!existing?.equals(code)) {
       const tmp = `${path}.${process.pid}.tmp`;
       await writeFile(tmp, code);
       await rename(tmp, path);

@@ -331,7 +331,8 @@ function unknownVariables(env: Record<string, unknown>): string[] {
         name,
         configVariableNames.filter((k) => k.startsWith("PINBOARD_")),
       );
-      return `${name}: not a Pinboard setting${guess ? `; did you mean ${guess}?` : " (the README's Configuration section lists them)"}`;
+      const hint = guess ? `; did you mean ${guess}?` : " (the README's Configuration section lists them)";
+      return `${name}: not a Pinboard setting${hint}`;
     });
 }
 

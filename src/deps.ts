@@ -28,7 +28,10 @@ export interface RuntimeInfo {
   signJws?: SyncJwsHs256;
 }
 
-/** Everything the app core needs, built by an entry (src/worker.ts, src/node.ts). */
+/**
+ * Everything the app core needs, built by buildDeps (src/bootstrap.ts) for each runtime adapter
+ * (src/runtime/workers/isolate.ts, src/runtime/node/start-node.ts) and for the CLI's sweep-now.
+ */
 export interface AppDeps {
   config: Config;
   redis: RedisPort;

@@ -36,12 +36,26 @@ export class HealthCounters implements MetricsSink {
 /** Fans every call out to several sinks (health counters plus Prometheus on Node). */
 export function fanOut(sinks: MetricsSink[]): MetricsSink {
   return {
-    resolution: (o) => sinks.forEach((s) => s.resolution(o)),
-    forward: (st, sec) => sinks.forEach((s) => s.forward(st, sec)),
-    watchInflight: (read) => sinks.forEach((s) => s.watchInflight(read)),
-    watchWebSockets: (read) => sinks.forEach((s) => s.watchWebSockets(read)),
-    connections: (d) => sinks.forEach((s) => s.connections(d)),
-    script: (n, sec) => sinks.forEach((s) => s.script(n, sec)),
-    sweep: (k, c) => sinks.forEach((s) => s.sweep(k, c)),
+    resolution: (o) => {
+      for (const s of sinks) s.resolution(o);
+    },
+    forward: (st, sec) => {
+      for (const s of sinks) s.forward(st, sec);
+    },
+    watchInflight: (read) => {
+      for (const s of sinks) s.watchInflight(read);
+    },
+    watchWebSockets: (read) => {
+      for (const s of sinks) s.watchWebSockets(read);
+    },
+    connections: (d) => {
+      for (const s of sinks) s.connections(d);
+    },
+    script: (n, sec) => {
+      for (const s of sinks) s.script(n, sec);
+    },
+    sweep: (k, c) => {
+      for (const s of sinks) s.sweep(k, c);
+    },
   };
 }

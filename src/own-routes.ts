@@ -33,7 +33,8 @@ export function requireReserved(paths: Iterable<string>): void {
   const unreserved = routeNamespaces(paths).filter((ns) => !isReservedNamespace(ns));
   if (unreserved.length > 0) {
     throw new Error(
-      `Pinboard's own routes under ${unreserved.join(", ")} are not reserved namespaces: add them to RESERVED_NAMESPACES in src/contract/names.ts`,
+      `Pinboard's own routes under ${unreserved.join(", ")} are not reserved namespaces: ` +
+        "add them to RESERVED_NAMESPACES in src/contract/names.ts",
     );
   }
 }

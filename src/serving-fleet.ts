@@ -3,8 +3,8 @@ import { notServing } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { RedisUnavailableError } from "./redis/guarded.ts";
 import type { Keys } from "./redis/keys.ts";
+import { fleetClaim } from "./redis/lua/index.ts";
 import type { RedisPort } from "./redis/port.ts";
-import { fleetClaim } from "./redis/scripts/index.ts";
 
 /** Bumped when the Redis layout changes incompatibly; part of the fleet license. */
 export const SCHEMA_VERSION = 1;

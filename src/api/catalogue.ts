@@ -220,7 +220,8 @@ const OPERATOR_ROUTES: RouteEntry[] = [
       },
       cursor: {
         description:
-          "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), with the same filters",
+          "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), " +
+          "with the same filters",
       },
     },
     ok: answers.overviewOk,

@@ -48,8 +48,11 @@ function errorResponses(errors: ErrorAnswer[]): Record<string, Json> {
 }
 
 function operation(route: RouteEntry): Json {
+  const pathInCamelCase = route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) =>
+    (c ?? "").toUpperCase(),
+  );
   const op: Json = {
-    operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`,
+    operationId: `${route.method}${pathInCamelCase}`,
     summary: route.summary,
     tags: [route.tag],
     security: route.credential === "none" ? [] : [{ passport: [] }],
@@ -91,7 +94,10 @@ function dataPlaneOperation(method: string): Json {
     tags: ["data plane"],
     security: [],
     description:
-      "Placed by an atomic resolve; the forward carries Pinboard-Attestation and Pinboard-Epoch. A data-plane passport (bearer) is required only where PINBOARD_DATA_PLANE_RULES name the namespace; an instance calling another sends Pinboard-From, Pinboard-Session, Pinboard-Session-Secret and Pinboard-Subrequest-Depth.",
+      "Placed by an atomic resolve; the forward carries Pinboard-Attestation and Pinboard-Epoch. " +
+      "A data-plane passport (bearer) is required only where PINBOARD_DATA_PLANE_RULES name the namespace; " +
+      "an instance calling another sends Pinboard-From, Pinboard-Session, Pinboard-Session-Secret and " +
+      "Pinboard-Subrequest-Depth.",
     responses: {
       default: {
         description:
@@ -168,7 +174,8 @@ export function openApiDocument(options: { basePath: string; version: string }):
       title: "Pinboard",
       version: options.version,
       description:
-        "Control plane for stateful workers: registry, atomic placement and attested forwarding. docs/protocol.md is the prose of this description.",
+        "Control plane for stateful workers: registry, atomic placement and attested forwarding. " +
+        "docs/protocol.md is the prose of this description.",
     },
     servers: [{ url: options.basePath || "/" }],
     tags: [

@@ -126,10 +126,14 @@ function refusalReason(err: unknown, options: JWTVerifyOptions): string {
   if (err instanceof errors.JWSSignatureVerificationFailed)
     return "bad signature: not signed with the configured key (PINBOARD_PASSPORT_SECRET / JWKS)";
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === "iss")
-      return `wrong issuer: expected iss ${JSON.stringify(options.issuer)}, got ${JSON.stringify(err.payload.iss ?? null)}`;
-    if (err.claim === "aud")
-      return `wrong audience: expected aud ${JSON.stringify(options.audience)}, got ${JSON.stringify(err.payload.aud ?? null)}`;
+    if (err.claim === "iss") {
+      const got = JSON.stringify(err.payload.iss ?? null);
+      return `wrong issuer: expected iss ${JSON.stringify(options.issuer)}, got ${got}`;
+    }
+    if (err.claim === "aud") {
+      const got = JSON.stringify(err.payload.aud ?? null);
+      return `wrong audience: expected aud ${JSON.stringify(options.audience)}, got ${got}`;
+    }
     if (err.claim === "nbf") return `not yet valid: nbf ${String(err.payload.nbf)} is in the future`;
     return `invalid claim ${err.claim}: ${err.reason}`;
   }

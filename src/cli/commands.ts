@@ -88,7 +88,8 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
         text:
           command.deadline === null
             ? `client ${command.clientId} cordoned: no new placements, nothing forced (undrain to revoke)`
-            : `client ${command.clientId} draining: its placements are released after max(${command.deadline}s, one lease)`,
+            : `client ${command.clientId} draining: ` +
+              `its placements are released after max(${command.deadline}s, one lease)`,
       };
     }
     case "undrain": {

@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseCommandLine, UsageError } from "./args.ts";
+import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
 import { type CommandContext, runCommand } from "./commands.ts";
 import { usage } from "./usage.ts";
@@ -24,7 +24,7 @@ const line = (text: string) => (text.endsWith("\n") ? text : `${text}\n`);
 
 /** Runs the CLI on argv (without node and the script) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let invocation;
+  let invocation: Invocation;
   try {
     invocation = parseCommandLine(argv, io.env);
   } catch (err) {

@@ -21,7 +21,10 @@ interface Page {
   cursor?: string;
 }
 
-/** Follows the overview's cursors to the end; answers the first page's workers and bindings with every page's namespaces merged. */
+/**
+ * Follows the overview's cursors to the end; answers the first page's workers and bindings with
+ * every page's namespaces merged.
+ */
 export async function readWholeOverview(
   client: OperatorClient,
   query: Record<string, string | undefined>,

@@ -156,12 +156,15 @@ export function renderStats(answer: StatsAnswer): string {
  */
 export function coldStart(answer: HealthAnswer): string {
   if (answer.quarantineMs > 0) {
-    return `${Math.ceil(answer.quarantineMs / 1000)}s left in the longest open window (new placements in its bucket get 503 until then)`;
+    const seconds = Math.ceil(answer.quarantineMs / 1000);
+    return `${seconds}s left in the longest open window (new placements in its bucket get 503 until then)`;
   }
   const placed = (answer.resolutions.forward ?? 0) + (answer.resolutions.quarantine ?? 0);
   return placed === 0
-    ? "no bucket has opened its window yet, as far as this node has seen (the first request in each bucket opens it and waits one lease)"
-    : "over in every bucket opened so far (a bucket's first request opens its window: one lease of 503s for new placements there)";
+    ? "no bucket has opened its window yet, as far as this node has seen " +
+        "(the first request in each bucket opens it and waits one lease)"
+    : "over in every bucket opened so far " +
+        "(a bucket's first request opens its window: one lease of 503s for new placements there)";
 }
 
 export function renderHealth(answer: HealthAnswer): string {

@@ -37,7 +37,8 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
   const { redis } = config;
   if (!redis.url && !redis.clusterNodes?.length && !redis.restUrl) {
     throw new UsageError(
-      "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL (with UPSTASH_REDIS_REST_TOKEN)",
+      "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL " +
+        "(with UPSTASH_REDIS_REST_TOKEN)",
       "sweep-now",
     );
   }
@@ -63,7 +64,8 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
       if (reason.startsWith("redis:"))
         throw new Error(`cannot reach ${ports.describe}: ${reason.slice("redis:".length).trim()}`);
       throw new UsageError(
-        `this configuration is not the serving fleet's (${reason}); run sweep-now with the server's PINBOARD_* variables`,
+        `this configuration is not the serving fleet's (${reason}); ` +
+          "run sweep-now with the server's PINBOARD_* variables",
         "sweep-now",
       );
     }

@@ -48,7 +48,10 @@ export function attestationTarget(url: string, advertiseUrl: string): string {
   return `${pathname.slice(base.length)}${search}`;
 }
 
-/** The request-binding claims, together: a token carries all of htm and htu (and epoch where the call has one) or none. */
+/**
+ * The request-binding claims, together: a token carries all of htm and htu (and epoch where the
+ * call has one) or none.
+ */
 export function isBound(claims: AttestationClaims): boolean {
   return claims.htm !== undefined || claims.htu !== undefined || claims.epoch !== undefined;
 }
@@ -89,19 +92,22 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 const MAX_CACHED = 4096;
 const MAX_CACHED_TARGET = 256;
 let cachedSecond = -1;
-const cached = new Map<string, { secret: string; claims: AttestationInput; token: Promise<string> }>();
+let cachedCount = 0;
+/** secret → (aud, htm, epoch, htu) → token: the secret picks its own map, never compared as a string. */
+const cached = new Map<string, Map<string, { claims: AttestationInput; token: Promise<string> }>>();
 
 function cachedToken(secret: string, claims: AttestationInput, iat: number): Promise<string> {
-  if (iat !== cachedSecond || cached.size >= MAX_CACHED) {
+  if (iat !== cachedSecond || cachedCount >= MAX_CACHED) {
     cached.clear();
+    cachedCount = 0;
     cachedSecond = iat;
   }
   const { aud, htm, htu, epoch } = claims;
   const key = `${aud}\n${htm ?? ""}\n${epoch ?? ""}\n${htu ?? ""}`;
-  const hit = cached.get(key);
+  let tokens = cached.get(secret);
+  const hit = tokens?.get(key);
   if (
     hit !== undefined &&
-    hit.secret === secret &&
     hit.claims.aud === aud &&
     hit.claims.htm === htm &&
     hit.claims.htu === htu &&
@@ -110,10 +116,13 @@ function cachedToken(secret: string, claims: AttestationInput, iat: number): Pro
     return hit.token;
   }
   const token = sign(secret, payloadOf(claims, iat));
+  if (tokens === undefined) cached.set(secret, (tokens = new Map()));
+  const entries = tokens;
   token.catch(() => {
-    if (cached.get(key)?.token === token) cached.delete(key);
+    if (entries.get(key)?.token === token) entries.delete(key);
   });
-  cached.set(key, { secret, claims: { aud, htm, htu, epoch }, token });
+  if (!entries.has(key)) cachedCount++;
+  entries.set(key, { claims: { aud, htm, htu, epoch }, token });
   return token;
 }
 

@@ -1,9 +1,10 @@
 /**
- * A Lua script with the SHA1 that Redis' SCRIPT LOAD returns for it. The SHA is committed next
- * to the script (`npm run script-shas` rewrites it; test/contract/script-shas.test.ts checks it against
- * SCRIPT LOAD), so no runtime hashes anything before its first EVALSHA. Pinboard's scripts
- * (src/redis/scripts/) and the worker library's durability scripts (src/pinned/durability-scripts/)
- * live in this one registry.
+ * A Lua script with the SHA1 that Redis' SCRIPT LOAD returns for it. The scripts are .lua files
+ * in each feature's `lua/` folder; `npm run lua` (scripts/build-lua.ts) expands their includes and
+ * writes each one's source and SHA1 into the folder's scripts.generated.ts, so no runtime reads a
+ * file or hashes anything before its first EVALSHA (test/contract/script-shas.test.ts checks the
+ * SHA1 against SCRIPT LOAD). Pinboard's scripts and the worker library's durability scripts
+ * (src/pinned/lua/) live in this one registry.
  */
 export interface LuaScript {
   readonly name: string;
@@ -20,7 +21,7 @@ export function defineScript(name: string, script: string, sha: string): LuaScri
   return entry;
 }
 
-/** Every script defined so far (importing a scripts folder's index defines its scripts). */
+/** Every script defined so far (importing a feature's lua/scripts.generated.ts defines its scripts). */
 export function registeredScripts(): LuaScript[] {
   return [...registry.values()];
 }

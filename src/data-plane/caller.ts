@@ -12,6 +12,9 @@ import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import type { HeaderSource } from "./inbound.ts";
 
+/** What this module uses of the app's dependencies. */
+export type CallerDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now">;
+
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {
   from: string;
@@ -34,7 +37,7 @@ const SUBREQUEST_DEPTH = SUBREQUEST_DEPTH_HEADER.toLowerCase();
  * session's secret must match and the caller's placement row must belong to that session.
  * Null, without an await, when the request carries no caller headers at all (most carry none).
  */
-export function verifyCaller(deps: AppDeps, headers: HeaderSource): Promise<Caller> | null {
+export function verifyCaller(deps: CallerDeps, headers: HeaderSource): Promise<Caller> | null {
   const from = headers.get(FROM);
   const session = headers.get(SESSION);
   const secret = headers.get(SESSION_SECRET);
@@ -44,7 +47,7 @@ export function verifyCaller(deps: AppDeps, headers: HeaderSource): Promise<Call
 }
 
 async function verifiedCaller(
-  deps: AppDeps,
+  deps: CallerDeps,
   from: string | null,
   session: string | null,
   secret: string | null,

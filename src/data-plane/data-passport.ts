@@ -3,6 +3,9 @@ import { scopesOf } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { forbidden, PinboardError } from "../errors.ts";
 
+/** What this module uses of the app's dependencies. */
+export type DataPassportDeps = Pick<AppDeps, "config" | "passport">;
+
 /** The `acct` attestation claim: who the data-plane credential says the client is. */
 export interface AccountClaim {
   sub: string;
@@ -19,7 +22,7 @@ const MOVED = new Set(["scope", "scopes", "pinboard"]);
  * to namespaces without a rule pass untouched, without an await.
  */
 export function dataPlanePassport(
-  deps: AppDeps,
+  deps: DataPassportDeps,
   ns: string,
   authorization: string | undefined,
 ): Promise<AccountClaim> | undefined {
@@ -29,7 +32,7 @@ export function dataPlanePassport(
 }
 
 async function verifiedAccount(
-  deps: AppDeps,
+  deps: DataPassportDeps,
   ruleScopes: string[],
   ns: string,
   authorization: string | undefined,

@@ -1,16 +1,20 @@
 import type { AppDeps } from "../deps.ts";
 import { textAnswer } from "../errors.ts";
 import { InflightGate } from "../placement/inflight.ts";
+import { clearOverwritten } from "../placement/lua/index.ts";
 import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";
 import { placeInstance } from "../placement/place-instance.ts";
 import { Refusal } from "../placement/refusal.ts";
 import type { Resolution } from "../placement/resolver.ts";
-import { clearOverwritten, releaseRow } from "../redis/scripts/index.ts";
+import { releaseRow } from "../registry/lua/index.ts";
 import { attestedForwardHeaders, forwardTarget } from "./attested-headers.ts";
 import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";
 import type { Delivery, Forward, Relay, Transport } from "./transport.ts";
+
+/** What this module uses of the app's dependencies. */
+export type PlacementLoopDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
 export const STALE_RESOLUTION_MS = 5000;
@@ -34,7 +38,7 @@ interface Job<T> {
  */
 export class PlacementLoop {
   constructor(
-    private readonly deps: AppDeps,
+    private readonly deps: PlacementLoopDeps,
     private readonly inflight: InflightGate,
     private readonly outliers: OutlierTracker,
     /** Open WebSockets per worker: an upgrade holds a slot here, never an inflight one. */

@@ -9,6 +9,9 @@ import { type AccountClaim, dataPlanePassport } from "./data-passport.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { DataPath } from "./route.ts";
 
+/** What this module uses of the app's dependencies. */
+export type PlanDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "passport" | "fleet" | "metrics">;
+
 /** Everything decided about a data-plane request before its first resolve. */
 export interface ForwardPlan {
   path: DataPath;
@@ -35,7 +38,7 @@ export function planForward(...args: Parameters<typeof plan>): Promise<ForwardPl
 }
 
 async function plan(
-  deps: AppDeps,
+  deps: PlanDeps,
   request: InboundRequest,
   path: DataPath,
   affinityKey: AffinityKey,

@@ -42,7 +42,10 @@ export async function readJsonBody<T>(c: Context, body: BodySchema<T>): Promise<
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Every string of a parsed JSON value, keys included, is well-formed UTF-16. Iterative: bodies nest deeper than the stack. */
+/**
+ * Every string of a parsed JSON value, keys included, is well-formed UTF-16. Iterative: bodies
+ * nest deeper than the stack.
+ */
 function isWellFormed(value: unknown): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {

@@ -4,6 +4,9 @@ import { withSpentHeadroom } from "../registry/headroom.ts";
 import { parseRecord, type WorkerRecord } from "../registry/record.ts";
 import { visibleNamespaces } from "./scope.ts";
 
+/** What this module uses of the app's dependencies. */
+export type FleetViewDeps = Pick<AppDeps, "config" | "redis" | "keys">;
+
 export interface VisibleWorker {
   record: WorkerRecord;
   namespaces: string[];
@@ -13,7 +16,7 @@ export interface VisibleWorker {
  * Every live worker record, with Redis' clock, for the read routes and metrics. Headroom is the
  * record's less the new placements made since its last heartbeat (registry/headroom.ts).
  */
-export async function liveRecords(deps: AppDeps): Promise<{ now: number; records: WorkerRecord[] }> {
+export async function liveRecords(deps: FleetViewDeps): Promise<{ now: number; records: WorkerRecord[] }> {
   const [now, all] = await Promise.all([deps.redis.timeMs(), deps.redis.hgetall(deps.keys.sessions)]);
   const records = Object.values(all)
     .map(parseRecord)
@@ -23,7 +26,7 @@ export async function liveRecords(deps: AppDeps): Promise<{ now: number; records
 
 /** The live workers a credential may see, sorted by hostname then session. */
 export async function visibleWorkers(
-  deps: AppDeps,
+  deps: FleetViewDeps,
   claim: PinboardClaim,
 ): Promise<{ now: number; workers: VisibleWorker[] }> {
   const { now, records } = await liveRecords(deps);
@@ -42,7 +45,7 @@ export async function visibleWorkers(
  * Workers whose outlier ejection is still running: sessionId → ejected-until (Redis-clock ms).
  * Every ejection is mirrored into every bucket (mark-ejected), so bucket 0's hash holds them all.
  */
-export async function runningEjections(deps: AppDeps, now: number): Promise<Map<string, number>> {
+export async function runningEjections(deps: FleetViewDeps, now: number): Promise<Map<string, number>> {
   const all = await deps.redis.hgetall(deps.keys.ejected(0));
   return new Map(
     Object.entries(all)

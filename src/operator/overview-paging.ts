@@ -3,13 +3,19 @@ import { instanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import type { NamespaceGroup } from "./overview.ts";
 
+/** What this module uses of the app's dependencies. */
+export type OverviewPagingDeps = Pick<AppDeps, "durable">;
+
 /**
  * Paging of GET /registry/overview (an extension of the protocol, for the console): `limit`
  * entries at most, and an opaque cursor that says where the next page starts. The walk itself,
  * with its per-request budget, is overview-walk.ts.
  */
 
-/** Where a paged overview goes on: a bucket, a placement space in it, an HSCAN cursor, and rows of that batch already seen. */
+/**
+ * Where a paged overview goes on: a bucket, a placement space in it, an HSCAN cursor, and rows of
+ * that batch already seen.
+ */
 export interface PageCursor {
   bucket: number;
   space: string;
@@ -49,7 +55,7 @@ export function decodeCursor(text: string): PageCursor | null {
  * A paged answer names each entry's durable alarm (due time in ms) when the worker library's
  * index lists one: one ZMSCORE for the page. The index is advisory (a superset of due alarms).
  */
-export async function addAlarms(deps: AppDeps, groups: NamespaceGroup[]): Promise<void> {
+export async function addAlarms(deps: OverviewPagingDeps, groups: NamespaceGroup[]): Promise<void> {
   const entries = groups.flatMap((g) =>
     g.entries.map((entry) => ({ entry, member: instanceMember(g.namespace, entry.id) })),
   );

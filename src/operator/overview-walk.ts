@@ -1,6 +1,9 @@
 import type { AppDeps } from "../deps.ts";
 import type { PageCursor } from "./overview-paging.ts";
 
+/** What this module uses of the app's dependencies. */
+export type OverviewWalkDeps = Pick<AppDeps, "redis" | "keys">;
+
 /**
  * The walk of GET /registry/overview over the placement rows, bounded per request. Rows are
  * walked in one order (buckets ascending, each bucket's placement spaces sorted, each space by
@@ -14,7 +17,10 @@ import type { PageCursor } from "./overview-paging.ts";
 export const OVERVIEW_BUDGET = {
   /** Round trips one request waits on for rows (on Workers: subrequests, of the Free plan's 50). */
   roundTrips: 16,
-  /** Rows fetched: no round trip starts past this many (one round fetches about headScanCount + window × scanCount more at most). */
+  /**
+   * Rows fetched: no round trip starts past this many (one round fetches about headScanCount +
+   * window × scanCount more at most).
+   */
   rows: 20_000,
   /** Spaces whose HSCAN pages are fetched ahead, at most, in one round trip. */
   window: 32,
@@ -50,7 +56,11 @@ interface Target {
 }
 
 /** Walks the rows from `options.from`; answers the cursor to go on from, or undefined at the end. */
-export function walkRows(deps: AppDeps, options: WalkOptions, accept: AcceptRow): Promise<PageCursor | undefined> {
+export function walkRows(
+  deps: OverviewWalkDeps,
+  options: WalkOptions,
+  accept: AcceptRow,
+): Promise<PageCursor | undefined> {
   return new Walk(deps, options, accept).run();
 }
 
@@ -62,7 +72,7 @@ class Walk {
   private taken = 0;
 
   constructor(
-    private readonly deps: AppDeps,
+    private readonly deps: OverviewWalkDeps,
     private readonly options: WalkOptions,
     private readonly accept: AcceptRow,
   ) {
@@ -130,7 +140,7 @@ class Walk {
         }),
       ),
     ]);
-    listing.forEach((bucket, i) => this.addTargets(bucket, lists[i]!));
+    for (const [i, bucket] of listing.entries()) this.addTargets(bucket, lists[i]!);
   }
 
   /** A bucket's spaces (of the ns filter), sorted, from the cursor's space on when it is the cursor's bucket. */

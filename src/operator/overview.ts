@@ -2,11 +2,14 @@ import type { PinboardClaim } from "../auth/claims.ts";
 import { isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest } from "../errors.ts";
-import { envOf } from "../registry/record.ts";
+import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
 import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, type PageCursor } from "./overview-paging.ts";
-import { walkRows } from "./overview-walk.ts";
+import { type AcceptRow, walkRows } from "./overview-walk.ts";
 import { placementScopeError, publicWorker } from "./scope.ts";
+
+/** What this module uses of the app's dependencies. */
+export type OverviewDeps = Pick<AppDeps, "config" | "redis" | "keys" | "durable">;
 
 export interface OverviewFilters {
   ns?: string;
@@ -71,85 +74,126 @@ export function parseOverviewFilters(query: Record<string, string | undefined>):
  * rows is bounded per request (overview-walk.ts): an answer that stopped before the end, at
  * `limit` or at the budget, names a `cursor` to go on from, paged or not.
  */
-export async function overview(deps: AppDeps, claim: PinboardClaim, filters: OverviewFilters) {
-  const { keys, config, redis } = deps;
-  const aware = config.hostnameAware;
+export async function overview(deps: OverviewDeps, claim: PinboardClaim, filters: OverviewFilters) {
+  const aware = deps.config.hostnameAware;
   const { now, workers } = await visibleWorkers(deps, claim);
   const live = new Map(workers.map((w) => [w.record.sessionId, w.record]));
 
-  const groups = new Map<string, NamespaceGroup>();
-  const group = (hostname: string, env: string, ns: string): NamespaceGroup => {
-    const key = `${hostname}\n${env}\n${ns}`;
-    let g = groups.get(key);
-    if (!g) {
-      g = { hostname: aware ? hostname : null, env: aware ? env : null, namespace: ns, sessionIds: [], entries: [] };
-      groups.set(key, g);
-    }
-    return g;
-  };
+  const groups = new NamespaceGroups(aware);
   for (const { record, namespaces } of workers) {
     for (const ns of namespaces) {
       if (filters.ns === undefined || filters.ns === ns)
-        group(record.hostname, envOf(record, ns), ns).sessionIds.push(record.sessionId);
+        groups.of(record.hostname, envOf(record, ns), ns).sessionIds.push(record.sessionId);
     }
   }
 
-  const page = { left: filters.limit ?? Infinity, next: undefined as PageCursor | undefined };
-  const accept = (env: string, ns: string, id: string, raw: string): boolean => {
-    if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) return false;
-    const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
-    const tag = tagParts.join("\n");
-    const owner = live.get(sessionId);
-    if (!owner || epoch === "" || (expiry !== "" && Number(expiry) <= now)) return false;
-    if (filters.tag !== undefined && tag !== filters.tag) return false;
-    const host = hostname || owner.hostname;
-    if (placementScopeError(claim, { ns, hostname: host, env }, aware)) return false;
-    // A paged answer (an extension) names the placement epoch too.
-    const paged = filters.limit !== undefined ? { epoch } : {};
-    group(host, env, ns).entries.push({
-      id,
-      sessionId,
-      ...paged,
-      ...(expiry ? { expiry: Number(expiry) } : {}),
-      ...(tag ? { tag } : {}),
-    });
-    return true;
-  };
+  const scope: RowScope = { claim, filters, live, now, aware, groups };
+  const accept: AcceptRow = (env, ns, id, raw) => acceptRow(scope, env, ns, id, raw);
   const walk = {
     ...(filters.ns !== undefined ? { ns: filters.ns } : {}),
     ...(filters.cursor ? { from: filters.cursor } : {}),
-    limit: page.left,
+    limit: filters.limit ?? Infinity,
   };
-  page.next = await walkRows(deps, walk, accept);
-  if (filters.limit !== undefined) await addAlarms(deps, [...groups.values()]);
-  const bindings = { hostnames: {} as Record<string, string>, envs: {} as Record<string, string> };
-  if (aware) {
-    const [hostnames, envs] = await Promise.all([
-      redis.hgetall(keys.hostnameBindings),
-      redis.hgetall(keys.envBindings),
-    ]);
-    const envsSeen = new Set<string>();
-    for (const [key, value] of Object.entries(hostnames)) {
-      const env = value.split("\n")[0] ?? "";
-      const slash = key.indexOf("/");
-      if (placementScopeError(claim, { ns: key.slice(slash), hostname: key.slice(0, slash), env }, true)) continue;
-      bindings.hostnames[key] = env;
-      envsSeen.add(env);
+  const next = await walkRows(deps, walk, accept);
+  if (filters.limit !== undefined) await addAlarms(deps, groups.list());
+  const bindings: Bindings = aware ? await visibleBindings(deps, claim) : { hostnames: {}, envs: {} };
+  return {
+    workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),
+    bindings,
+    namespaces: sortedGroups(groups.list()),
+    ...(next ? { cursor: encodeCursor(next) } : {}),
+  };
+}
+
+/** The groups of the overview by (hostname, env, namespace), made on first use. */
+class NamespaceGroups {
+  private readonly byKey = new Map<string, NamespaceGroup>();
+
+  constructor(private readonly aware: boolean) {}
+
+  of(hostname: string, env: string, ns: string): NamespaceGroup {
+    const key = `${hostname}\n${env}\n${ns}`;
+    let g = this.byKey.get(key);
+    if (!g) {
+      const aware = this.aware;
+      g = { hostname: aware ? hostname : null, env: aware ? env : null, namespace: ns, sessionIds: [], entries: [] };
+      this.byKey.set(key, g);
     }
-    for (const env of envsSeen) if (envs[env]) bindings.envs[env] = envs[env]!.split("\n")[0] ?? "";
+    return g;
   }
 
-  const namespaces = [...groups.values()]
+  list(): NamespaceGroup[] {
+    return [...this.byKey.values()];
+  }
+}
+
+interface RowScope {
+  claim: PinboardClaim;
+  filters: OverviewFilters;
+  /** The visible live workers by sessionId. */
+  live: ReadonlyMap<string, WorkerRecord>;
+  now: number;
+  aware: boolean;
+  groups: NamespaceGroups;
+}
+
+/**
+ * Takes a placement row into its group unless the filters drop it, its owner is not a visible
+ * live worker, it is not placed yet (no epoch) or expired, or the claim does not cover it.
+ */
+function acceptRow(scope: RowScope, env: string, ns: string, id: string, raw: string): boolean {
+  const { filters } = scope;
+  if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) return false;
+  const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
+  const tag = tagParts.join("\n");
+  const owner = scope.live.get(sessionId);
+  if (!owner || epoch === "" || (expiry !== "" && Number(expiry) <= scope.now)) return false;
+  if (filters.tag !== undefined && tag !== filters.tag) return false;
+  const host = hostname || owner.hostname;
+  if (placementScopeError(scope.claim, { ns, hostname: host, env }, scope.aware)) return false;
+  // A paged answer (an extension) names the placement epoch too.
+  const paged = filters.limit !== undefined ? { epoch } : {};
+  scope.groups.of(host, env, ns).entries.push({
+    id,
+    sessionId,
+    ...paged,
+    ...(expiry ? { expiry: Number(expiry) } : {}),
+    ...(tag ? { tag } : {}),
+  });
+  return true;
+}
+
+interface Bindings {
+  /** "hostname/ns" → env. */
+  hostnames: Record<string, string>;
+  /** env → its takeover policy. */
+  envs: Record<string, string>;
+}
+
+/** The hostname bindings the claim covers (hostname/ns → env), and the env bindings of their envs. */
+async function visibleBindings(deps: OverviewDeps, claim: PinboardClaim): Promise<Bindings> {
+  const { keys, redis } = deps;
+  const bindings: Bindings = { hostnames: {}, envs: {} };
+  const [hostnames, envs] = await Promise.all([redis.hgetall(keys.hostnameBindings), redis.hgetall(keys.envBindings)]);
+  const envsSeen = new Set<string>();
+  for (const [key, value] of Object.entries(hostnames)) {
+    const env = value.split("\n")[0] ?? "";
+    const slash = key.indexOf("/");
+    if (placementScopeError(claim, { ns: key.slice(slash), hostname: key.slice(0, slash), env }, true)) continue;
+    bindings.hostnames[key] = env;
+    envsSeen.add(env);
+  }
+  for (const env of envsSeen) if (envs[env]) bindings.envs[env] = envs[env]!.split("\n")[0] ?? "";
+  return bindings;
+}
+
+/** Groups by hostname, namespace and env; entries by id; sessions sorted. */
+function sortedGroups(groups: NamespaceGroup[]): NamespaceGroup[] {
+  return groups
     .map((g) => ({
       ...g,
       entries: g.entries.sort((a, b) => a.id.localeCompare(b.id)),
       sessionIds: g.sessionIds.sort(),
     }))
     .sort((a, b) => `${a.hostname}\n${a.namespace}\n${a.env}`.localeCompare(`${b.hostname}\n${b.namespace}\n${b.env}`));
-  return {
-    workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),
-    bindings,
-    namespaces,
-    ...(page.next ? { cursor: encodeCursor(page.next) } : {}),
-  };
 }

@@ -3,13 +3,13 @@ import type { AppDeps, AppEnv } from "../deps.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { requireScope, requireServing } from "../registry/guards.ts";
 import { drain, undrain } from "./drain.ts";
+import { fleetStats } from "./fleet-stats.ts";
 import { runningEjections, visibleWorkers } from "./fleet-view.ts";
-import { healthReport } from "./health.ts";
+import { healthReport } from "./health-report.ts";
 import { overview, parseOverviewFilters } from "./overview.ts";
 import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
 import { publicWorker } from "./scope.ts";
-import { fleetStats } from "./stats.ts";
-import { windDown } from "./wind-down.ts";
+import { windDown } from "./wind-down-placements.ts";
 
 /**
  * The operator routes (pinboard:operator). /registry/health answers while booting or draining;

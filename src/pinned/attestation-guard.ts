@@ -32,7 +32,10 @@ export class AttestationGuard {
     this.secret = options.secret;
   }
 
-  /** The attestation's claims, or null when it is missing, invalid or for another request. `url` is request.url parsed. */
+  /**
+   * The attestation's claims, or null when it is missing, invalid or for another request. `url`
+   * is request.url parsed.
+   */
   async verify(request: Request, url: URL = new URL(request.url)): Promise<AttestationClaims | null> {
     const token = request.headers.get(ATTESTATION_HEADER);
     if (!token) return null;

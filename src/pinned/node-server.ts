@@ -81,7 +81,8 @@ function listenError(err: Error, port: number, host: string): Error {
       : code === "EACCES"
         ? `listen: no permission to listen on port ${port} (EACCES); use a port above 1023, or 0 for a free one`
         : code === "EADDRNOTAVAIL"
-          ? `listen: ${host} is not an address of this machine (EADDRNOTAVAIL); use 127.0.0.1, 0.0.0.0 or one of its own addresses`
+          ? `listen: ${host} is not an address of this machine (EADDRNOTAVAIL); ` +
+            "use 127.0.0.1, 0.0.0.0 or one of its own addresses"
           : code === "ENOTFOUND" || code === "EAI_AGAIN"
             ? `listen: cannot resolve host ${JSON.stringify(host)} (${code})`
             : `listen on ${host}:${port} failed: ${err.message}`;

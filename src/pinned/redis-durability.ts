@@ -92,7 +92,7 @@ export class RedisDurabilityStore implements DurabilityStore {
     );
   }
 
-  private async fenced(s: LuaScript, ref: InstanceRef, epoch: string, keys: string[], args: Arg[]): Promise<unknown[]> {
+  private async fenced(s: LuaScript, epoch: string, keys: string[], args: Arg[]): Promise<unknown[]> {
     const reply = (await this.run(s, keys, [epoch, ...args])) as unknown[];
     if (reply[0] === 0) throw new StaleEpochError(epoch, String(reply[1]));
     return reply;
@@ -103,13 +103,7 @@ export class RedisDurabilityStore implements DurabilityStore {
   }
 
   async activate(ref: InstanceRef, epoch: string, info: ActivateInfo = {}): Promise<ActivateResult> {
-    const reply = await this.fenced(
-      durableActivate,
-      ref,
-      epoch,
-      [this.keys.meta(ref.ns, ref.id)],
-      [info.hostname ?? ""],
-    );
+    const reply = await this.fenced(durableActivate, epoch, [this.keys.meta(ref.ns, ref.id)], [info.hostname ?? ""]);
     const alarm = reply[1] ? Number(reply[1]) : null;
     const member = instanceMember(ref.ns, ref.id);
     await this.guard(
@@ -146,22 +140,22 @@ export class RedisDurabilityStore implements DurabilityStore {
 
   async put(ref: InstanceRef, epoch: string, entries: [string, string][]): Promise<void> {
     if (entries.length === 0) return;
-    await this.fenced(durablePut, ref, epoch, this.instanceKeys(ref), entries.flat());
+    await this.fenced(durablePut, epoch, this.instanceKeys(ref), entries.flat());
   }
 
   async delete(ref: InstanceRef, epoch: string, keys: string[]): Promise<number> {
-    const reply = await this.fenced(durableDelete, ref, epoch, this.instanceKeys(ref), [...new Set(keys)]);
+    const reply = await this.fenced(durableDelete, epoch, this.instanceKeys(ref), [...new Set(keys)]);
     return Number(reply[1]);
   }
 
   async deleteAll(ref: InstanceRef, epoch: string): Promise<void> {
-    await this.fenced(durableDeleteAll, ref, epoch, this.instanceKeys(ref), []);
+    await this.fenced(durableDeleteAll, epoch, this.instanceKeys(ref), []);
     await this.guard(this.client.zrem(this.keys.alarms, instanceMember(ref.ns, ref.id)));
   }
 
   async setAlarm(ref: InstanceRef, epoch: string, atMs: number | null): Promise<void> {
     const at = atMs === null ? null : Math.floor(atMs);
-    await this.fenced(durableSetAlarm, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
+    await this.fenced(durableSetAlarm, epoch, [this.keys.meta(ref.ns, ref.id)], [at === null ? "" : String(at)]);
     const member = instanceMember(ref.ns, ref.id);
     await this.guard(
       at === null ? this.client.zrem(this.keys.alarms, member) : this.client.zadd(this.keys.alarms, at, member),
@@ -175,7 +169,7 @@ export class RedisDurabilityStore implements DurabilityStore {
 
   async clearAlarm(ref: InstanceRef, epoch: string, expectedAtMs: number): Promise<boolean> {
     const at = String(Math.floor(expectedAtMs));
-    const reply = await this.fenced(durableClearAlarm, ref, epoch, [this.keys.meta(ref.ns, ref.id)], [at]);
+    const reply = await this.fenced(durableClearAlarm, epoch, [this.keys.meta(ref.ns, ref.id)], [at]);
     const cleared = Number(reply[1]) === 1;
     if (cleared) await this.run(durableUnindexAlarm, [this.keys.alarms], [instanceMember(ref.ns, ref.id), at]);
     return cleared;

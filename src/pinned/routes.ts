@@ -39,8 +39,14 @@ export interface RouteDeps {
   log: PinnedLogger;
 }
 
+interface InstancePath {
+  ns: string;
+  id: string;
+  rest: string;
+}
+
 /** Splits `{base}/{ns-segment}/{id}{rest}`; null for any other path. */
-export function parseInstancePath(pathname: string, base: string): { ns: string; id: string; rest: string } | null {
+export function parseInstancePath(pathname: string, base: string): InstancePath | null {
   if (base && !pathname.startsWith(`${base}/`)) return null;
   const match = /^\/([^/]+)\/([^/]+)(\/.*)?$/.exec(base ? pathname.slice(base.length) : pathname);
   if (!match) return null;
@@ -69,115 +75,117 @@ export function buildRoutes(d: RouteDeps): Hono {
     return json(200, d.stats());
   });
 
-  app.all("*", async (c) => {
-    const request = c.req.raw;
-    const url = new URL(request.url);
-    const target = parseInstancePath(url.pathname, d.basePath);
-    if (!target) return notFound();
-    const { ns, id, rest } = target;
-    const upgrade = canUpgrade(c);
-
-    const claims = await d.guard.verify(request, url);
-    if (!claims) return upgrade ? acceptAndClose(c, 1008, "invalid attestation") : invalidAttestation();
-    const isAlarm = request.method === "POST" && rest === "/_alarm";
-    if (isAlarm && !(await d.guard.hasProxySecret(request))) return invalidProxySecret();
-    const epoch = request.headers.get(EPOCH_HEADER);
-    if (!isEpoch(epoch)) return malformedEpoch();
-    if (!d.namespaces.has(ns)) return unknownNamespace();
-    if (!isId(id)) return new Response("invalid id", { status: 400, headers: { "content-type": "text/plain" } });
-
-    if (isAlarm) return fireAlarm(ns, id, epoch);
-    if (d.durable && request.method === "POST" && rest === "/_wake") return wake(ns, id, epoch);
-    return forward(c, ns, id, epoch, rest, claims, upgrade);
-  });
-
-  function failure(err: unknown, context: Record<string, unknown>): Response {
-    if (err instanceof StaleEpochError) return staleEpoch();
-    if (err instanceof RefusedError) return refusal(err.reason);
-    const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    if (err instanceof ActivationError) {
-      const cause = err.cause;
-      if (cause instanceof DurabilityUnavailableError) {
-        // The store's URL and why it failed say it all; an ioredis stack would not.
-        d.log.error("activation failed", { ...context, store: cause.store, error: cause.message });
-      } else {
-        d.log.error("activation failed", { ...context, error: String(cause instanceof Error ? cause.stack : cause) });
-      }
-      return activationFailed();
-    }
-    d.log.error("instance request failed", { ...context, error });
-    return internalError();
-  }
-
-  async function forward(
-    c: Context,
-    ns: string,
-    id: string,
-    epoch: string,
-    rest: string,
-    claims: AttestationClaims,
-    upgrade: boolean,
-  ): Promise<Response> {
-    const request = c.req.raw;
-    let live: LiveInstance;
-    try {
-      live = await d.table.acquire(ns, id, epoch);
-    } catch (err) {
-      return failure(err, { ns, id, epoch });
-    }
-    try {
-      if (upgrade) prepareUpgrade(request, c);
-      const response = await live.instance!.fetch(request, new RequestContextImpl(live, rest, claims));
-      if (!(response instanceof Response)) throw new TypeError(`${ns} fetch() did not return a Response`);
-      return upgrade ? await completeUpgrade(request, response) : response;
-    } catch (err) {
-      if (upgrade) dropUpgrade(request);
-      return failure(err, { ns, id, epoch });
-    } finally {
-      live.leave();
-    }
-  }
-
-  async function wake(ns: string, id: string, epoch: string): Promise<Response> {
-    const acquiring = d.table.acquire(ns, id, epoch);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const waited = await Promise.race([
-      acquiring.then(
-        (live) => ({ live }),
-        (error: unknown) => ({ error }),
-      ),
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), d.wakeWaitMs))),
-    ]);
-    clearTimeout(timer);
-    if (waited === null) {
-      acquiring.then(
-        (live) => live.leave(),
-        () => {},
-      );
-      return json(202, { activating: true });
-    }
-    if ("error" in waited) return failure(waited.error, { ns, id, epoch, route: "_wake" });
-    waited.live.leave();
-    return json(200, { ok: true });
-  }
-
-  async function fireAlarm(ns: string, id: string, epoch: string): Promise<Response> {
-    let live: LiveInstance;
-    try {
-      live = await d.table.acquire(ns, id, epoch);
-    } catch (err) {
-      return failure(err, { ns, id, epoch, route: "_alarm" });
-    }
-    try {
-      const outcome = await live.alarm.sweep();
-      if (outcome === "running") return json(202, { fired: false, running: true });
-      return json(200, { fired: outcome === "fired" });
-    } catch (err) {
-      return failure(err, { ns, id, epoch, route: "_alarm" });
-    } finally {
-      live.leave();
-    }
-  }
+  app.all("*", (c) => serveInstancePath(d, c));
 
   return app;
+}
+
+/** `{base}/{ns}/{id}{rest}`: checks the call, then an alarm, a wake, or a forward to the instance. */
+async function serveInstancePath(d: RouteDeps, c: Context): Promise<Response> {
+  const request = c.req.raw;
+  const url = new URL(request.url);
+  const target = parseInstancePath(url.pathname, d.basePath);
+  if (!target) return notFound();
+  const { ns, id, rest } = target;
+  const upgrade = canUpgrade(c);
+
+  const claims = await d.guard.verify(request, url);
+  if (!claims) return upgrade ? acceptAndClose(c, 1008, "invalid attestation") : invalidAttestation();
+  const isAlarm = request.method === "POST" && rest === "/_alarm";
+  if (isAlarm && !(await d.guard.hasProxySecret(request))) return invalidProxySecret();
+  const epoch = request.headers.get(EPOCH_HEADER);
+  if (!isEpoch(epoch)) return malformedEpoch();
+  if (!d.namespaces.has(ns)) return unknownNamespace();
+  if (!isId(id)) return new Response("invalid id", { status: 400, headers: { "content-type": "text/plain" } });
+
+  if (isAlarm) return fireAlarm(d, ns, id, epoch);
+  if (d.durable && request.method === "POST" && rest === "/_wake") return wake(d, ns, id, epoch);
+  return forward(d, c, target, epoch, claims, upgrade);
+}
+
+function failure(d: RouteDeps, err: unknown, context: Record<string, unknown>): Response {
+  if (err instanceof StaleEpochError) return staleEpoch();
+  if (err instanceof RefusedError) return refusal(err.reason);
+  const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  if (err instanceof ActivationError) {
+    const cause = err.cause;
+    if (cause instanceof DurabilityUnavailableError) {
+      // The store's URL and why it failed say it all; an ioredis stack would not.
+      d.log.error("activation failed", { ...context, store: cause.store, error: cause.message });
+    } else {
+      d.log.error("activation failed", { ...context, error: String(cause instanceof Error ? cause.stack : cause) });
+    }
+    return activationFailed();
+  }
+  d.log.error("instance request failed", { ...context, error });
+  return internalError();
+}
+
+async function forward(
+  d: RouteDeps,
+  c: Context,
+  { ns, id, rest }: InstancePath,
+  epoch: string,
+  claims: AttestationClaims,
+  upgrade: boolean,
+): Promise<Response> {
+  const request = c.req.raw;
+  let live: LiveInstance;
+  try {
+    live = await d.table.acquire(ns, id, epoch);
+  } catch (err) {
+    return failure(d, err, { ns, id, epoch });
+  }
+  try {
+    if (upgrade) prepareUpgrade(request, c);
+    const response = await live.instance!.fetch(request, new RequestContextImpl(live, rest, claims));
+    if (!(response instanceof Response)) throw new TypeError(`${ns} fetch() did not return a Response`);
+    return upgrade ? await completeUpgrade(request, response) : response;
+  } catch (err) {
+    if (upgrade) dropUpgrade(request);
+    return failure(d, err, { ns, id, epoch });
+  } finally {
+    live.leave();
+  }
+}
+
+async function wake(d: RouteDeps, ns: string, id: string, epoch: string): Promise<Response> {
+  const acquiring = d.table.acquire(ns, id, epoch);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = await Promise.race([
+    acquiring.then(
+      (live) => ({ live }),
+      (error: unknown) => ({ error }),
+    ),
+    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), d.wakeWaitMs))),
+  ]);
+  clearTimeout(timer);
+  if (waited === null) {
+    acquiring.then(
+      (live) => live.leave(),
+      () => {},
+    );
+    return json(202, { activating: true });
+  }
+  if ("error" in waited) return failure(d, waited.error, { ns, id, epoch, route: "_wake" });
+  waited.live.leave();
+  return json(200, { ok: true });
+}
+
+async function fireAlarm(d: RouteDeps, ns: string, id: string, epoch: string): Promise<Response> {
+  let live: LiveInstance;
+  try {
+    live = await d.table.acquire(ns, id, epoch);
+  } catch (err) {
+    return failure(d, err, { ns, id, epoch, route: "_alarm" });
+  }
+  try {
+    const outcome = await live.alarm.sweep();
+    if (outcome === "running") return json(202, { fired: false, running: true });
+    return json(200, { fired: outcome === "fired" });
+  } catch (err) {
+    return failure(d, err, { ns, id, epoch, route: "_alarm" });
+  } finally {
+    live.leave();
+  }
 }

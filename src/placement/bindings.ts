@@ -1,7 +1,10 @@
 import type { AppDeps } from "../deps.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
-import { lookupBinding } from "../redis/scripts/index.ts";
+import { lookupBinding } from "./lua/index.ts";
 import { Refusal } from "./refusal.ts";
+
+/** What this module uses of the app's dependencies. */
+export type BindingsDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
 export interface Binding {
   hostname: string;
@@ -14,7 +17,7 @@ export interface Binding {
 export const SINGLE_BINDING: Binding = { hostname: SINGLE_HOSTNAME, env: SINGLE_ENV, takeover: "" };
 
 /** Where (hostname, ns) lands: single mode's one binding, or the hostname-aware lookup. */
-export function bindingFor(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
+export function bindingFor(deps: BindingsDeps, hostname: string, ns: string): Promise<Binding> {
   return deps.config.hostnameAware ? hostnameBinding(deps, hostname, ns) : Promise.resolve(SINGLE_BINDING);
 }
 
@@ -23,7 +26,7 @@ export function bindingFor(deps: AppDeps, hostname: string, ns: string): Promise
  * the script. No binding is no-hostname-workers; a binding whose env has no takeover agreed is
  * env-conflict.
  */
-export async function hostnameBinding(deps: AppDeps, hostname: string, ns: string): Promise<Binding> {
+export async function hostnameBinding(deps: BindingsDeps, hostname: string, ns: string): Promise<Binding> {
   const { env, takeover, quarantineUntil: until } = await lookupBinding(deps.redis, deps.keys, { hostname, ns });
   if (env === "") throw new Refusal("no-hostname-workers");
   if (takeover !== "wind_down" && takeover !== "deny") throw new Refusal("env-conflict");

@@ -1,5 +1,8 @@
 import type { AppDeps } from "../deps.ts";
-import { copyNsList, nsListSnapshot, nsListSnapshotCall, parseNsListSnapshot } from "../redis/scripts/index.ts";
+import { copyNsList, nsListSnapshot, nsListSnapshotCall, parseNsListSnapshot } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type NsListCopyDeps = Pick<AppDeps, "redis" | "keys" | "log">;
 
 /**
  * How many buckets back a resolve looks for a namespace list to copy into a bucket that has none.
@@ -17,7 +20,7 @@ export const NS_LIST_COPY_REACH = 8;
  * Returns the bucket copied from, or undefined when no bucket in reach has the list.
  */
 export async function copyPreviousNamespaceList(
-  deps: AppDeps,
+  deps: NsListCopyDeps,
   bucket: number,
   hostname: string,
   ns: string,

@@ -1,5 +1,8 @@
 import type { AppDeps } from "../deps.ts";
-import { markEjectedCall, recordFailure, recordSuccess } from "../redis/scripts/index.ts";
+import { markEjectedCall, recordFailure, recordSuccess } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type OutliersDeps = Pick<AppDeps, "redis" | "keys" | "log">;
 
 export const EJECT_AFTER_FAILURES = 5;
 export const BASE_EJECTION_MS = 30_000;
@@ -15,7 +18,7 @@ export const MAX_EJECTION_MS = 32 * BASE_EJECTION_MS;
 export class OutlierTracker {
   private readonly failing = new Set<string>();
 
-  constructor(private readonly deps: AppDeps) {}
+  constructor(private readonly deps: OutliersDeps) {}
 
   async failure(sessionId: string): Promise<void> {
     const { keys, redis } = this.deps;

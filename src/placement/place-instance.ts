@@ -3,6 +3,9 @@ import { queueWindDown } from "../registry/control-queue.ts";
 import { type Resolution, type ResolveRequest, resolvePlacement } from "./resolver.ts";
 import { recordSpend } from "./spend-sync.ts";
 
+/** What this module uses of the app's dependencies. */
+export type PlaceInstanceDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
+
 /**
  * The one placement path, used by the data plane (PlacementLoop) and by the sweeper (wakes,
  * alarms): runs the resolve script and keeps the wind-down fence's promises.
@@ -17,7 +20,7 @@ import { recordSpend } from "./spend-sync.ts";
  * Refusals throw Refusal, as resolvePlacement does.
  */
 export async function placeInstance(
-  deps: AppDeps,
+  deps: PlaceInstanceDeps,
   req: ResolveRequest,
   defer: (work: Promise<unknown>) => void,
 ): Promise<Resolution> {

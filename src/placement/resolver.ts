@@ -1,7 +1,10 @@
 import type { AppDeps } from "../deps.ts";
-import { type ResolvedOwner, type ResolveResult, resolve } from "../redis/scripts/index.ts";
+import { type ResolvedOwner, type ResolveResult, resolve } from "./lua/index.ts";
 import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
 import { Refusal, type RefusalOutcome } from "./refusal.ts";
+
+/** What this module uses of the app's dependencies. */
+export type ResolverDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "metrics">;
 
 export interface ResolveRequest {
   ns: string;
@@ -41,7 +44,7 @@ export interface TakeoverFence {
  * bucket's (ns-list-copy.ts) and resolves once more; only then is the namespace unknown.
  */
 export async function resolvePlacement(
-  deps: AppDeps,
+  deps: ResolverDeps,
   req: ResolveRequest,
   onFence?: (fence: TakeoverFence) => Promise<void>,
 ): Promise<Resolution> {
@@ -80,7 +83,12 @@ export async function resolvePlacement(
   };
 }
 
-async function runResolve(deps: AppDeps, req: ResolveRequest, bucket: number, started: number): Promise<ResolveResult> {
+async function runResolve(
+  deps: ResolverDeps,
+  req: ResolveRequest,
+  bucket: number,
+  started: number,
+): Promise<ResolveResult> {
   const { keys, config } = deps;
   const reply = await resolve(deps.redis, keys, {
     bucket,

@@ -6,7 +6,10 @@ import {
   type SpendSyncReadRow,
   spendSyncApplyCall,
   spendSyncReadCall,
-} from "../redis/scripts/index.ts";
+} from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type SpendSyncDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
 
 /**
  * Spend sync: lets a placement decision in one bucket see the new placements made in the others.
@@ -77,7 +80,7 @@ class SpendSync {
   private lastStart = Number.NEGATIVE_INFINITY;
   readonly stats: SpendSyncStats = { recorded: 0, dropped: 0, flushes: 0, scripts: 0, lowered: 0, failed: 0 };
 
-  constructor(private readonly deps: AppDeps) {}
+  constructor(private readonly deps: SpendSyncDeps) {}
 
   /** Records a new placement of `sessionId` in `bucket`; answers the flush that will sync it. */
   record(sessionId: string, bucket: number): Promise<void> | undefined {
@@ -210,7 +213,7 @@ function sleep(ms: number): Promise<void> {
 /** One spend sync per Redis port: an app instance's (the entries build one port per app). */
 const instances = new WeakMap<RedisPort, SpendSync>();
 
-function spendSyncOf(deps: AppDeps): SpendSync {
+function spendSyncOf(deps: SpendSyncDeps): SpendSync {
   let sync = instances.get(deps.redis);
   if (!sync) instances.set(deps.redis, (sync = new SpendSync(deps)));
   return sync;
@@ -222,7 +225,7 @@ function spendSyncOf(deps: AppDeps): SpendSync {
  * timers between requests; where promises run on (Node) its timer runs by itself.
  */
 export function recordSpend(
-  deps: AppDeps,
+  deps: SpendSyncDeps,
   sessionId: string,
   bucket: number,
   defer: (work: Promise<unknown>) => void,
@@ -232,6 +235,6 @@ export function recordSpend(
 }
 
 /** The counters of this app instance's spend sync (tests, diagnostics). */
-export function spendSyncStats(deps: AppDeps): Readonly<SpendSyncStats> {
+export function spendSyncStats(deps: SpendSyncDeps): Readonly<SpendSyncStats> {
   return spendSyncOf(deps).stats;
 }

@@ -1,5 +1,8 @@
 import type { AppDeps } from "../deps.ts";
-import { enqueueMessage } from "../redis/scripts/index.ts";
+import { enqueueMessage } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type ControlQueueDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
 /** A control message as stored: the deadline is absolute (Redis-clock ms) or null (revoke). */
 export interface StoredMessage {
@@ -20,7 +23,7 @@ export interface DeliveredMessage {
 
 /** Queues a wind_down for a session's placement; it re-delivers until acked. */
 export async function queueWindDown(
-  deps: AppDeps,
+  deps: ControlQueueDeps,
   sessionId: string,
   ns: string,
   id: string,
@@ -32,7 +35,7 @@ export async function queueWindDown(
 
 /** Queues several wind_downs for one session in one script call (a whole namespace's worth). */
 export async function queueWindDowns(
-  deps: AppDeps,
+  deps: ControlQueueDeps,
   sessionId: string,
   orders: ReadonlyArray<{ ns: string; id: string; deadlineAt: number | null }>,
 ): Promise<string[]> {

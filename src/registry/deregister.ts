@@ -1,17 +1,20 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { unknownSession } from "../errors.ts";
-import { deregisterSession } from "../redis/scripts/index.ts";
+import { deregisterSession } from "./lua/index.ts";
 import { unmirrorEverywhere } from "./mirror.ts";
 import { parseRecord } from "./record.ts";
 import { ownedSession } from "./sessions.ts";
+
+/** What this module uses of the app's dependencies. */
+export type DeregisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 
 /**
  * POST /registry/deregister: removes the session from every namespace list and drops its
  * record. Its placements are left to dead-owner eviction on their next resolve.
  */
 export async function deregister(
-  deps: AppDeps,
+  deps: DeregisterDeps,
   principal: Principal,
   sessionId: string,
 ): Promise<Record<string, never>> {

@@ -2,8 +2,11 @@ import type { MiddlewareHandler } from "hono";
 import type { PassportScope } from "../auth/passport.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 
+/** What this module uses of the app's dependencies. */
+export type GuardsDeps = Pick<AppDeps, "passport" | "fleet">;
+
 /** Passport for a registry route: 401 without a valid credential, 403 without the scope. */
-export function requireScope(deps: AppDeps, scope: PassportScope): MiddlewareHandler<AppEnv> {
+export function requireScope(deps: GuardsDeps, scope: PassportScope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set("principal", await deps.passport.authenticate(c.req.header("authorization"), scope));
     await next();
@@ -11,7 +14,7 @@ export function requireScope(deps: AppDeps, scope: PassportScope): MiddlewareHan
 }
 
 /** Every /registry/* route but /registry/health: 503 not the serving fleet while not serving. */
-export function requireServing(deps: AppDeps): MiddlewareHandler<AppEnv> {
+export function requireServing(deps: GuardsDeps): MiddlewareHandler<AppEnv> {
   return async (_c, next) => {
     await deps.fleet.assertServing();
     await next();

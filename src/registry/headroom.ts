@@ -1,6 +1,9 @@
 import type { AppDeps } from "../deps.ts";
-import { parseReadSpent, readSpentCall } from "../redis/scripts/index.ts";
+import { parseReadSpent, readSpentCall } from "./lua/index.ts";
 import type { WorkerRecord } from "./record.ts";
+
+/** What this module uses of the app's dependencies. */
+export type HeadroomDeps = Pick<AppDeps, "redis" | "keys">;
 
 /**
  * The record's headroom is replaced by each heartbeat and decremented by each new placement until
@@ -22,20 +25,20 @@ function countUnder(raw: string | undefined, rev: number): number {
 }
 
 /** Every bucket's spent counts (index = bucket), read in one pipeline. */
-async function spentHashes(deps: AppDeps): Promise<Array<Record<string, string>>> {
+async function spentHashes(deps: HeadroomDeps): Promise<Array<Record<string, string>>> {
   const { keys, redis } = deps;
   const replies = await redis.runMany(keys.allBuckets().map((bucket) => readSpentCall(keys, { bucket })));
   return replies.map(parseReadSpent);
 }
 
 /** One session's new placements per bucket (index = bucket) under its current headroom revision. */
-export async function spentPerBucket(deps: AppDeps, record: WorkerRecord): Promise<number[]> {
+export async function spentPerBucket(deps: HeadroomDeps, record: WorkerRecord): Promise<number[]> {
   const rev = headroomRevOf(record);
   return (await spentHashes(deps)).map((counts) => countUnder(counts[record.sessionId], rev));
 }
 
 /** The records with `headroom` less every new placement since their headroom was last replaced. */
-export async function withSpentHeadroom(deps: AppDeps, records: WorkerRecord[]): Promise<WorkerRecord[]> {
+export async function withSpentHeadroom(deps: HeadroomDeps, records: WorkerRecord[]): Promise<WorkerRecord[]> {
   if (records.length === 0) return records;
   const revs = new Map(records.map((r) => [r.sessionId, headroomRevOf(r)]));
   const spent = new Map<string, number>();

@@ -1,14 +1,17 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, unknownSession } from "../errors.ts";
-import { heartbeatSession } from "../redis/scripts/index.ts";
 import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
+import { heartbeatSession } from "./lua/index.ts";
 import { mirrorEverywhere, unmirrorEverywhere } from "./mirror.ts";
 import { probeChallenge } from "./probe.ts";
 import { parseRecord } from "./record.ts";
 import type { HeartbeatBody } from "./schemas.ts";
 import { drainDeadlineSeconds } from "./session-ids.ts";
 import { ownedSession } from "./sessions.ts";
+
+/** What this module uses of the app's dependencies. */
+export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log">;
 
 export interface HeartbeatAnswer {
   expiresInMs: number;
@@ -23,7 +26,11 @@ export interface HeartbeatAnswer {
  * applies drains and delivers control messages. A probe that fails marks the worker degraded
  * (and still renews); one that answers another value voids the registration.
  */
-export async function heartbeat(deps: AppDeps, principal: Principal, body: HeartbeatBody): Promise<HeartbeatAnswer> {
+export async function heartbeat(
+  deps: HeartbeatDeps,
+  principal: Principal,
+  body: HeartbeatBody,
+): Promise<HeartbeatAnswer> {
   const { config, keys, redis } = deps;
   const known = await ownedSession(deps, principal, body.sessionId, { live: true });
   const probe = await probeChallenge(

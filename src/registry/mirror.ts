@@ -1,7 +1,10 @@
 import type { AppDeps } from "../deps.ts";
-import { heartbeatBucketCall, unmirrorBucketCall } from "../redis/scripts/index.ts";
 import { spentPerBucket } from "./headroom.ts";
+import { heartbeatBucketCall, unmirrorBucketCall } from "./lua/index.ts";
 import type { WorkerRecord } from "./record.ts";
+
+/** What this module uses of the app's dependencies. */
+export type MirrorDeps = Pick<AppDeps, "redis" | "keys">;
 
 /**
  * The bucket mirrors of a worker record. Whatever a resolve needs lives in the bucket's hash
@@ -16,7 +19,7 @@ import type { WorkerRecord } from "./record.ts";
  * spent yet), the other buckets' counts as read just before the fan-out.
  */
 export async function mirrorEverywhere(
-  deps: AppDeps,
+  deps: MirrorDeps,
   record: WorkerRecord,
   json: string,
   options: { headroomReplaced?: boolean } = {},
@@ -35,7 +38,7 @@ export async function mirrorEverywhere(
 
 /** Removes a dropped session from every bucket, leaving a tombstone generation behind. */
 export async function unmirrorEverywhere(
-  deps: AppDeps,
+  deps: MirrorDeps,
   record: WorkerRecord,
   tombstoneGen: number | string,
 ): Promise<void> {

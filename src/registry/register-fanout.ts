@@ -1,16 +1,19 @@
 import type { AppDeps } from "../deps.ts";
 import type { RedisReply, ScriptCall } from "../redis/port.ts";
 import { redisErrorText } from "../redis/redis-errors.ts";
+import { queueWindDowns } from "./control-queue.ts";
 import {
   deregisterSession,
   parseRebindRows,
   REBIND_CHUNK_IDS,
   rebindRowsCalls,
   registerBucketCall,
-} from "../redis/scripts/index.ts";
-import { queueWindDowns } from "./control-queue.ts";
+} from "./lua/index.ts";
 import { unmirrorEverywhere } from "./mirror.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
+
+/** What this module uses of the app's dependencies. */
+export type RegisterFanoutDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 
 /**
  * The part of a register after its fleet-wide write (register-session): the record's mirror in
@@ -31,7 +34,7 @@ export interface Instance {
  * replaces the previous session's; the rest after it, through rebind-rows. Answers the duplicates.
  */
 export async function mirrorAndReclaim(
-  deps: AppDeps,
+  deps: RegisterFanoutDeps,
   record: WorkerRecord,
   json: string,
   instances: readonly Instance[],
@@ -72,10 +75,10 @@ export async function mirrorAndReclaim(
     for (const duplicate of result.duplicates) duplicates.push(duplicate);
     for (const windDown of result.windDowns) windDowns.push(windDown);
   };
-  (await settleAll(deps, mirrors)).forEach((reply, i) =>
-    collect(parseRebindRows((reply as RedisReply[]).slice(1), mirrors[i]!)),
-  );
-  (await settleAll(deps, more)).forEach((reply, i) => collect(parseRebindRows(reply, more[i]!)));
+  for (const [i, reply] of (await settleAll(deps, mirrors)).entries()) {
+    collect(parseRebindRows((reply as RedisReply[]).slice(1), mirrors[i]!));
+  }
+  for (const [i, reply] of (await settleAll(deps, more)).entries()) collect(parseRebindRows(reply, more[i]!));
   // A reclaimed row's wind-down re-queues to the new session, in calls of at most a chunk each.
   for (let start = 0; start < windDowns.length; start += REBIND_CHUNK_IDS) {
     await queueWindDowns(deps, record.sessionId, windDowns.slice(start, start + REBIND_CHUNK_IDS));
@@ -92,7 +95,7 @@ export async function mirrorAndReclaim(
  * by the client's next register.
  */
 export async function undoRegistration(
-  deps: AppDeps,
+  deps: RegisterFanoutDeps,
   record: WorkerRecord,
   instances: readonly Instance[],
   prevSessionId: string,
@@ -125,7 +128,7 @@ export async function undoRegistration(
  * Runs the calls concurrently (the adapters batch them) and waits for every one to settle before
  * answering, so that an undo never races a call still in flight; throws the first failure.
  */
-async function settleAll(deps: AppDeps, calls: readonly ScriptCall[]): Promise<RedisReply[]> {
+async function settleAll(deps: RegisterFanoutDeps, calls: readonly ScriptCall[]): Promise<RedisReply[]> {
   const outcomes = await Promise.allSettled(calls.map((c) => deps.redis.run(c.script, c.keys, c.args)));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
   if (failed) throw failed.reason;

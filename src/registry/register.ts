@@ -1,14 +1,17 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest, forbidden, PinboardError } from "../errors.ts";
-import { registerSession } from "../redis/scripts/index.ts";
 import { applyFieldRules } from "./field-rules.ts";
+import { registerSession } from "./lua/index.ts";
 import { probeChallenge } from "./probe.ts";
 import { parseRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 import { type Instance, mirrorAndReclaim, undoRegistration } from "./register-fanout.ts";
 import type { RegisterBody } from "./schemas.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
+
+/** What this module uses of the app's dependencies. */
+export type RegisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log">;
 
 /**
  * How long a session's owner (account and client) is remembered past its record, at least, so
@@ -33,7 +36,7 @@ export interface RegisterAnswer {
  * and the bucket mirrors with the reclaim of in-memory instances. When anything after the
  * fleet-wide write fails, the registration is undone before the error answers (register-fanout.ts).
  */
-export async function register(deps: AppDeps, principal: Principal, body: RegisterBody): Promise<RegisterAnswer> {
+export async function register(deps: RegisterDeps, principal: Principal, body: RegisterBody): Promise<RegisterAnswer> {
   const { config, keys, redis } = deps;
   const fields = applyFieldRules(body, config.hostnameAware);
   const denied = scopeViolation(principal.pinboard, fields, config.hostnameAware);

@@ -1,17 +1,20 @@
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { unknownSession } from "../errors.ts";
-import { parseReleaseRow, releaseRowCall, tagRow } from "../redis/scripts/index.ts";
+import { parseReleaseRow, releaseRowCall, tagRow } from "./lua/index.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
 import type { ReleaseBody, TagBody } from "./schemas.ts";
 import { checkRowNamespace, ownedSession, readSession } from "./sessions.ts";
+
+/** What this module uses of the app's dependencies. */
+export type ReleaseDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
 /**
  * Resolves and checks every session a row operation names before anything is written, so a
  * body with one bad item changes nothing. Release and tag skip the expiry check.
  */
 async function rowOwners(
-  deps: AppDeps,
+  deps: ReleaseDeps,
   principal: Principal,
   items: ReadonlyArray<{ sessionId: string; namespace: string }>,
 ): Promise<Map<string, WorkerRecord>> {
@@ -29,7 +32,7 @@ async function rowOwners(
 
 /** Where a session's row of (ns, id) lives: its bucket and its placements hash's env. */
 function rowAt(
-  deps: AppDeps,
+  deps: ReleaseDeps,
   record: WorkerRecord,
   ns: string,
   id: string,
@@ -42,7 +45,11 @@ function rowAt(
  * an epoch (absent or null) frees the session's row whatever its epoch; "" quotes an epoch-less
  * row and frees only that.
  */
-export async function release(deps: AppDeps, principal: Principal, items: ReleaseBody): Promise<{ released: number }> {
+export async function release(
+  deps: ReleaseDeps,
+  principal: Principal,
+  items: ReleaseBody,
+): Promise<{ released: number }> {
   const owners = await rowOwners(deps, principal, items);
   const calls = items.map((item) =>
     releaseRowCall(deps.keys, {
@@ -59,7 +66,7 @@ export async function release(deps: AppDeps, principal: Principal, items: Releas
 }
 
 /** POST /registry/tag: compare-and-set of the placement's owner tag. */
-export async function tag(deps: AppDeps, principal: Principal, body: TagBody): Promise<{ tagged: boolean }> {
+export async function tag(deps: ReleaseDeps, principal: Principal, body: TagBody): Promise<{ tagged: boolean }> {
   const owners = await rowOwners(deps, principal, [body]);
   const tagged = await tagRow(deps.redis, deps.keys, {
     ...rowAt(deps, owners.get(body.sessionId)!, body.namespace, body.id),
@@ -81,6 +88,6 @@ export async function tag(deps: AppDeps, principal: Principal, body: TagBody): P
  * is 409 unknown session, as if the operation came after the drop (it wrote nothing). A record
  * never comes back once dropped, so one still there was there when the row was compared.
  */
-async function assertStillRecorded(deps: AppDeps, sessionIds: Iterable<string>): Promise<void> {
+async function assertStillRecorded(deps: ReleaseDeps, sessionIds: Iterable<string>): Promise<void> {
   for (const sessionId of sessionIds) if ((await readSession(deps, sessionId)) === null) throw unknownSession();
 }

@@ -6,8 +6,11 @@ import { badRequest, forbidden, unknownSession } from "../errors.ts";
 import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 
+/** What this module uses of the app's dependencies. */
+export type SessionsDeps = Pick<AppDeps, "config" | "redis" | "keys">;
+
 /** Reads a session's fleet-wide record; null when there is none. */
-export async function readSession(deps: AppDeps, sessionId: string): Promise<WorkerRecord | null> {
+export async function readSession(deps: SessionsDeps, sessionId: string): Promise<WorkerRecord | null> {
   const json = await deps.redis.hget(deps.keys.sessions, sessionId);
   return json === null ? null : parseRecord(json);
 }
@@ -18,7 +21,7 @@ export async function readSession(deps: AppDeps, sessionId: string): Promise<Wor
  * record. `live` adds the expiry check that heartbeat and deregister apply (release does not).
  */
 export async function ownedSession(
-  deps: AppDeps,
+  deps: SessionsDeps,
   principal: Principal,
   sessionId: string,
   options: { live: boolean },

@@ -5,6 +5,9 @@ import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { instanceUrl, WorkerUrlError } from "../outbound/worker-url.ts";
 import type { Resolution } from "../placement/resolver.ts";
 
+/** What this module uses of the app's dependencies. */
+export type InstanceCallsDeps = Pick<AppDeps, "config" | "now" | "fetch" | "runtime">;
+
 export interface WorkerAnswer {
   /** The HTTP status, 0 when no answer came back. */
   status: number;
@@ -22,7 +25,7 @@ const BODY_CAP = 64 * 1024;
  * by the wake timeout. The attestation names the call: htm POST, htu the URL's path, the epoch.
  */
 export async function callInstance(
-  deps: AppDeps,
+  deps: InstanceCallsDeps,
   placement: Resolution,
   target: { ns: string; id: string; action: "_wake" | "_alarm" },
 ): Promise<WorkerAnswer> {

@@ -1,5 +1,8 @@
 import type { AppDeps } from "../deps.ts";
-import { scanOrphans } from "../redis/scripts/index.ts";
+import { scanOrphans } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type OrphansDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
 /** HSCAN pages one pass may read; each page's COUNT is the sweep batch. */
 const PAGES_PER_PASS = 4;
@@ -9,7 +12,7 @@ const PAGES_PER_PASS = 4;
  * another (resuming where the last pass stopped) and lists each orphaned row on the overwritten
  * hash, where the durability sweep picks it up. Bounded to a few pages per pass.
  */
-export async function sweepOrphans(deps: AppDeps): Promise<number> {
+export async function sweepOrphans(deps: OrphansDeps): Promise<number> {
   const { keys, redis, config } = deps;
   const saved = (await redis.get(keys.orphanCursor)) ?? "";
   let [bucket, space, cursor] = saved === "" ? [0, "", "0"] : decode(saved);

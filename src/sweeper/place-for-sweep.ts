@@ -3,6 +3,9 @@ import { bindingFor } from "../placement/bindings.ts";
 import { placeInstance } from "../placement/place-instance.ts";
 import type { Resolution } from "../placement/resolver.ts";
 
+/** What this module uses of the app's dependencies. */
+export type PlaceForSweepDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
+
 /**
  * Places (or finds) an instance for the sweeper, as a body-less request without affinity would:
  * in hostname-aware mode the hostname is the resurrection target and the env comes from its
@@ -12,7 +15,7 @@ import type { Resolution } from "../placement/resolver.ts";
  * Refusals (cold start, no backends, …) throw Refusal like on the data plane.
  */
 export async function placeForSweep(
-  deps: AppDeps,
+  deps: PlaceForSweepDeps,
   target: { ns: string; id: string; hostname: string },
 ): Promise<Resolution> {
   const binding = await bindingFor(deps, target.hostname, target.ns);

@@ -2,8 +2,11 @@ import { parseInstanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import { bindingFor } from "../placement/bindings.ts";
 import { Refusal } from "../placement/refusal.ts";
-import { pageInPlaceholder, resurrection } from "../redis/scripts/index.ts";
 import { newSessionId } from "../registry/session-ids.ts";
+import { pageInPlaceholder, resurrection } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type ResurrectDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log" | "durable">;
 
 /**
  * After Redis lost everything (found by the missing incarnation key), pages the durability
@@ -12,7 +15,7 @@ import { newSessionId } from "../registry/session-ids.ts";
  * resurrection target and picks the env through its binding; an instance whose hostname has no
  * binding yet is retried by a later resurrection page only if it is still missing then.
  */
-export async function sweepResurrection(deps: AppDeps, budget: number): Promise<number> {
+export async function sweepResurrection(deps: ResurrectDeps, budget: number): Promise<number> {
   const { keys, redis, durable, config } = deps;
   const cursor = await resurrection(redis, keys, { step: "begin", incarnationId: newSessionId() });
   if (cursor === "") return 0;

@@ -1,10 +1,16 @@
 import type { AppDeps } from "../deps.ts";
-import { gcBucketCall, gcFleet, parseGcBucket, sweeperLease } from "../redis/scripts/index.ts";
 import { newSessionId } from "../registry/session-ids.ts";
-import { type AlarmReport, sweepAlarms } from "./alarms.ts";
+import { type AlarmReport, sweepAlarms } from "./due-alarms.ts";
+import { gcBucketCall, gcFleet, parseGcBucket, sweeperLease } from "./lua/index.ts";
 import { sweepOrphans } from "./orphans.ts";
 import { sweepResurrection } from "./resurrect.ts";
 import { sweepWakes, type WakeReport } from "./wakes.ts";
+
+/** What this module uses of the app's dependencies. */
+export type SweepDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "fleet" | "runtime" | "metrics" | "durable"
+>;
 
 /** The sweeper lease outlives one pass comfortably and is renewed between work items. */
 export const SWEEPER_LEASE_MS = 60_000;
@@ -32,7 +38,7 @@ let passes = 0;
  * most PINBOARD_SWEEP_BATCH items and resumes where the last pass stopped, so a pass fits a
  * Workers cron invocation.
  */
-export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()}`): Promise<SweepReport> {
+export async function runSweep(deps: SweepDeps, holder = `sweeper-${newSessionId()}`): Promise<SweepReport> {
   const { redis, keys } = deps;
   const started = deps.now();
   // A node of another fleet (other shards, lease, mode) sharing the Redis must not sweep it.
@@ -48,7 +54,7 @@ export async function runSweep(deps: AppDeps, holder = `sweeper-${newSessionId()
 }
 
 async function sweepUnderLease(
-  deps: AppDeps,
+  deps: SweepDeps,
   started: number,
   keepLease: () => Promise<boolean>,
 ): Promise<SweepReport> {

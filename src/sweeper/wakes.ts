@@ -1,9 +1,16 @@
 import { instanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
-import { type WakeOutcome, wakeProgress } from "../redis/scripts/index.ts";
+import type { Resolution } from "../placement/resolver.ts";
 import { callInstance } from "./instance-calls.ts";
+import { type WakeOutcome, wakeProgress } from "./lua/index.ts";
 import { placeForSweep } from "./place-for-sweep.ts";
+
+/** What this module uses of the app's dependencies. */
+export type WakesDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable"
+>;
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */
 export const WAKE_BACKOFF_MS = 5000;
@@ -37,7 +44,7 @@ function parseState(raw: string | undefined): WakeState {
  * is dropped. At most `budget` wakes per pass, starting at a rotating bucket.
  */
 export async function sweepWakes(
-  deps: AppDeps,
+  deps: WakesDeps,
   budget: number,
   startBucket: number,
   keepLease: () => Promise<boolean>,
@@ -66,7 +73,7 @@ export async function sweepWakes(
       }
       const row = await redis.hget(keys.placements(b, env, ns), id);
       const target = { ns, id, hostname: config.hostnameAware ? row?.split("\n")[3] || hostname : "" };
-      let placement;
+      let placement: Resolution;
       try {
         placement = await placeForSweep(deps, target);
       } catch (err) {

@@ -16,11 +16,27 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The parts of a JSON Schema the tests read. */
+interface Schema {
+  required?: string[];
+  properties?: Record<string, Schema>;
+  anyOf?: Schema[];
+}
+interface MediaType {
+  schema: Schema;
+  examples?: Record<string, { value: { error: string } }>;
+}
+interface Operation {
+  security?: unknown[];
+  "x-pinboard-scope"?: string;
+  requestBody?: { content: Record<string, MediaType> };
+  responses: Record<string, { content?: Record<string, MediaType> }>;
+}
 type Doc = {
   openapi: string;
   info: { version: string };
   servers: Array<{ url: string }>;
-  paths: Record<string, Record<string, any>>;
+  paths: Record<string, Record<string, Operation>>;
 };
 
 let t: TestRedis;
@@ -43,11 +59,27 @@ afterAll(async () => {
   await t?.stop();
 });
 
+/** One operation of the document. */
+function operation(path: string, method: string): Operation {
+  const op = doc.paths[path]?.[method];
+  if (op === undefined) throw new Error(`the document has no ${method} ${path}`);
+  return op;
+}
+
+/** The JSON schema of one operation's request body, or of one of its answers. */
+function schemaOf(path: string, method: string, status?: number): Schema {
+  const op = operation(path, method);
+  const content = status === undefined ? op.requestBody?.content : op.responses[String(status)]?.content;
+  const schema = content?.["application/json"]?.schema;
+  if (schema === undefined) throw new Error(`${method} ${path} has no JSON schema for ${status ?? "its body"}`);
+  return schema;
+}
+
 /** Example `error` strings of one answer of one operation. */
 function examples(path: string, method: string, status: number): string[] {
-  const answer = doc.paths[path]?.[method]?.responses?.[String(status)];
+  const answer = doc.paths[path]?.[method]?.responses[String(status)];
   const list = answer?.content?.["application/json"]?.examples ?? {};
-  return Object.values(list).map((e) => (e as { value: { error: string } }).value.error);
+  return Object.values(list).map((e) => e.value.error);
 }
 
 describe("/openapi.json", () => {
@@ -95,16 +127,16 @@ describe("/openapi.json", () => {
     );
     expect(examples("/registry/workers", "get", 503)).toEqual(["not the serving fleet"]);
     // /registry/health answers while not serving; health needs no credential.
-    expect(doc.paths["/registry/health"]!.get.responses["503"]).toBeUndefined();
-    expect(doc.paths["/healthz"]!.get.security).toEqual([]);
-    expect(doc.paths["/registry/drain"]!.post.security).toEqual([{ passport: [] }]);
-    expect(doc.paths["/registry/drain"]!.post["x-pinboard-scope"]).toBe("pinboard:operator");
+    expect(operation("/registry/health", "get").responses["503"]).toBeUndefined();
+    expect(operation("/healthz", "get").security).toEqual([]);
+    expect(operation("/registry/drain", "post").security).toEqual([{ passport: [] }]);
+    expect(operation("/registry/drain", "post")["x-pinboard-scope"]).toBe("pinboard:operator");
     expect(examples("/{namespace}/{id}", "get", 503).sort()).toEqual(Object.values(REFUSAL_ERRORS).sort());
     expect(examples("/{namespace}/{id}", "post", 404)).toEqual(["unknown namespace"]);
   });
 
   it("describes request bodies with the schemas the routes validate with", () => {
-    const register = doc.paths["/registry/register"]!.post.requestBody.content["application/json"].schema;
+    const register = schemaOf("/registry/register", "post");
     expect(register.required).toEqual(
       expect.arrayContaining([
         "clientId",
@@ -117,10 +149,11 @@ describe("/openapi.json", () => {
         "challengeValue",
       ]),
     );
-    expect(register.properties.takeover.anyOf ?? [register.properties.takeover]).toEqual(
+    const takeover = register.properties?.takeover;
+    expect(takeover?.anyOf ?? [takeover]).toEqual(
       expect.arrayContaining([expect.objectContaining({ enum: ["wind_down", "deny"] })]),
     );
-    const ok = doc.paths["/registry/drain"]!.post.responses["200"].content["application/json"].schema;
+    const ok = schemaOf("/registry/drain", "post", 200);
     expect(ok).toMatchObject({
       type: "object",
       properties: { drained: { const: true } },

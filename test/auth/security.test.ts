@@ -82,7 +82,6 @@ describe("on the Node entry with real workers", () => {
   let fleet: Fleet;
   let a: FleetWorker;
   let b: FleetWorker;
-  let redir: FleetWorker;
   let target: Awaited<ReturnType<typeof recorder>>;
   const url = (path: string) => `${fleet.pb.url}${path}`;
   let operator: string;
@@ -109,7 +108,7 @@ describe("on the Node entry with real workers", () => {
       clientId: "client-b",
       credential: await fleet.pb.workerCredential({}, { sub: "sub-b", account: ACCOUNT_B }),
     });
-    redir = await fleet.addWorker({ namespaces: { "/redir": Redirect } });
+    await fleet.addWorker({ namespaces: { "/redir": Redirect } });
     target = await recorder();
     operator = await fleet.pb.operatorCredential();
   }, 60_000);

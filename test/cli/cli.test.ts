@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import type { OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
@@ -84,11 +85,12 @@ function spawnCli(
   });
 }
 
-async function cliJson(args: readonly string[], env?: Record<string, string>): Promise<any> {
+/** A command's --json output, read as `T` (the answer types of src/cli/schemas.ts). */
+async function cliJson<T = unknown>(args: readonly string[], env?: Record<string, string>): Promise<T> {
   const run = await cli([...args, "--json"], env ? { env } : {});
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
-  return JSON.parse(run.stdout);
+  return JSON.parse(run.stdout) as T;
 }
 
 async function register(body: Record<string, unknown>): Promise<string> {
@@ -132,7 +134,10 @@ function expectAligned(table: string, header: string, value: string): void {
 describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
   it("lists workers as an aligned table and as the server's JSON", async () => {
     // The table comes through the launcher, which passes argv, stdout and the exit status on.
-    const [table, json] = await Promise.all([cli(["workers"], { launcher: true }), cliJson(["workers"])]);
+    const [table, json] = await Promise.all([
+      cli(["workers"], { launcher: true }),
+      cliJson<WorkersAnswer>(["workers"]),
+    ]);
     expect(table.code).toBe(0);
     expect(table.stderr).toBe("");
     const lines = table.stdout.trim().split("\n");
@@ -146,10 +151,10 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expectAligned(table.stdout, "CLIENT", "cli-b");
     expectAligned(table.stdout, "NAMESPACES", "/echo");
 
-    const ids = json.workers.map((w: any) => w.sessionId);
+    const ids = json.workers.map((w) => w.sessionId);
     expect(ids).toEqual([...ids].sort());
     expect(ids).toEqual(expect.arrayContaining([a, b, real.worker.sessionId!]));
-    expect(json.workers.find((w: any) => w.sessionId === b)).toMatchObject({
+    expect(json.workers.find((w) => w.sessionId === b)).toMatchObject({
       clientId: "cli-b",
       namespaces: ["/rooms"],
       draining: false,
@@ -164,15 +169,17 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     const rows = Array.from({ length: 30_000 }, (_, i) => {
       const id = `bulk-${i}`;
       // The walk goes bucket by bucket; one request stops after about 20000 rows, before bucket 15.
-      const tag = keys.bucketOf(id) === 15 && far.length < 3 ? (far.push(id), "far") : "";
+      const isFar = keys.bucketOf(id) === 15 && far.length < 3;
+      if (isFar) far.push(id);
+      const tag = isFar ? "far" : "";
       return { id, row: { sessionId: a, epoch: "1", tag } };
     });
     await putRows(fleet.t, "/bulk", rows);
     try {
-      const json = await cliJson(["overview", "--ns", "/bulk", "--tag", "far"]);
+      const json = await cliJson<OverviewAnswer & { cursor?: string }>(["overview", "--ns", "/bulk", "--tag", "far"]);
       expect(json.cursor).toBeUndefined();
-      expect(json.namespaces.map((n: { namespace: string }) => n.namespace)).toEqual(["/bulk"]);
-      expect(json.namespaces[0].entries.map((e: { id: string }) => e.id).sort()).toEqual([...far].sort());
+      expect(json.namespaces.map((n) => n.namespace)).toEqual(["/bulk"]);
+      expect(json.namespaces[0]!.entries.map((e) => e.id).sort()).toEqual([...far].sort());
     } finally {
       for (let b = 0; b < 16; b++) {
         await fleet.t.redis.client.del(keys.placements(b, SINGLE_ENV, "/bulk"));
@@ -183,7 +190,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
 
   it("shows the overview with its filters ANDed", async () => {
     const [filtered, table, invalid] = await Promise.all([
-      cliJson(["overview", "--ns", "/threads", "--prefix", "H~", "--tag", "ws:W"]),
+      cliJson<OverviewAnswer>(["overview", "--ns", "/threads", "--prefix", "H~", "--tag", "ws:W"]),
       cli(["overview", "--ns", "/threads", "--tag", "ws:W"]),
       cli(["overview", "--ns", "threads"]),
     ]);
@@ -234,7 +241,9 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     const [drain, windDown, seen] = await Promise.all([
       cli(["drain", "cli-a", "--token", narrow]),
       cli(["wind-down", "/threads", "H~1", "--deadline", "30"], { env: { PINBOARD_OPERATOR_TOKEN: narrow } }),
-      cliJson(["workers"], { PINBOARD_OPERATOR_TOKEN: await fleet.pb.operatorCredential({ namespaces: ["/rooms"] }) }),
+      cliJson<WorkersAnswer>(["workers"], {
+        PINBOARD_OPERATOR_TOKEN: await fleet.pb.operatorCredential({ namespaces: ["/rooms"] }),
+      }),
     ]);
     expect(drain).toEqual({ code: 1, stdout: "", stderr: "pinboard: forbidden (HTTP 403)\n" });
     expect(windDown).toEqual({ code: 1, stdout: "", stderr: "pinboard: namespace not allowed: /threads (HTTP 403)\n" });
@@ -242,7 +251,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(await getRow(fleet.t, "/threads", "H~1")).toEqual(rowBefore);
     expect(await fleet.t.redis.client.exists("pinboard:{global}:drain:cli-a")).toBe(0);
     // A narrow credential reads only its namespaces.
-    expect(seen.workers.map((w: any) => [w.clientId, w.namespaces])).toEqual(
+    expect(seen.workers.map((w) => [w.clientId, w.namespaces])).toEqual(
       expect.arrayContaining([
         ["cli-a", ["/rooms"]],
         ["cli-b", ["/rooms"]],
@@ -333,8 +342,8 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
       stderr: "",
     });
     expect(await fleet.t.redis.client.pttl(drainKey)).toBe(-1);
-    const drained = await cliJson(["workers"]);
-    expect(drained.workers.find((w: any) => w.sessionId === b).draining).toBe(true);
+    const drained = await cliJson<WorkersAnswer>(["workers"]);
+    expect(drained.workers.find((w) => w.sessionId === b)?.draining).toBe(true);
 
     // A timed drain forces release at now + max(deadline, lease); its key lives 7 days longer.
     expect(await cliJson(["drain", "cli-b", "--deadline", "120"])).toEqual({ drained: true });
@@ -343,8 +352,8 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     const undrain = await cli(["undrain", "cli-b"]);
     expect(undrain).toEqual({ code: 0, stdout: "client cli-b undrained\n", stderr: "" });
     expect(await fleet.t.redis.client.exists(drainKey)).toBe(0);
-    const [after, again] = await Promise.all([cliJson(["workers"]), cliJson(["undrain", "cli-b"])]);
-    expect(after.workers.find((w: any) => w.sessionId === b).draining).toBe(false);
+    const [after, again] = await Promise.all([cliJson<WorkersAnswer>(["workers"]), cliJson(["undrain", "cli-b"])]);
+    expect(after.workers.find((w) => w.sessionId === b)?.draining).toBe(false);
     expect(again).toEqual({ revoked: false });
   });
 
@@ -395,7 +404,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
       PINBOARD_OPERATOR_TOKEN: "",
     };
 
-    const report = await cliJson(["sweep-now"], env);
+    const report = await cliJson<Record<string, unknown>>(["sweep-now"], env);
     expect(report).toMatchObject({ ran: true, sessions: 3, resurrected: 0, durationMs: expect.any(Number) });
     const count = expect.any(Number);
     expect(report.wakes).toEqual({ woken: count, pending: count, failed: count, parked: count, dropped: count });

@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAttestation } from "../../src/contract/attestation.ts";
 import type { Instance } from "../../src/pinned/index.ts";
-import { Echo, GZIP_TEXT } from "../support/echo-instance.ts";
+import { Echo, type EchoAnswer, GZIP_TEXT } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { getRow } from "../support/rows.ts";
@@ -43,14 +43,15 @@ describe("forwarding", () => {
   it("forwards to the owner with an attestation and the epoch, and keeps the placement", async () => {
     const res = await fetch(url("/echo/doc-1/some/path?x=1&y=2"), { headers: { "x-custom": "kept" } });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as Record<string, any>;
+    const body = (await res.json()) as EchoAnswer;
     expect(body.path).toBe("/some/path");
     expect(body.query).toBe("?x=1&y=2");
     expect(body.headers["x-custom"]).toBe("kept");
     expect(body.headers["pinboard-epoch"]).toMatch(/^\d+$/);
     expect(body.epoch).toBe(body.headers["pinboard-epoch"]);
     const worker = fleet.workers[0]!.worker;
-    const claims = await verifyAttestation(body.headers["pinboard-attestation"], worker.secret, worker.sessionId!);
+    const attestation = body.headers["pinboard-attestation"] ?? "";
+    const claims = await verifyAttestation(attestation, worker.secret, worker.sessionId!);
     // The attestation names this forward: its method, its target at the worker, its epoch.
     const iat = claims!.iat;
     expect(claims).toEqual({
@@ -61,13 +62,10 @@ describe("forwarding", () => {
       htu: "/echo/doc-1/some/path?x=1&y=2",
       epoch: body.epoch,
     });
-    const [, header] = [
-      0,
-      JSON.parse(atob(body.headers["pinboard-attestation"].split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))),
-    ];
+    const header: unknown = JSON.parse(atob(attestation.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/")));
     expect(header).toEqual({ alg: "HS256", typ: "pinboard+jwt" });
 
-    const again = (await (await fetch(url("/echo/doc-1"))).json()) as Record<string, any>;
+    const again = (await (await fetch(url("/echo/doc-1"))).json()) as EchoAnswer;
     expect(again.epoch).toBe(body.epoch);
     expect(again.hits).toBe(2);
   });
@@ -90,7 +88,7 @@ describe("forwarding", () => {
         "x-secret-hop": "1",
       },
     });
-    const body = JSON.parse(res.body) as Record<string, any>;
+    const body = JSON.parse(res.body) as EchoAnswer;
     // The forwarding headers are Pinboard's to set (the peer is no trusted proxy), and
     // underscore spellings, which CGI-style workers read as the dashed name, never pass.
     expect(body.headers["x-forwarded-host"]).toBe(new URL(fleet.pb.url).host);

@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkerOptions } from "../../src/pinned/index.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { Echo } from "../support/echo-instance.ts";
+import { Echo, type EchoAnswer } from "../support/echo-instance.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { heartbeatTap } from "../support/heartbeat-tap.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
@@ -34,7 +34,7 @@ afterAll(() => fleet?.close());
 
 const via = (host: string, path: string, options: { method?: string; body?: string } = {}) =>
   rawRequest(`${fleet.pb.url}${path}`, { ...options, headers: { host } });
-const json = (res: RawResponse) => JSON.parse(res.body) as Record<string, any>;
+const json = (res: RawResponse) => JSON.parse(res.body) as EchoAnswer;
 
 function expectRefusal(res: RawResponse, status: number, error: string, retryAfter?: string): void {
   expect(res.status).toBe(status);
@@ -90,7 +90,7 @@ describe("the Host header", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     const body = JSON.parse(
       answer.slice(answer.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, ""),
-    ) as Record<string, any>;
+    ) as EchoAnswer;
     expect(body.attestation.aud).toBe(beta.worker.sessionId);
     expect(await getRow(fleet.t, "/echo", "absolute", "beta.example")).toMatchObject({
       sessionId: beta.worker.sessionId,

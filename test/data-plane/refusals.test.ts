@@ -59,7 +59,6 @@ describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker
   let fleet: Fleet;
   let a: FleetWorker; // serves /echo, /strict, /solo; drains
   let b: FleetWorker; // serves /echo (Echo that can hold a request until the test lets it go)
-  let c: FleetWorker; // serves /strict and refuses every activation (maxInstances 0), which Pinboard cannot know
   let u: FleetWorker; // serves /gone; becomes unreachable
   const partition = partitionableFetch();
   const url = (path: string) => `${fleet.pb.url}${path}`;
@@ -71,7 +70,8 @@ describe("one fleet: forwards time out after 3 s, at most 2 in flight per worker
     });
     a = await fleet.addWorker({ namespaces: { "/echo": Echo, "/strict": Echo, "/solo": Echo } });
     b = await fleet.addWorker({ namespaces: { "/echo": HeldEcho } });
-    c = await fleet.addWorker({ namespaces: { "/strict": Echo }, maxInstances: 0 });
+    // Serves /strict and refuses every activation (maxInstances 0), which Pinboard cannot know.
+    await fleet.addWorker({ namespaces: { "/strict": Echo }, maxInstances: 0 });
     u = await fleet.addWorker({ namespaces: { "/gone": Echo }, fetch: partition.fetch });
     await fleet.skipColdStart();
     await a.worker.drain();
@@ -236,10 +236,11 @@ describe("outlier ejection and the overwritten marker", () => {
   };
   const get = async (path: string) => {
     const res = await fetch(url(path));
-    const body = res.headers.get("content-type")?.startsWith("application/json")
-      ? ((await res.json()) as Echoed)
-      : (await res.text(), null);
-    return { status: res.status, body };
+    if (res.headers.get("content-type")?.startsWith("application/json")) {
+      return { status: res.status, body: (await res.json()) as Echoed };
+    }
+    await res.text();
+    return { status: res.status, body: null };
   };
 
   beforeAll(async () => {

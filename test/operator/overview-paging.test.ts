@@ -28,9 +28,10 @@ interface Page {
   cursor?: string;
 }
 
-async function overview(query: string, op: string): Promise<{ status: number; body: any }> {
+/** One overview request: its status and its page (or, refused, its `{error}` body). */
+async function overview(query: string, op: string): Promise<{ status: number; body: Page }> {
   const res = await pb.call("GET", `/registry/overview${query}`, { token: op });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Page };
 }
 
 /** Every page of a walk with `limit`, from the first to the one without a cursor. */
@@ -43,8 +44,8 @@ async function walk(query: string, limit: number, op: string): Promise<Page[]> {
       op,
     );
     expect(status).toBe(200);
-    pages.push(body as Page);
-    cursor = (body as Page).cursor;
+    pages.push(body);
+    cursor = body.cursor;
     expect(pages.length).toBeLessThan(200);
   } while (cursor !== undefined);
   return pages;
@@ -75,11 +76,11 @@ describe("GET /registry/overview with limit and cursor", () => {
     const whole = await overview("", op);
     expect(whole.status).toBe(200);
     expect(whole.body.cursor).toBeUndefined();
-    const all = ids([whole.body as Page]).sort();
+    const all = ids([whole.body]).sort();
     expect(all).toHaveLength(ROWS);
     // The protocol's answer names no epoch; a page does.
-    expect((whole.body as Page).namespaces.flatMap((n) => n.entries).some((e) => "epoch" in e)).toBe(false);
-    const first = (await overview("?limit=5", op)).body as Page;
+    expect(whole.body.namespaces.flatMap((n) => n.entries).some((e) => "epoch" in e)).toBe(false);
+    const first = (await overview("?limit=5", op)).body;
     expect(first.namespaces.flatMap((n) => n.entries).map((e) => (e as { epoch?: string }).epoch)).toEqual([
       "1",
       "1",
@@ -89,7 +90,7 @@ describe("GET /registry/overview with limit and cursor", () => {
     ]);
     // And the durable alarm the worker library's index lists for an entry.
     await t.redis.client.zadd("pinned:{pinned-index}:alarms", 1_900_000_000_000, "/paged/p-00001");
-    const one = (await overview("?limit=1&prefix=p-00001", op)).body as Page;
+    const one = (await overview("?limit=1&prefix=p-00001", op)).body;
     expect(one.namespaces.flatMap((n) => n.entries)).toEqual([
       { id: "p-00001", sessionId, epoch: "1", alarm: 1_900_000_000_000 },
     ]);

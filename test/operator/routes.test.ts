@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/auth/mint.ts";
+import type { HealthAnswer, OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
@@ -14,13 +15,14 @@ let token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
-const get = async (path: string, tok: string) => {
+/** A read route's status and JSON body, read as `T` (the answer types of src/cli/schemas.ts). */
+const get = async <T = unknown>(path: string, tok: string) => {
   const res = await pb.call("GET", path, { token: tok });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as T };
 };
 const post = async (path: string, tok: string, body: unknown) => {
   const res = await pb.call("POST", path, { token: tok, body });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as unknown };
 };
 
 describe("operator routes", () => {
@@ -38,7 +40,7 @@ describe("operator routes", () => {
     expect(status).toBe(200);
     expect(body).toEqual({ resolutions: {}, connections: 0, quarantineMs: 0, uptimeMs: expect.any(Number) });
     await t.redis.client.set("pinboard:{3}:boot_time", String((await t.redis.timeMs()) - 5000));
-    const later = await get("/registry/health", await op());
+    const later = await get<HealthAnswer>("/registry/health", await op());
     expect(later.body.quarantineMs).toBeGreaterThan(9000);
     expect(later.body.quarantineMs).toBeLessThanOrEqual(10000);
     await t.redis.client.del("pinboard:{3}:boot_time");
@@ -47,10 +49,10 @@ describe("operator routes", () => {
   it("GET /registry/workers lists live records without secret or account, filtered and sorted", async () => {
     const a = await registerOk(pb, token, registerBody(worker, { namespaces: ["/threads", "/rooms"] }));
     const b = await registerOk(pb, token, registerBody(worker, { namespaces: ["/rooms"] }));
-    const all = await get("/registry/workers", await op());
-    const ids = all.body.workers.map((w: any) => w.sessionId);
+    const all = await get<WorkersAnswer>("/registry/workers", await op());
+    const ids = all.body.workers.map((w) => w.sessionId);
     expect(ids).toEqual([...ids].sort());
-    const mine = all.body.workers.find((w: any) => w.sessionId === a.sessionId);
+    const mine = all.body.workers.find((w) => w.sessionId === a.sessionId);
     expect(mine).toEqual({
       sessionId: a.sessionId,
       clientId: expect.any(String),
@@ -64,11 +66,11 @@ describe("operator routes", () => {
       expiry: expect.any(Number),
     });
     expect(JSON.stringify(all.body)).not.toContain(worker.secret);
-    const narrow = await get("/registry/workers", await op({ namespaces: ["/threads"] }));
-    const seen = narrow.body.workers.map((w: any) => w.sessionId);
+    const narrow = await get<WorkersAnswer>("/registry/workers", await op({ namespaces: ["/threads"] }));
+    const seen = narrow.body.workers.map((w) => w.sessionId);
     expect(seen).toContain(a.sessionId);
     expect(seen).not.toContain(b.sessionId);
-    expect(narrow.body.workers.find((w: any) => w.sessionId === a.sessionId).namespaces).toEqual(["/threads"]);
+    expect(narrow.body.workers.find((w) => w.sessionId === a.sessionId)?.namespaces).toEqual(["/threads"]);
   });
 
   it("GET /registry/overview filters by ns, prefix and tag, live placements only", async () => {
@@ -78,7 +80,7 @@ describe("operator routes", () => {
     await putRow(t, "/docs", "Z~3", { sessionId: a.sessionId, epoch: "12", tag: "ws:W" });
     await putRow(t, "/docs", "dead", { sessionId: "gone-session", epoch: "13", tag: "ws:W" });
     for (let b = 0; b < 16; b++) await t.redis.client.sadd(`pinboard:{${b}}:spaces`, "*\n/docs");
-    const { status, body } = await get("/registry/overview?ns=/docs&prefix=H~&tag=ws:W", await op());
+    const { status, body } = await get<OverviewAnswer>("/registry/overview?ns=/docs&prefix=H~&tag=ws:W", await op());
     expect(status).toBe(200);
     expect(body.namespaces).toEqual([
       {
@@ -89,8 +91,8 @@ describe("operator routes", () => {
         entries: [{ id: "H~1", sessionId: a.sessionId, tag: "ws:W" }],
       },
     ]);
-    const untagged = await get("/registry/overview?ns=/docs", await op());
-    expect(untagged.body.namespaces[0].entries.map((e: any) => e.id)).toEqual(["H~1", "H~2", "Z~3"]);
+    const untagged = await get<OverviewAnswer>("/registry/overview?ns=/docs", await op());
+    expect(untagged.body.namespaces[0]?.entries.map((e) => e.id)).toEqual(["H~1", "H~2", "Z~3"]);
     expect(await get("/registry/overview?ns=docs", await op())).toEqual({
       status: 400,
       body: { error: "invalid namespace" },
@@ -111,7 +113,7 @@ describe("operator routes", () => {
     expect(Number(row!.expiry)).toBeGreaterThanOrEqual(before + 60_000);
     expect(Number(row!.expiry)).toBeLessThan(before + 62_000);
     const hb = await pb.call("POST", "/registry/heartbeat", { token, body: heartbeatBody(worker, a.sessionId) });
-    const { messages } = (await hb.json()) as any;
+    const { messages } = (await hb.json()) as { messages: unknown[] };
     expect(messages).toEqual([{ msgId: expect.any(String), type: "wind_down", ns: "/wd", id: "w1", deadline: 60 }]);
 
     // A short deadline is raised to one lease; null clears the fence and revokes.
@@ -203,9 +205,9 @@ describe("operator routes", () => {
     const body = registerBody(worker);
     const a = await registerOk(pb, token, body);
     const operator = await minted("pinboard:operator");
-    const listed = await get("/registry/workers", operator);
+    const listed = await get<WorkersAnswer>("/registry/workers", operator);
     expect(listed.status).toBe(200);
-    expect(listed.body.workers.map((w: any) => w.sessionId)).toContain(a.sessionId);
+    expect(listed.body.workers.map((w) => w.sessionId)).toContain(a.sessionId);
     expect(await post("/registry/drain", operator, { clientId: body.clientId, deadline: null })).toEqual({
       status: 200,
       body: { drained: true },

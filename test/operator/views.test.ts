@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import type { OverviewAnswer } from "../../src/cli/schemas.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -24,9 +25,10 @@ afterAll(async () => {
 });
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
-async function get(path: string, tok: string): Promise<{ status: number; body: any }> {
+/** A read route's status and JSON body, read as `T` (the answer types of src/cli/schemas.ts). */
+async function get<T = unknown>(path: string, tok: string): Promise<{ status: number; body: T }> {
   const res = await pb.call("GET", path, { token: tok });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as T };
 }
 async function register(fields: Record<string, unknown>): Promise<string> {
   await ready;
@@ -77,7 +79,7 @@ describe("GET /registry/workers in hostname-aware mode", () => {
     const listed = await get("/registry/workers", await op({ namespaces: ["/sort"] }));
     expect(listed).toEqual({ status: 200, body: { workers: expected } });
     // The overview lists the same workers in the same order.
-    const overview = await get("/registry/overview?ns=/sort", await op({ namespaces: ["/sort"] }));
+    const overview = await get<OverviewAnswer>("/registry/overview?ns=/sort", await op({ namespaces: ["/sort"] }));
     expect(overview.status).toBe(200);
     expect(overview.body.workers).toEqual(expected);
   });
@@ -149,7 +151,7 @@ describe("GET /registry/overview's bindings", () => {
     });
 
     const bindingsFor = async (claim: Record<string, unknown>) => {
-      const res = await get("/registry/overview", await op(claim));
+      const res = await get<OverviewAnswer>("/registry/overview", await op(claim));
       expect(res.status).toBe(200);
       return res.body.bindings;
     };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { windDownRowsScript } from "../../src/operator/lua/index.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { windDownRowsScript } from "../../src/redis/scripts/index.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
@@ -24,7 +24,7 @@ useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, worker,
 const op = (claim = {}) => credential("pinboard:operator", claim);
 const post = async (path: string, tok: string, body: unknown) => {
   const res = await pb.call("POST", path, { token: tok, body });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as unknown };
 };
 const register = (hostname: string, ns: string) =>
   registerOk(pb, token, registerBody(worker, { hostname, env: "prod", namespaces: [ns] }));
@@ -37,13 +37,10 @@ async function windDowns(sessionId: string): Promise<Array<{ id: string; ns: str
     body: heartbeatBody(worker, sessionId, { acks: acked.get(sessionId) ?? [] }),
   });
   expect(res.status).toBe(200);
-  const messages = (((await res.json()) as any).messages ?? []) as Array<{
-    msgId: string;
-    type: string;
-    ns: string;
-    id: string;
-    deadline: number | null;
-  }>;
+  const answer = (await res.json()) as {
+    messages?: Array<{ msgId: string; type: string; ns: string; id: string; deadline: number | null }> | null;
+  };
+  const messages = answer.messages ?? [];
   acked.set(
     sessionId,
     messages.map((m) => m.msgId),

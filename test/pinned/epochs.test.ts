@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => redis.stop());
 
-const body = async (res: Response) => (await res.json()) as Record<string, any>;
+const body = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
 describe("epoch guard", () => {
   let w: LocalWorker;

@@ -6,7 +6,7 @@ import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter } from "../support/sample-instances.ts";
+import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
 
 /** What operators do to a worker through the real Pinboard: wind_down, drain, stats. */
 
@@ -36,7 +36,15 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
-const json = async (res: Response) => (await res.json()) as Record<string, any>;
+/** A JSON answer, read as `T`. */
+const json = async <T = Record<string, unknown>>(res: Response) => (await res.json()) as T;
+/** The parts of a worker's GET /_pinned/stats answer the tests read. */
+interface PinnedStats {
+  process: { uptimeMs: number; rssBytes: number };
+  namespaces: Record<string, { instances: number }>;
+  instances: unknown[];
+}
+
 /** An operator call: its status and JSON body together, so every answer is asserted whole. */
 const op = async (path: string, body: unknown) => {
   const res = await fetch(url(path), {
@@ -48,10 +56,10 @@ const op = async (path: string, body: unknown) => {
 };
 const ok = (body: unknown) => ({ status: 200, body });
 /** A data-plane answer: status, Retry-After and JSON body. */
-const answer = async (res: Response) => ({
+const answer = async <T = Record<string, unknown>>(res: Response) => ({
   status: res.status,
   retryAfter: res.headers.get("retry-after"),
-  body: await json(res),
+  body: await json<T>(res),
 });
 const resident = (id: string) => w.worker.instances().find((i) => i.id === id);
 async function placedIds(): Promise<string[]> {
@@ -64,7 +72,7 @@ const queueLength = () => fleet.t.redis.client.hlen(new Keys("pinboard:", 16).qu
 
 describe("wind_down", () => {
   it("with a deadline: the worker acks, evicts at the deadline and releases its placement", async () => {
-    const first = await answer(await fetch(url("/counter/w1/increment"), { method: "POST" }));
+    const first = await answer<CounterAnswer>(await fetch(url("/counter/w1/increment"), { method: "POST" }));
     expect(first).toEqual({ status: 200, retryAfter: null, body: { count: 1, epoch: expect.stringMatching(/^\d+$/) } });
     const placed = first.body;
     expect(await placedIds()).toContain("w1");
@@ -90,13 +98,13 @@ describe("wind_down", () => {
     expect(await placedIds()).not.toContain("w1");
 
     // The next request places it afresh, with its durable state.
-    const again = await json(await untilServed(url("/counter/w1")));
+    const again = await json<CounterAnswer>(await untilServed(url("/counter/w1")));
     expect(again.count).toBe(placed.count);
     expect(BigInt(again.epoch)).toBeGreaterThan(BigInt(placed.epoch));
   });
 
   it("with a null deadline: a pending wind-down is revoked", async () => {
-    const placed = await json(await fetch(url("/counter/w2")));
+    const placed = await json<CounterAnswer>(await fetch(url("/counter/w2")));
     expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual(
       ok({ queued: true }),
     );
@@ -116,12 +124,12 @@ describe("wind_down", () => {
 describe("GET /registry/stats", () => {
   it("relays the worker's stats", async () => {
     const body = await json(await fetch(url("/registry/stats"), { headers: { authorization: `Bearer ${operator}` } }));
-    const entry = (body.workers as { sessionId: string; stats: Record<string, any> }[]).find(
+    const entry = (body.workers as { sessionId: string; stats: PinnedStats }[]).find(
       (x) => x.sessionId === w.worker.sessionId,
     )!;
     expect(entry.stats).toMatchObject({ draining: false, leaseFlaps: 0, reregistrations: 0 });
     expect(entry.stats.process.rssBytes).toBeGreaterThan(0);
-    expect(entry.stats.namespaces["/counter"].instances).toBeGreaterThanOrEqual(1);
+    expect(entry.stats.namespaces["/counter"]?.instances).toBeGreaterThanOrEqual(1);
     expect(entry.stats.instances).toContainEqual(expect.objectContaining({ ns: "/counter", id: "w2" }));
   });
 });

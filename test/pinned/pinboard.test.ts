@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AttestationClaims } from "../../src/contract/attestation.ts";
 import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { durableStore } from "../support/durability.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter, Room } from "../support/sample-instances.ts";
+import { Counter, type CounterAnswer, Room } from "../support/sample-instances.ts";
 
 /** The library against the real Pinboard Node entry: registration, heartbeats, forwards, a flushed Redis. */
 
@@ -33,7 +34,8 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
-const json = async (res: Response) => (await res.json()) as Record<string, any>;
+/** A JSON answer, read as `T` (Counter's by default). */
+const json = async <T = CounterAnswer>(res: Response) => (await res.json()) as T;
 
 describe("registration", () => {
   it("registers (Pinboard's probe got the challenge value) and keeps the lease alive by heartbeats", async () => {
@@ -67,7 +69,7 @@ describe("forwards through Pinboard", () => {
   });
 
   it("gives the instance Pinboard's attestation (aud = the sessionId)", async () => {
-    const claims = await json(await fetch(url("/counter/c1/whoami")));
+    const claims = await json<AttestationClaims>(await fetch(url("/counter/c1/whoami")));
     expect(claims.aud).toBe(w.worker.sessionId);
     expect(claims.exp - claims.iat).toBe(30);
   });

@@ -6,7 +6,7 @@ import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { directForward, partitionableFetch, untilServed } from "../support/pinboard-calls.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter } from "../support/sample-instances.ts";
+import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
 
 /**
  * Ownership changes against the real Pinboard Node entry: a worker cut off from Pinboard past
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
-const json = async (res: Response) => (await res.json()) as Record<string, any>;
+const json = async (res: Response) => (await res.json()) as CounterAnswer;
 const sharedStore = () => {
   const store = durableStore(durable);
   stores.push(store);

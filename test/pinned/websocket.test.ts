@@ -113,10 +113,9 @@ describe("ctx.acceptWebSocket on Node", () => {
     const local = await startLocalWorker();
     try {
       await local.worker.drain();
-      const answer = await new Promise<{ status: number; refusal: unknown }>(async (resolve) => {
-        const ws = new WebSocket(`${local.url.replace("http", "ws")}/room/x`, {
-          headers: { "Pinboard-Epoch": "1", "Pinboard-Attestation": await attestation() },
-        });
+      const headers = { "Pinboard-Epoch": "1", "Pinboard-Attestation": await attestation() };
+      const answer = await new Promise<{ status: number; refusal: unknown }>((resolve) => {
+        const ws = new WebSocket(`${local.url.replace("http", "ws")}/room/x`, { headers });
         ws.on("unexpected-response", (_req, res) => {
           resolve({ status: res.statusCode ?? 0, refusal: res.headers["pinned-refusal"] });
           ws.terminate();

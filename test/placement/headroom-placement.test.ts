@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { spendSyncApplyScript } from "../../src/placement/lua/index.ts";
 import { placeInstance } from "../../src/placement/place-instance.ts";
 import type { ResolveRequest } from "../../src/placement/resolver.ts";
 import { spendSyncStats } from "../../src/placement/spend-sync.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
-import { spendSyncApplyScript } from "../../src/redis/scripts/index.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
@@ -58,7 +58,9 @@ function idsInDistinctBuckets(
   for (let i = 0; out.length < n; i++) {
     const id = `${prefix}-${i}`;
     const bucket = keys().bucketOf(id);
-    if (!seen.has(bucket)) seen.add(bucket), out.push({ id, bucket });
+    if (seen.has(bucket)) continue;
+    seen.add(bucket);
+    out.push({ id, bucket });
   }
   return out;
 }

@@ -255,7 +255,7 @@ function tally(route: string, o: Outcome): void {
   const route0 =
     route.startsWith("POST /registry") || route.startsWith("GET /registry")
       ? route
-      : route.split(" ")[0] + " " + (route.split(" ")[1] ?? "").split("/").slice(0, 2).join("/");
+      : `${route.split(" ")[0]} ${(route.split(" ")[1] ?? "").split("/").slice(0, 2).join("/")}`;
   let error = "";
   try {
     error = (JSON.parse(o.text) as { error?: string }).error ?? "";
@@ -661,7 +661,7 @@ const heartbeatFields = fc.record(
     challengeValue: mostly([ph("challenge-value")], [str("wrong")]),
     acks: mostly(
       ["[]", '["1-0"]', "[1, 2]"],
-      ["[-1]", "[1e300]", "[9007199254740993]", `[${'"x",'.repeat(50)}"x"]`, '["' + "9".repeat(40) + '"]', "[null]"],
+      ["[-1]", "[1e300]", "[9007199254740993]", `[${'"x",'.repeat(50)}"x"]`, `["${"9".repeat(40)}"]`, "[null]"],
     ),
   },
   { requiredKeys: ["sessionId", "headroom", "draining", "challenge", "challengeValue"] },

@@ -56,7 +56,9 @@ async function idsInDistinctBuckets(
   for (let i = 0; out.length < n; i++) {
     const id = `${prefix}-${i}`;
     const bucket = await keys().bucketOf(id);
-    if (!seen.has(bucket)) seen.add(bucket), out.push({ id, bucket });
+    if (seen.has(bucket)) continue;
+    seen.add(bucket);
+    out.push({ id, bucket });
   }
   return out;
 }

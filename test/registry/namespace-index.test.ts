@@ -142,7 +142,9 @@ describe("namespace-list indexes", () => {
     const warm = new Set<number>();
     for (let i = 0; warm.size < keys().shards; i++) {
       const b = await keys().bucketOf(`warm-${i}`);
-      if (!warm.has(b)) warm.add(b), await place(ns, `warm-${i}`, 12345);
+      if (warm.has(b)) continue;
+      warm.add(b);
+      await place(ns, `warm-${i}`, 12345);
     }
     const before = await hgetalls();
     const N = 40;

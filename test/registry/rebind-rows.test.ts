@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
-import { REBIND_CHUNK_IDS, rebindRowsCalls } from "../../src/redis/scripts/rebind-rows.ts";
+import { REBIND_CHUNK_IDS, rebindRowsCalls } from "../../src/registry/lua/rebind-rows.ts";
 
 /**
- * The register's reclaim in chunks (fast tier, no Redis): however many ids a register names, one
+ * The register's reclaim in chunks (unit tier, no Redis): however many ids a register names, one
  * rebind-rows script call carries at most 2000 of them, of one bucket, naming each placements
  * hash once, so the Lua time of a call stays bounded and the reply maps back to every id.
  */

@@ -43,7 +43,9 @@ function idsIn(buckets: number[], count: number): string[] {
   for (const b of buckets) {
     for (let i = 0, found = 0; found < count; i++) {
       const id = `held-${b}-${i}`;
-      if (keys.bucketOf(id) === b) out.push(id), found++;
+      if (keys.bucketOf(id) !== b) continue;
+      out.push(id);
+      found++;
     }
   }
   return out;

@@ -129,9 +129,9 @@ export class Mismatch extends Error {
   override name = "Mismatch";
 }
 
-const mismatch = (what: string, expected: unknown, actual: unknown): never => {
+function mismatch(what: string, expected: unknown, actual: unknown): never {
   throw new Mismatch(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-};
+}
 const expectEq = (what: string, expected: unknown, actual: unknown) => {
   if (JSON.stringify(expected) !== JSON.stringify(actual)) mismatch(what, expected, actual);
 };
@@ -282,7 +282,8 @@ export type ResolveResult =
   | { node: number; ok: false; outcome: string };
 
 export type Obs =
-  | { k: "http"; status: number; body: any }
+  /** An HTTP answer; `body` is its JSON (every registry answer is an object), or its text if it was none. */
+  | { k: "http"; status: number; body: Record<string, unknown> }
   | { k: "resolve"; results: ResolveResult[] }
   | { k: "clock"; value: string | null }
   | { k: "none" };
@@ -303,7 +304,7 @@ async function http(
   } catch {
     // keep the text
   }
-  return { k: "http", status: res.status, body: parsed };
+  return { k: "http", status: res.status, body: parsed as Record<string, unknown> };
 }
 
 async function resolveOn(world: World, node: number, id: string, exclude: string): Promise<ResolveResult> {
@@ -421,7 +422,7 @@ export interface StepContext {
   workerSecrets: string[];
 }
 
-const http$ = (o: Obs, what: string): { status: number; body: any } => {
+const http$ = (o: Obs, what: string): { status: number; body: Record<string, unknown> } => {
   if (o.k !== "http") throw new Error(`${what}: not an HTTP observation`);
   return o;
 };
@@ -502,7 +503,7 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
       const { status, body } = http$(o, "heartbeat");
       const s = m.sessions[p.sid];
       count(`heartbeat: ${s?.state ?? "unknown"} ${p.probe}`);
-      if (!s || s.state !== "live") {
+      if (s?.state !== "live") {
         expectEq("heartbeat of a session that is not live", { status: 409, body: UNKNOWN }, { status, body });
         return;
       }
@@ -530,7 +531,8 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
       return;
     }
     case "resolve":
-      return stepResolve(m, p, o, ctx);
+      stepResolve(m, p, o, ctx);
+      return;
     case "release":
     case "tag": {
       const { status, body } = http$(o, p.k);
@@ -603,7 +605,7 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
     case "deregister": {
       const { status, body } = http$(o, "deregister");
       const s = m.sessions[p.sid];
-      if (!s || s.state !== "live") {
+      if (s?.state !== "live") {
         expectEq("deregister of a session that is not live", { status: 409, body: UNKNOWN }, { status, body });
         return;
       }
@@ -621,7 +623,7 @@ export function step(m: Model, p: Plan, o: Obs, ctx: StepContext): void {
     }
     case "windDownPasses": {
       if (!p.apply) return;
-      if (o.k !== "clock" || o.value === null) return mismatch("windDownPasses", "a row to rewrite", o);
+      if (o.k !== "clock" || o.value === null) mismatch("windDownPasses", "a row to rewrite", o);
       const row = m.rows[p.id]!;
       row.expiry = o.value;
       row.passed = true;
@@ -790,7 +792,7 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
       }
       continue;
     }
-    if (!rec) return mismatch(`record of ${s.state} session ${s.sid}`, "present", "absent");
+    if (!rec) mismatch(`record of ${s.state} session ${s.sid}`, "present", "absent");
     if (s.state === "live" && !(rec.expiry > now)) mismatch(`expiry of live session ${s.sid}`, `> ${now}`, rec.expiry);
     if (s.state === "dead" && !(rec.expiry <= now))
       mismatch(`expiry of dead session ${s.sid}`, `<= ${now}`, rec.expiry);
@@ -812,17 +814,19 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
         { draining: mirror!.draining, degraded: mirror!.degradedSince != null },
       );
       const entry = ws.lists.get(b)![s.sid];
-      if (entry === undefined) return mismatch(`bucket ${b} list entry of live session ${s.sid}`, "present", "absent");
+      if (entry === undefined) mismatch(`bucket ${b} list entry of live session ${s.sid}`, "present", "absent");
       const [expiry = "", , f = ""] = entry.split("\n");
       if (!(Number(expiry) > now)) mismatch(`bucket ${b} list expiry of ${s.sid}`, `> ${now}`, expiry);
       expectEq(`bucket ${b} list flags of ${s.sid}`, listFlags, f);
     }
   }
   for (const sid of ws.records.keys()) if (!m.sessions[sid]) mismatch("records", "only sessions the model knows", sid);
-  m.clients.forEach((c, w) =>
-    expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]),
-  );
-  m.clients.forEach((c, w) => expectEq(`drain of w${w}`, c.drain, drainKind(ws.drains[clientIdOf(w)] ?? null, now)));
+  m.clients.forEach((c, w) => {
+    expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]);
+  });
+  m.clients.forEach((c, w) => {
+    expectEq(`drain of w${w}`, c.drain, drainKind(ws.drains[clientIdOf(w)] ?? null, now));
+  });
 
   if (ws.extraRows.length) mismatch("placement rows", "only the test ids", ws.extraRows);
   for (const id of IDS) {
@@ -832,7 +836,7 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
       if (raw !== undefined) mismatch(`row of ${id}`, "absent", raw);
       continue;
     }
-    if (raw === undefined) return mismatch(`row of ${id}`, row, "absent");
+    if (raw === undefined) mismatch(`row of ${id}`, row, "absent");
     const [sid = "", epoch = "", expiry = "", host = "", ...tag] = raw.split("\n");
     if (row.expiry === "?") {
       if (!/^\d+$/.test(expiry) || !(Number(expiry) > now))

@@ -46,12 +46,16 @@ export async function startChallengeServer(secret = "worker-secret-0123456789"):
 function handle(state: ChallengeServer, req: IncomingMessage, res: ServerResponse): void {
   state.seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
   const url = new URL(req.url ?? "/", "http://x");
-  if (url.pathname !== "/_pinned/challenge") return json(res, 404, { detail: "not found" });
+  if (url.pathname !== "/_pinned/challenge") {
+    json(res, 404, { detail: "not found" });
+    return;
+  }
   switch (state.mode) {
     case "timeout":
       return; // never answers
     case "error500":
-      return json(res, 500, { detail: "boom" });
+      json(res, 500, { detail: "boom" });
+      return;
     case "redirect":
       res.writeHead(302, { location: `${state.redirectTo ?? state.url}${req.url}` }).end();
       return;
@@ -66,10 +70,10 @@ function handle(state: ChallengeServer, req: IncomingMessage, res: ServerRespons
       res.writeHead(200, { "content-type": "text/plain" }).end("hello");
       return;
   }
-  if (req.headers["pinboard-proxy-secret"] !== state.secret) return json(res, 403, { detail: "invalid proxy secret" });
   const value = state.challenges.get(url.searchParams.get("challenge") ?? "");
-  if (value === undefined) return json(res, 404, { detail: "unknown challenge" });
-  json(res, 200, { value: state.mode === "mismatch" ? `${value}-other` : value });
+  if (req.headers["pinboard-proxy-secret"] !== state.secret) json(res, 403, { detail: "invalid proxy secret" });
+  else if (value === undefined) json(res, 404, { detail: "unknown challenge" });
+  else json(res, 200, { value: state.mode === "mismatch" ? `${value}-other` : value });
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

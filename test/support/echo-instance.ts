@@ -1,8 +1,24 @@
 import { gzipSync } from "node:zlib";
+import type { AttestationClaims } from "../../src/contract/attestation.ts";
 import type { Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
 
 /** What `/gzip` answers, gzip-encoded. */
 export const GZIP_TEXT = "a compressed answer ".repeat(40);
+
+/** What Echo answers as JSON: what reached it. */
+export interface EchoAnswer {
+  method: string;
+  path: string;
+  query: string;
+  /** The request's headers by lower-case name. */
+  headers: Record<string, string>;
+  bodyBytes: number;
+  epoch: string;
+  hits: number;
+  id: string;
+  ns: string;
+  attestation: AttestationClaims;
+}
 
 /**
  * An instance that tells what reached it: method, path, query, headers, body size, its epoch and
@@ -52,30 +68,30 @@ export class Echo implements Instance {
       }
     }
     const headers: Record<string, string> = {};
-    request.headers.forEach((v, k) => (headers[k] = v));
-    return new Response(
-      JSON.stringify({
-        method: request.method,
-        path: ctx.path,
-        query: url.search,
-        headers,
-        bodyBytes,
-        epoch: ctx.epoch,
-        hits: this.hits,
-        id: ctx.id,
-        ns: ctx.ns,
-        attestation: ctx.attestation,
-      }),
-      {
-        status: Number(url.searchParams.get("status") ?? 200),
-        headers: {
-          "content-type": "application/json",
-          "x-echo": "1",
-          "pinboard-secret-leak": "nope",
-          connection: "keep-alive, x-hop",
-          "x-hop": "drop-me",
-        },
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    const answer: EchoAnswer = {
+      method: request.method,
+      path: ctx.path,
+      query: url.search,
+      headers,
+      bodyBytes,
+      epoch: ctx.epoch,
+      hits: this.hits,
+      id: ctx.id,
+      ns: ctx.ns,
+      attestation: ctx.attestation,
+    };
+    return new Response(JSON.stringify(answer), {
+      status: Number(url.searchParams.get("status") ?? 200),
+      headers: {
+        "content-type": "application/json",
+        "x-echo": "1",
+        "pinboard-secret-leak": "nope",
+        connection: "keep-alive, x-hop",
+        "x-hop": "drop-me",
       },
-    );
+    });
   }
 }

@@ -22,7 +22,10 @@ const census: ErrorCensus = { sites: [] };
 const captureStackTrace = Error.captureStackTrace.bind(Error);
 
 /** The caller's first frames, taken without constructing an error (which would count itself). */
-function site(kind: string, above: Function): string {
+/** What Error.captureStackTrace takes as the frame to stop above. */
+type Frame = (...args: never[]) => unknown;
+
+function site(kind: string, above: Frame): string {
   const holder: { stack?: string } = {};
   captureStackTrace(holder, above);
   const frames = (holder.stack ?? "")
@@ -48,13 +51,16 @@ for (const name of ERROR_CLASSES) {
   const counted: ProxyHandler<typeof original> = {
     construct(target, args, newTarget) {
       census.sites.push(
-        site(newTarget === proxy ? name : `${(newTarget as Function).name} (extends ${name})`, counted.construct!),
+        site(
+          newTarget === proxy ? name : `${(newTarget as { name: string }).name} (extends ${name})`,
+          counted.construct!,
+        ),
       );
       return Reflect.construct(target, args, newTarget) as object;
     },
     apply(target, thisArg, args) {
       census.sites.push(site(`${name}()`, counted.apply!));
-      return Reflect.apply(target as unknown as Function, thisArg, args) as object;
+      return Reflect.apply(target as unknown as (...args: unknown[]) => object, thisArg, args);
     },
     get(target, property, receiver) {
       if (name === "Error" && property === "captureStackTrace") return countedCapture;
@@ -65,7 +71,7 @@ for (const name of ERROR_CLASSES) {
   (globalThis as Record<string, unknown>)[name] = proxy;
 }
 
-function countedCapture(target: object, constructorOpt?: Function): void {
+function countedCapture(target: object, constructorOpt?: Frame): void {
   census.sites.push(site("Error.captureStackTrace", countedCapture));
   captureStackTrace(target, constructorOpt);
 }

@@ -134,7 +134,7 @@ export const deepJsonText: fc.Arbitrary<string> = fc
   .map(([depth, kind]) => {
     if (kind === "array") return "[".repeat(depth) + "]".repeat(depth);
     const key = kind === "proto" ? '{"__proto__":' : '{"a":';
-    return key.repeat(depth) + "1" + "}".repeat(depth);
+    return `${key.repeat(depth)}1${"}".repeat(depth)}`;
   });
 
 /** Not JSON at all, or almost: truncations, trailing garbage, comments, NaN literals. */

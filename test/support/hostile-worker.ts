@@ -99,7 +99,14 @@ function misbehave(url: URL, req: IncomingMessage, res: ServerResponse): void {
   if (id.startsWith("drip-")) {
     res.writeHead(200, { "content-type": "text/plain" });
     let n = 0;
-    const timer = setInterval(() => (++n > 100 ? (clearInterval(timer), res.end()) : res.write(`chunk ${n}\n`)), 50);
+    const timer = setInterval(() => {
+      if (++n <= 100) {
+        res.write(`chunk ${n}\n`);
+        return;
+      }
+      clearInterval(timer);
+      res.end();
+    }, 50);
     res.once("close", () => clearInterval(timer));
     return;
   }

@@ -71,7 +71,9 @@ export async function openAnsweredConnections(
   count: number,
 ): Promise<{ sockets: Socket[]; statuses: number[]; close(): void }> {
   const sockets: Socket[] = [];
-  const close = () => sockets.forEach((s) => s.destroy());
+  const close = () => {
+    for (const s of sockets) s.destroy();
+  };
   try {
     const statuses = await Promise.all(
       Array.from({ length: count }, (_, i) => {

@@ -19,7 +19,7 @@ export interface RegistryFixtureOptions {
   worker?: false | { secret: string };
 }
 
-export interface RegistryFixture<O extends RegistryFixtureOptions = {}> {
+export interface RegistryFixture<O extends RegistryFixtureOptions = Record<never, never>> {
   t: TestRedis;
   /** The Pinboard on `env`. */
   pb: TestPinboard;
@@ -45,7 +45,7 @@ export interface RegistryFixture<O extends RegistryFixtureOptions = {}> {
  * A beforeAll/afterAll of the file's own registered after this call runs after the setup and
  * before the teardown (vitest runs afterAll hooks in reverse order).
  */
-export function useRegistryFixture<O extends RegistryFixtureOptions = {}>(
+export function useRegistryFixture<O extends RegistryFixtureOptions = Record<never, never>>(
   env: Env,
   ready: (f: RegistryFixture<O>) => void,
   options: O = {} as O,

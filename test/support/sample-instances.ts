@@ -3,6 +3,16 @@ import type { AlarmInfo, Instance, InstanceContext, PinnedWebSocket, RequestCont
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
+/** What Counter answers: GET … gives every field, POST …/increment the count and the epoch. */
+export interface CounterAnswer {
+  count: number;
+  epoch: string;
+  memoryHits?: number;
+  path?: string;
+  ns?: string;
+  id?: string;
+}
+
 /**
  * A durable counter. `memoryHits` lives only in the instance object, so it shows whether a
  * request reached the same activation or a fresh one (re-hydrated from storage).

@@ -5,10 +5,10 @@ import { verifyAttestation } from "../../src/contract/attestation.ts";
 
 /**
  * How a scripted worker answers GET /_pinned/stats:
- *   { status, body }   that status and that raw body text (JSON or not)
- *   { hang: true }     never answers (the request stays open until Pinboard gives up)
- *   { delayMs, then }  `then`, after delayMs
- *   { redirect: url }  302 to url (Pinboard never follows redirects)
+ *   { status, body }     that status and that raw body text (JSON or not)
+ *   { hang: true }       never answers (the request stays open until Pinboard gives up)
+ *   { delayMs, answer }  `answer`, after delayMs
+ *   { redirect: url }    302 to url (Pinboard never follows redirects)
  * A request whose Pinboard-Attestation does not verify (HS256 with the worker's secret, aud one
  * of the sessions it registered) is answered 403 {"detail":"invalid attestation"}, whatever the
  * script says, as the worker contract's workers do.
@@ -16,7 +16,7 @@ import { verifyAttestation } from "../../src/contract/attestation.ts";
 export type StatsAnswer =
   | { status: number; body: string }
   | { hang: true }
-  | { delayMs: number; then: StatsAnswer }
+  | { delayMs: number; answer: StatsAnswer }
   | { redirect: string };
 
 /** Counts the /_pinned/stats requests open at once, across every worker that shares it. */
@@ -84,7 +84,7 @@ export async function startScriptedWorker(
   const answer = (res: ServerResponse, script: StatsAnswer): void => {
     if ("hang" in script) return;
     if ("delayMs" in script) {
-      const timer = setTimeout(() => answer(res, script.then), script.delayMs);
+      const timer = setTimeout(() => answer(res, script.answer), script.delayMs);
       res.once("close", () => clearTimeout(timer));
       return;
     }

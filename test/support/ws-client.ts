@@ -10,7 +10,7 @@ export interface TestSocket {
   /** The next frame, in arrival order. */
   next(): Promise<Frame>;
   /** The next frame, parsed as JSON text. */
-  json<T = Record<string, any>>(): Promise<T>;
+  json<T = Record<string, unknown>>(): Promise<T>;
   /** Resolves with the close code and reason the client saw. */
   closed: Promise<{ code: number; reason: string }>;
 }

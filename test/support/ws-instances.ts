@@ -3,6 +3,17 @@ import type { Instance, InstanceContext, PinnedWebSocket, RequestContext } from 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
+/** WsProbe's greeting on an accepted socket: what reached the worker. */
+export interface WsProbeHello {
+  hello: true;
+  /** The upgrade request's headers by lower-case name. */
+  headers: Record<string, string>;
+  path: string;
+  query: string;
+  epoch: string;
+  aud: string;
+}
+
 export interface SeenClose {
   ns: string;
   id: string;
@@ -39,25 +50,25 @@ export class WsProbe implements Instance {
     if (sleep > 0) await new Promise((r) => setTimeout(r, sleep));
     const { socket, response } = ctx.acceptWebSocket(request);
     const headers: Record<string, string> = {};
-    request.headers.forEach((v, k) => (headers[k] = v));
-    socket.send(
-      JSON.stringify({
-        hello: true,
-        headers,
-        path: ctx.path,
-        query: url.search,
-        epoch: ctx.epoch,
-        aud: ctx.attestation.aud,
-      }),
-    );
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    const hello: WsProbeHello = {
+      hello: true,
+      headers,
+      path: ctx.path,
+      query: url.search,
+      epoch: ctx.epoch,
+      aud: ctx.attestation.aud,
+    };
+    socket.send(JSON.stringify(hello));
     return response;
   }
 
   webSocketMessage(socket: PinnedWebSocket, message: string | ArrayBuffer): void {
-    if (typeof message !== "string") return socket.send(message);
-    const close = /^close (\d+) ?(.*)$/.exec(message);
-    if (close) return socket.close(Number(close[1]), close[2]);
-    socket.send(message);
+    const close = typeof message === "string" ? /^close (\d+) ?(.*)$/.exec(message) : null;
+    if (close) socket.close(Number(close[1]), close[2]);
+    else socket.send(message);
   }
 
   webSocketClose(_socket: PinnedWebSocket, code: number, reason: string, ctx: InstanceContext): void {

@@ -58,7 +58,7 @@ const skipColdStart = async () => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = (path: string, method = "GET") =>
-  fetch(`${pb.url}${path}`, { method }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  fetch(`${pb.url}${path}`, { method }).then(async (r) => ({ status: r.status, body: (await r.json()) as unknown }));
 const storedCount = async (id: string, field = "count") => {
   const raw = await durable.redis.hget(`pinned:{/counter/${id}}:data`, field);
   return raw === null ? null : JSON.parse(raw);

@@ -57,13 +57,20 @@ export async function call<T>(method: "GET" | "POST", path: string, body?: unkno
 export function explain(answer: Answer): string {
   if (answer.status === 0) return "Pinboard could not be reached. Is it running?";
   if (answer.status === 401)
-    return "Pinboard does not accept this credential (401 unauthorized): it is malformed, expired, or signed with another key. Sign in with a fresh operator credential.";
+    return (
+      "Pinboard does not accept this credential (401 unauthorized): it is malformed, expired, or signed with " +
+      "another key. Sign in with a fresh operator credential."
+    );
   if (answer.status === 403) {
     return answer.error === "forbidden"
-      ? "This credential may not do that (403 forbidden): it needs the pinboard:operator scope, and claims that cover the namespace, hostname and env."
+      ? "This credential may not do that (403 forbidden): it needs the pinboard:operator scope, and claims " +
+          "that cover the namespace, hostname and env."
       : `Refused (403): ${answer.error ?? "forbidden"}.`;
   }
   if (answer.status === 503 && answer.error === "not the serving fleet")
-    return "This Pinboard node is not serving (503 not the serving fleet): another fleet holds the license, or it is draining.";
+    return (
+      "This Pinboard node is not serving (503 not the serving fleet): another fleet holds the license, or " +
+      "it is draining."
+    );
   return `${answer.status}${answer.error ? ` ${answer.error}` : ""}`;
 }

@@ -24,6 +24,14 @@ const REFUSALS: Outcome[] = [
 ];
 const KEEP = 60;
 
+interface HealthState {
+  health: Answer<Health>;
+  ready: boolean;
+  serving: boolean | null;
+  degraded: string[];
+  ejected: string[];
+}
+
 /**
  * Fleet health: serving or not, ready or not, the cold-start window, refusals by outcome per
  * refresh (the counters are this node's since it started, so the chart shows their increase),
@@ -35,13 +43,7 @@ export class HealthView {
 
   constructor(private readonly host: HTMLElement) {}
 
-  update(state: {
-    health: Answer<Health>;
-    ready: boolean;
-    serving: boolean | null;
-    degraded: string[];
-    ejected: string[];
-  }): void {
+  update(state: HealthState): void {
     const health = state.health.body;
     if (state.health.status === 200 && health) this.sample(health.resolutions);
     const key = JSON.stringify([
@@ -59,24 +61,7 @@ export class HealthView {
       return h(
         "div",
         { class: "health" },
-        h(
-          "dl",
-          { class: "facts" },
-          fact(
-            "Serving",
-            state.serving === null ? "unknown" : state.serving ? "yes" : "no — not the serving fleet",
-            state.serving === false,
-          ),
-          fact("Ready (/readyz)", state.ready ? "yes" : "no", !state.ready),
-          fact(
-            "Cold start",
-            health && health.quarantineMs > 0 ? `${duration(health.quarantineMs)} left: new placements wait` : "over",
-            Boolean(health && health.quarantineMs > 0),
-          ),
-          fact("Forwards placed", String(totals.forward ?? 0), false),
-          fact("Connections", String(health?.connections ?? "–"), false),
-          fact("Up", health ? duration(health.uptimeMs) : "–", false),
-        ),
+        facts(state, health),
         h("h3", {}, "Refusals per refresh"),
         seen.length === 0
           ? h("p", { class: "muted" }, "No refusals since this node started.")
@@ -113,6 +98,28 @@ export class HealthView {
     this.last = { ...totals };
     this.samples = [...this.samples, { at: Date.now(), counts }].slice(-KEEP);
   }
+}
+
+function facts(state: HealthState, health: Health | null): HTMLElement {
+  const totals = health?.resolutions ?? {};
+  return h(
+    "dl",
+    { class: "facts" },
+    fact(
+      "Serving",
+      state.serving === null ? "unknown" : state.serving ? "yes" : "no — not the serving fleet",
+      state.serving === false,
+    ),
+    fact("Ready (/readyz)", state.ready ? "yes" : "no", !state.ready),
+    fact(
+      "Cold start",
+      health && health.quarantineMs > 0 ? `${duration(health.quarantineMs)} left: new placements wait` : "over",
+      Boolean(health && health.quarantineMs > 0),
+    ),
+    fact("Forwards placed", String(totals.forward ?? 0), false),
+    fact("Connections", String(health?.connections ?? "–"), false),
+    fact("Up", health ? duration(health.uptimeMs) : "–", false),
+  );
 }
 
 function fact(name: string, value: string, warn: boolean): DocumentFragment {

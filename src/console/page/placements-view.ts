@@ -31,7 +31,7 @@ export class PlacementsView {
   private readonly results = h("div", {});
 
   constructor(
-    private readonly host: HTMLElement,
+    host: HTMLElement,
     private readonly answers: HTMLElement,
   ) {
     const field = (name: keyof typeof this.filters, label: string, placeholder: string) =>

@@ -29,81 +29,73 @@ export class WorkersView {
       ]),
       [...this.stats],
     ]);
-    render(this.host, key, () => {
-      if (workers.length === 0) {
-        return h(
-          "div",
-          { class: "empty" },
-          h("p", {}, "No worker is registered yet."),
-          h(
-            "p",
-            {},
-            "Start one: ",
-            h("code", {}, "npm start"),
-            " prints the command, e.g. ",
-            h("code", {}, "PINBOARD_URL=http://127.0.0.1:8787 CLIENT_ID=worker-a npx tsx examples/worker.ts"),
-            " after the exports it shows.",
-          ),
-        );
-      }
-      const rows = workers.map((w) => [
-        h("span", { class: "mono" }, w.clientId),
-        w.hostname ?? "–",
-        w.namespaces.join(", "),
-        String(w.headroom),
-        w.draining ? h("span", { class: "warn" }, "draining") : "no",
-        w.degradedSince
-          ? h("span", { class: "warn" }, `since ${new Date(w.degradedSince).toLocaleTimeString()}`)
-          : "no",
-        w.ejectedUntil ? h("span", { class: "warn" }, `until ${new Date(w.ejectedUntil).toLocaleTimeString()}`) : "no",
-        duration(w.expiry - now),
+    render(this.host, key, () => (workers.length === 0 ? noWorkers() : this.workersTable(workers, now)));
+  }
+
+  private workersTable(workers: Worker[], now: number): HTMLElement {
+    const rows = workers.map((w) => this.row(w, now));
+    const shown = workers.filter((w) => this.stats.has(w.sessionId));
+    return h(
+      "div",
+      {},
+      table(
+        ["Client", "Hostname", "Namespaces", "Headroom", "Draining", "Degraded", "Ejected", "Lease left", ""],
+        rows,
+        "Live workers",
+      ),
+      ...shown.map((w) =>
         h(
-          "div",
-          { class: "row-actions" },
-          h(
+          "details",
+          { open: true },
+          h("summary", {}, `Stats of ${w.clientId}`),
+          h("pre", {}, this.stats.get(w.sessionId)!),
+        ),
+      ),
+    );
+  }
+
+  private row(w: Worker, now: number): Array<Node | string> {
+    return [
+      h("span", { class: "mono" }, w.clientId),
+      w.hostname ?? "–",
+      w.namespaces.join(", "),
+      String(w.headroom),
+      w.draining ? h("span", { class: "warn" }, "draining") : "no",
+      w.degradedSince ? h("span", { class: "warn" }, `since ${new Date(w.degradedSince).toLocaleTimeString()}`) : "no",
+      w.ejectedUntil ? h("span", { class: "warn" }, `until ${new Date(w.ejectedUntil).toLocaleTimeString()}`) : "no",
+      duration(w.expiry - now),
+      this.rowActions(w),
+    ];
+  }
+
+  private rowActions(w: Worker): HTMLElement {
+    return h(
+      "div",
+      { class: "row-actions" },
+      h(
+        "button",
+        { type: "button", "data-focus": `stats:${w.sessionId}`, onclick: () => void this.loadStats(w) },
+        "Stats",
+      ),
+      w.draining
+        ? h(
             "button",
-            { type: "button", "data-focus": `stats:${w.sessionId}`, onclick: () => void this.loadStats(w) },
-            "Stats",
+            { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "undrain") },
+            "Undrain",
+          )
+        : h(
+            "button",
+            { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "drain") },
+            "Drain",
           ),
-          w.draining
-            ? h(
-                "button",
-                { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "undrain") },
-                "Undrain",
-              )
-            : h(
-                "button",
-                { type: "button", "data-focus": `drain:${w.sessionId}`, onclick: () => void this.act(w, "drain") },
-                "Drain",
-              ),
-          w.draining
-            ? null
-            : h(
-                "button",
-                { type: "button", "data-focus": `timed:${w.sessionId}`, onclick: () => void this.act(w, "timed") },
-                "Timed drain",
-              ),
-        ),
-      ]);
-      const shown = workers.filter((w) => this.stats.has(w.sessionId));
-      return h(
-        "div",
-        {},
-        table(
-          ["Client", "Hostname", "Namespaces", "Headroom", "Draining", "Degraded", "Ejected", "Lease left", ""],
-          rows,
-          "Live workers",
-        ),
-        ...shown.map((w) =>
-          h(
-            "details",
-            { open: true },
-            h("summary", {}, `Stats of ${w.clientId}`),
-            h("pre", {}, this.stats.get(w.sessionId)!),
+      w.draining
+        ? null
+        : h(
+            "button",
+            { type: "button", "data-focus": `timed:${w.sessionId}`, onclick: () => void this.act(w, "timed") },
+            "Timed drain",
           ),
-        ),
-      );
-    });
+    );
   }
 
   private async loadStats(worker: Worker): Promise<void> {
@@ -150,4 +142,22 @@ export class WorkersView {
     await runAction(action, this.answers);
     this.refresh();
   }
+}
+
+/** What the table's place shows while no worker is registered: how to start one. */
+function noWorkers(): HTMLElement {
+  return h(
+    "div",
+    { class: "empty" },
+    h("p", {}, "No worker is registered yet."),
+    h(
+      "p",
+      {},
+      "Start one: ",
+      h("code", {}, "npm start"),
+      " prints the command, e.g. ",
+      h("code", {}, "PINBOARD_URL=http://127.0.0.1:8787 CLIENT_ID=worker-a npx tsx examples/worker.ts"),
+      " after the exports it shows.",
+    ),
+  );
 }

@@ -43,7 +43,8 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
   if (existing !== undefined) {
     if (existing.length < 32) {
       throw new Error(
-        `${DEV_SECRET_FILE} holds no usable key (expected at least 32 characters): delete it and start again for a new key`,
+        `${DEV_SECRET_FILE} holds no usable key (expected at least 32 characters): ` +
+          "delete it and start again for a new key",
       );
     }
     return { secret: existing, path: DEV_SECRET_FILE, created: false };
@@ -103,8 +104,10 @@ export function describeDevPassport(
       ? ["No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key (for this run only)."]
       : dev.keyFile.created
         ? [
-            `No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a development key and saved it in ${dev.keyFile.path}`,
-            "(git-ignored; later starts reuse it, so these credentials survive a restart; delete the file for a new key).",
+            "No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: " +
+              `minted a development key and saved it in ${dev.keyFile.path}`,
+            "(git-ignored; later starts reuse it, so these credentials survive a restart; " +
+              "delete the file for a new key).",
           ]
         : [
             `No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: using the development key from ${dev.keyFile.path}`,
@@ -120,7 +123,8 @@ export function describeDevPassport(
     ...(durableRedisUrl
       ? [
           "Start a worker (in another terminal, after the exports above):",
-          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a npx tsx examples/worker.ts`,
+          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} ` +
+            "CLIENT_ID=worker-a npx tsx examples/worker.ts",
         ]
       : []),
     "Try:",
@@ -144,7 +148,8 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
   const mint = (args: string) =>
     `$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
   return [
-    "Passport: HS256 with PINBOARD_PASSPORT_SECRET. Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
+    "Passport: HS256 with PINBOARD_PASSPORT_SECRET. " +
+      "Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
     "narrow --namespaces and --hosts for real workers, `npm run -s mint-credential -- --help` lists every flag):",
     `  export PINBOARD_WORKER_TOKEN=${mint("--sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*'")}`,
     `  export PINBOARD_OPERATOR_TOKEN=${mint("--sub operator --scope pinboard:operator --namespaces '*'")}`,

@@ -28,9 +28,9 @@ export function processCount(setting: number | "auto"): number {
  * The primary of PINBOARD_PROCESSES > 1: serves nothing itself. It starts what the processes
  * must share (the embedded redis-server when no Redis is configured, the development key when no
  * passport key is), forks `processes` node:cluster workers that each run startNode on the shared
- * port (src/runtime/node/serving-process.ts), prints the start banner once, restarts a process that dies
- * (with a back-off), answers /metrics scrapes with the aggregate of all of them, and on SIGTERM or
- * SIGINT stops them all gracefully, then the embedded Redis, and exits 0.
+ * port (serving-process.ts), prints the start banner once, restarts a process that dies (with a
+ * back-off), answers /metrics scrapes with the aggregate of all of them, and on SIGTERM or SIGINT
+ * stops them all gracefully, then the embedded Redis, and exits 0.
  *
  * Resolves once the processes are forked; throws (nothing forked, nothing left running) when the
  * shared Redis or key cannot be set up.
@@ -42,97 +42,133 @@ export async function runProcessCluster(options: {
 }): Promise<void> {
   const { config, processes } = options;
   const log = createLogger(config.logLevel);
-  const shared: Record<string, string> = {};
+  const shared = await setUpShared(config, options.devKeyDir, log);
+  if (config.metrics) answerMetricsScrapes();
+  const supervisor = new Supervisor(config, processes, shared, log);
+  cluster.on("listening", (_worker, address) => supervisor.listening(address));
+  cluster.on("exit", (worker, code, signal) => supervisor.exited(worker, code, signal));
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      console.error(`pinboard: ${signal}, shutting down`);
+      supervisor.shutdown(0);
+    });
+  }
+  for (let i = 0; i < processes; i++) supervisor.fork();
+}
 
+/** What the processes share: the environment they are forked with, and what the primary started for it. */
+interface Shared {
+  /** PINBOARD_PASSPORT_SECRET (the development key) and REDIS_URL (the embedded Redis), when set here. */
+  env: Record<string, string>;
+  dev: DevPassport | undefined;
+  embedded: EmbeddedRedis | undefined;
+}
+
+/** The development key when no passport key is configured, the embedded Redis when no Redis is. */
+async function setUpShared(config: Config, devKeyDir: string, log: Logger): Promise<Shared> {
+  const env: Record<string, string> = {};
   let dev: DevPassport | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
-    const minted = await mintDevPassport(options.devKeyDir);
+    const minted = await mintDevPassport(devKeyDir);
     if (minted.keyFileError !== undefined)
       log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
     dev = minted;
-    shared.PINBOARD_PASSPORT_SECRET = minted.secret;
+    env.PINBOARD_PASSPORT_SECRET = minted.secret;
   }
   const { redis } = config;
   const embedded =
     redis.clusterNodes?.length || redis.url || (redis.restUrl && redis.restToken)
       ? undefined
       : await startEmbeddedRedis();
-  if (embedded) shared.REDIS_URL = embedded.url;
+  if (embedded) env.REDIS_URL = embedded.url;
+  return { env, dev, embedded };
+}
 
-  if (config.metrics) answerMetricsScrapes();
-  const alive = new Set<Worker>();
-  const bornAt = new Map<Worker, number>();
-  const restarts = new Set<ReturnType<typeof setTimeout>>();
-  let earlyDeaths = 0;
-  let listening = false;
-  let shuttingDown = false;
-  let allExited: () => void = () => {};
+/** The primary's processes: forks, restarts with a back-off, the banner once, the graceful stop. */
+class Supervisor {
+  private readonly alive = new Set<Worker>();
+  private readonly bornAt = new Map<Worker, number>();
+  private readonly restarts = new Set<ReturnType<typeof setTimeout>>();
+  private earlyDeaths = 0;
+  private isListening = false;
+  private shuttingDown = false;
+  private allExited: () => void = () => {};
 
-  const fork = () => {
-    const worker = cluster.fork(shared);
-    alive.add(worker);
-    bornAt.set(worker, Date.now());
-  };
+  constructor(
+    private readonly config: Config,
+    private readonly processes: number,
+    private readonly shared: Shared,
+    private readonly log: Logger,
+  ) {}
 
-  const shutdown = (code: number) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    for (const timer of restarts) clearTimeout(timer);
+  fork(): void {
+    const worker = cluster.fork(this.shared.env);
+    this.alive.add(worker);
+    this.bornAt.set(worker, Date.now());
+  }
+
+  /** The first process that listens: the banner. */
+  listening(address: Address): void {
+    if (this.isListening) return;
+    this.isListening = true;
+    const { config, shared } = this;
+    // Each process listens on the data port before the admin port: the first address is the data port's.
+    const adminUrl = config.admin.port ? urlOf({ ...address, port: config.admin.port }, config) : undefined;
+    printBanner(
+      this.log,
+      config,
+      this.processes,
+      { url: urlOf(address, config), adminUrl },
+      shared.embedded,
+      shared.dev,
+    );
+  }
+
+  exited(worker: Worker, code: number, signal: string): void {
+    this.alive.delete(worker);
+    const lived = Date.now() - (this.bornAt.get(worker) ?? 0);
+    this.bornAt.delete(worker);
+    if (this.shuttingDown) {
+      if (this.alive.size === 0) this.allExited();
+      return;
+    }
+    const how = { pid: worker.process.pid, code, signal };
+    if (!this.isListening) {
+      // Nothing ever served: the next start would fail the same way (port taken, …).
+      this.log.error("a pinboard process failed to start; stopping", how);
+      this.shutdown(1);
+      return;
+    }
+    this.earlyDeaths = lived >= STABLE_AFTER_MS ? 0 : this.earlyDeaths + 1;
+    const restartDelay = Math.min(RESTART_MIN_MS * 2 ** Math.max(0, this.earlyDeaths - 1), RESTART_MAX_MS);
+    this.log.warn("a pinboard process exited; starting another", { ...how, restartInMs: restartDelay });
+    const timer = setTimeout(() => {
+      this.restarts.delete(timer);
+      this.fork();
+    }, restartDelay);
+    this.restarts.add(timer);
+  }
+
+  /** Stops every process (SIGKILL after the grace), then the embedded Redis, and exits with `code`. */
+  shutdown(code: number): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    for (const timer of this.restarts) clearTimeout(timer);
     setTimeout(() => {
-      for (const worker of alive) worker.process.kill("SIGKILL");
+      for (const worker of this.alive) worker.process.kill("SIGKILL");
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     new Promise<void>((resolve) => {
-      allExited = resolve;
-      if (alive.size === 0) resolve();
+      this.allExited = resolve;
+      if (this.alive.size === 0) resolve();
     })
-      .then(() => embedded?.stop())
+      .then(() => this.shared.embedded?.stop())
       .then(
         () => process.exit(code),
         () => process.exit(1),
       );
-    for (const worker of alive) worker.process.kill("SIGTERM");
-  };
-
-  cluster.on("listening", (_worker, address) => {
-    if (listening) return;
-    listening = true;
-    // Each process listens on the data port before the admin port: the first address is the data port's.
-    const adminUrl = config.admin.port ? urlOf({ ...address, port: config.admin.port }, config) : undefined;
-    printBanner(log, config, processes, { url: urlOf(address, config), adminUrl }, embedded, dev);
-  });
-  cluster.on("exit", (worker, code, signal) => {
-    alive.delete(worker);
-    const lived = Date.now() - (bornAt.get(worker) ?? 0);
-    bornAt.delete(worker);
-    if (shuttingDown) {
-      if (alive.size === 0) allExited();
-      return;
-    }
-    const how = { pid: worker.process.pid, code, signal };
-    if (!listening) {
-      // Nothing ever served: the next start would fail the same way (port taken, …).
-      log.error("a pinboard process failed to start; stopping", how);
-      shutdown(1);
-      return;
-    }
-    earlyDeaths = lived >= STABLE_AFTER_MS ? 0 : earlyDeaths + 1;
-    const restartDelay = Math.min(RESTART_MIN_MS * 2 ** Math.max(0, earlyDeaths - 1), RESTART_MAX_MS);
-    log.warn("a pinboard process exited; starting another", { ...how, restartInMs: restartDelay });
-    const timer = setTimeout(() => {
-      restarts.delete(timer);
-      fork();
-    }, restartDelay);
-    restarts.add(timer);
-  });
-
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => {
-      console.error(`pinboard: ${signal}, shutting down`);
-      shutdown(0);
-    });
+    for (const worker of this.alive) worker.process.kill("SIGTERM");
   }
-  for (let i = 0; i < processes; i++) fork();
 }
 
 function urlOf(address: Address, config: Config): string {
@@ -141,7 +177,7 @@ function urlOf(address: Address, config: Config): string {
   return `http://${host}:${address.port}${config.basePath}`;
 }
 
-/** What a lone process prints once it listens (src/node.ts), printed once for all processes. */
+/** What a lone process prints once it listens (start-node.ts, src/node.ts), printed once for all processes. */
 function printBanner(
   log: Logger,
   config: Config,

@@ -27,7 +27,8 @@ export function isolateFor(env: Env): Isolate {
   if (!config.redis.restUrl || !config.redis.restToken) {
     throw new ConfigError([
       "UPSTASH_REDIS_REST_URL: required on Workers (with UPSTASH_REDIS_REST_TOKEN). Locally, run `npm run dev` " +
-        "(it starts a Redis behind a REST bridge and passes both), or set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN " +
+        "(it starts a Redis behind a REST bridge and passes both), " +
+        "or set UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN " +
         "(.dev.vars or --var locally; wrangler secret put UPSTASH_REDIS_REST_TOKEN when deployed)",
     ]);
   }

@@ -67,9 +67,9 @@ function listenFor(socket: Duplex): ConnectionListeners {
  * A class, not an object literal with a getter: V8 builds such a literal on its slow path, as a
  * dictionary-mode object, and what its closures reach (the request's socket, response and every
  * listener they carry) then survived young-generation collections until the next full one, even
- * after the request was done (test/runtime/node/client-link-young-gc.test.ts). One per request made
- * most of each request's objects survive scavenges (`--trace-gc-nvp`: 1.7 MB surviving every
- * 250 ms at 900 req/s, against 0.3 MB with this class).
+ * after the request was done (test/runtime/node/data-plane/client-link-young-gc.test.ts). One per
+ * request made most of each request's objects survive scavenges (`--trace-gc-nvp`: 1.7 MB
+ * surviving every 250 ms at 900 req/s, against 0.3 MB with this class).
  */
 class SocketLink implements ClientLink {
   constructor(

@@ -3,6 +3,7 @@ import {
   type ClientRequest,
   request as httpRequest,
   type IncomingMessage,
+  type RequestOptions,
   type ServerResponse,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -45,7 +46,7 @@ export class NodeHttpTransport {
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_SOCKET_MS });
   private readonly origins = new OriginCache();
   /** Per tick length: a forward times out up to a tenth of its timeout late, at most 250 ms. */
-  private readonly sweeps = new Map<number, DeadlineTimer<ForwardCut>>();
+  private readonly sweeps = new Map<number, DeadlineTimer<PendingForward>>();
 
   constructor(private readonly onBackgroundError: (err: unknown) => void) {}
 
@@ -72,7 +73,7 @@ export class NodeHttpTransport {
     release: () => void,
   ): Promise<Delivery<void>> {
     const origin = this.origins.of(forward.advertiseUrl);
-    const options = {
+    const options: RequestOptions = {
       agent: origin.https ? this.httpsAgent : this.agent,
       host: origin.host,
       port: origin.port,
@@ -80,91 +81,78 @@ export class NodeHttpTransport {
       method: forward.method,
       headers: headerLines(forward, origin.hostHeader),
     };
-    const send = origin.https ? httpsRequest : httpRequest;
     return new Promise<Delivery<void>>((resolve) => {
-      let upstream: ClientRequest | undefined;
-      let connected = false;
-      let settled = false;
-      const cut = new ForwardCut(this.sweepFor(forward.timeoutMs), forward.timeoutMs, client, (why) => {
-        upstream?.destroy();
-        // The client went away first: a fresh placement is released, whether or not it connected.
-        settle(why === "timeout" ? { kind: "timeout" } : { kind: "aborted", connected: false });
-      });
-      const settle = (delivery: Delivery<void>) => {
-        if (settled) return;
-        settled = true;
-        cut.disarm();
-        resolve(delivery);
-      };
-      const unreachable = (reason: string) => settle({ kind: "unreachable", connected, reason });
-
-      const attempt = () => {
-        let sent: ClientRequest;
-        try {
-          sent = send(options);
-        } catch (err) {
-          // node:http refused to write the request (a header it will not send): nothing reached the worker.
-          settle({
-            kind: "unreachable",
-            connected: false,
-            reason: err instanceof Error ? err.message : String(err),
-            local: true,
-          });
-          return;
-        }
-        upstream = sent;
-        let answered = false;
-        // `on`, not `once`: each event fires at most once on a request object used once, and
-        // `once` would wrap every listener of every forward.
-        sent.on("socket", (socket) => {
-          if (!socket.connecting) connected = true;
-          else socket.once("connect", () => (connected = true));
-        });
-        sent.on("error", (err: NodeJS.ErrnoException) => {
-          // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
-          // an event-loop stall hid the close): the worker never took the request, so it goes again
-          // on another connection. Each such failure drops one pooled socket, so this ends.
-          if (
-            !answered &&
-            !settled &&
-            sent.reusedSocket &&
-            !forward.withBody &&
-            IDEMPOTENT.has(forward.method) &&
-            STALE_SOCKET_CODES.has(err.code ?? "")
-          )
-            attempt();
-          else unreachable(failureOf(err, sent.reusedSocket));
-        });
-        // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
-        // an answer (without this listener Node destroys it and the request would never settle).
-        sent.on("upgrade", (answer: IncomingMessage, socket: Duplex) => {
-          answered = true;
-          socket.destroy();
-          unreachable(`worker answered ${answer.statusCode ?? 101} to a request without an upgrade`);
-        });
-        sent.on("close", () => {
-          if (!answered && sent === upstream) unreachable("connection closed before the worker answered");
-        });
-        sent.on("response", (answer: IncomingMessage) => {
-          answered = true;
-          if (settled) {
-            answer.destroy();
-            return;
-          }
-          settle(relay(res, answer, forward, release));
-        });
-        if (forward.withBody) req.pipe(sent);
-        else sent.end();
-      };
-      if (!cut.arm()) return;
-      attempt();
+      const pending = new PendingForward(this.sweepFor(forward.timeoutMs), forward.timeoutMs, client, resolve);
+      if (!pending.arm()) return;
+      this.attempt(pending, req, res, forward, release, options, origin.https);
     });
   }
 
-  private sweepFor(timeoutMs: number): DeadlineTimer<ForwardCut> {
+  /** Sends the request to the worker: once, or again when a stale pooled connection failed under it. */
+  private attempt(
+    pending: PendingForward,
+    req: IncomingMessage,
+    res: ServerResponse,
+    forward: Forward,
+    release: () => void,
+    options: RequestOptions,
+    https: boolean,
+  ): void {
+    let sent: ClientRequest;
+    try {
+      sent = https ? httpsRequest(options) : httpRequest(options);
+    } catch (err) {
+      // node:http refused to write the request (a header it will not send): nothing reached the worker.
+      pending.settle({
+        kind: "unreachable",
+        connected: false,
+        reason: err instanceof Error ? err.message : String(err),
+        local: true,
+      });
+      return;
+    }
+    pending.upstream = sent;
+    let answered = false;
+    // `on`, not `once`: each event fires at most once on a request object used once, and
+    // `once` would wrap every listener of every forward.
+    sent.on("socket", (socket) => {
+      if (!socket.connecting) pending.connected = true;
+      else socket.once("connect", () => (pending.connected = true));
+    });
+    sent.on("error", (err: NodeJS.ErrnoException) => {
+      // A pooled connection the worker closed while it sat idle (the two sides' timers raced, or
+      // an event-loop stall hid the close): the worker never took the request, so it goes again
+      // on another connection. Each such failure drops one pooled socket, so this ends.
+      if (!answered && !pending.settled && isStaleReuse(sent, err, forward))
+        this.attempt(pending, req, res, forward, release, options, https);
+      else pending.unreachable(failureOf(err, sent.reusedSocket));
+    });
+    // A 101 to a request that asked for no upgrade: the socket is the worker's protocol now, not
+    // an answer (without this listener Node destroys it and the request would never settle).
+    sent.on("upgrade", (answer: IncomingMessage, socket: Duplex) => {
+      answered = true;
+      socket.destroy();
+      pending.unreachable(`worker answered ${answer.statusCode ?? 101} to a request without an upgrade`);
+    });
+    sent.on("close", () => {
+      if (!answered && sent === pending.upstream) pending.unreachable("connection closed before the worker answered");
+    });
+    sent.on("response", (answer: IncomingMessage) => {
+      answered = true;
+      if (pending.settled) {
+        answer.destroy();
+        return;
+      }
+      pending.settle(relay(res, answer, forward, release));
+    });
+    if (forward.withBody) req.pipe(sent);
+    else sent.end();
+  }
+
+  private sweepFor(timeoutMs: number): DeadlineTimer<PendingForward> {
     const tick = Math.min(250, Math.max(1, Math.floor(timeoutMs / 10)));
     let sweep = this.sweeps.get(tick);
-    if (!sweep) this.sweeps.set(tick, (sweep = new DeadlineTimer<ForwardCut>(tick)));
+    if (!sweep) this.sweeps.set(tick, (sweep = new DeadlineTimer<PendingForward>(tick)));
     return sweep;
   }
 }
@@ -189,7 +177,20 @@ function headerLines(forward: Forward, host: string): string[] {
   return lines;
 }
 
-/** Why a forward failed, for the log: the error, its code where the message lacks it, and whether the connection was a pooled one. */
+/**
+ * A pooled connection that failed under a request the worker cannot have taken, and that a client
+ * may send again on its own: the request goes again on another connection.
+ */
+function isStaleReuse(sent: ClientRequest, err: NodeJS.ErrnoException, forward: Forward): boolean {
+  return (
+    sent.reusedSocket && !forward.withBody && IDEMPOTENT.has(forward.method) && STALE_SOCKET_CODES.has(err.code ?? "")
+  );
+}
+
+/**
+ * Why a forward failed, for the log: the error, its code where the message lacks it, and whether
+ * the connection was a pooled one.
+ */
 function failureOf(err: NodeJS.ErrnoException, pooled: boolean): string {
   const code = err.code !== undefined && !err.message.includes(err.code) ? ` (${err.code})` : "";
   return `${err.message}${code}${pooled ? " on a pooled connection" : ""}`;
@@ -295,22 +296,31 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: A
   res.end(body ?? undefined);
 }
 
-/** A forward's deadline and client, until the answer's head is in. */
-class ForwardCut implements Expiring {
+/**
+ * One forward until its delivery settles: its request to the worker, and its deadline and client,
+ * watched until the answer's head is in. The first of the answer, a failure, the timeout or the
+ * client's going away settles it; the rest find it settled.
+ */
+class PendingForward implements Expiring {
   expiresAt = Infinity;
   timerOwner: object | undefined = undefined;
   timerPrev: Expiring | undefined = undefined;
   timerNext: Expiring | undefined = undefined;
+  /** The request of the latest attempt. */
+  upstream: ClientRequest | undefined = undefined;
+  /** Whether the latest attempt's connection was made, for an unreachable delivery. */
+  connected = false;
+  settled = false;
   private stopListening: (() => void) | undefined;
 
   constructor(
-    private readonly deadlines: DeadlineTimer<ForwardCut>,
+    private readonly deadlines: DeadlineTimer<PendingForward>,
     private readonly timeoutMs: number,
     private readonly client: ClientLink,
-    private readonly end: (why: "timeout" | "aborted") => void,
+    private readonly resolve: (delivery: Delivery<void>) => void,
   ) {}
 
-  /** Starts watching; false (and ended) when the client has already gone. */
+  /** Starts watching; false (and settled) when the client has already gone. */
   arm(): boolean {
     if (this.client.gone) {
       this.end("aborted");
@@ -326,8 +336,21 @@ class ForwardCut implements Expiring {
     this.end("timeout");
   }
 
-  disarm(): void {
+  settle(delivery: Delivery<void>): void {
+    if (this.settled) return;
+    this.settled = true;
     this.deadlines.delete(this);
     this.stopListening?.();
+    this.resolve(delivery);
+  }
+
+  unreachable(reason: string): void {
+    this.settle({ kind: "unreachable", connected: this.connected, reason });
+  }
+
+  private end(why: "timeout" | "aborted"): void {
+    this.upstream?.destroy();
+    // The client went away first: a fresh placement is released, whether or not it connected.
+    this.settle(why === "timeout" ? { kind: "timeout" } : { kind: "aborted", connected: false });
   }
 }

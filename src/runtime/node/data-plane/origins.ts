@@ -5,7 +5,10 @@ export interface Origin {
   port: number;
   /** The advertise URL's own path, without a trailing slash ("" for none). */
   path: string;
-  /** The Host header node:http would send: the host, bracketed when IPv6, with a port unless it is the scheme's default. */
+  /**
+   * The Host header node:http would send: the host, bracketed when IPv6, with a port unless it is
+   * the scheme's default.
+   */
   hostHeader: string;
 }
 

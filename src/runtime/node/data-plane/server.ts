@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, RequestListener, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { DataPlane } from "../../../data-plane/data-plane.ts";
 import { isDataPlanePath, parseDataPath } from "../../../data-plane/route.ts";

@@ -1,0 +1,4 @@
+/** The scripts of the operator routes (lua/*.lua) with their typed wrappers. */
+export * from "./apply-drain.ts";
+export * from "./scripts.generated.ts";
+export * from "./wind-down-rows.ts";

@@ -1,0 +1,159 @@
+import { isWorkerNamespace } from "../contract/names.ts";
+import { randomToken } from "./challenge.ts";
+import type { DurabilityStore } from "./durability.ts";
+import type { Credential } from "./pinboard-client.ts";
+import type { InstanceClass, PinnedLogger } from "./types.ts";
+
+export interface WorkerOptions {
+  /** Pinboard's base URL, e.g. http://127.0.0.1:8787 (with its basePath, if any). */
+  pinboardUrl: string;
+  /** Passport credential with the pinboard:worker scope, or a function returning a fresh one. */
+  credential: Credential;
+  /** Stable name of this worker (operator drains address it). Default: a random one. */
+  clientId?: string;
+  /** Where Pinboard reaches this worker. Default: the URL of listen(). */
+  advertiseUrl?: string;
+  /** Namespace ("/counter") → instance class. */
+  namespaces: Record<string, InstanceClass>;
+  /** Where instances keep durable state. Default: process memory (and no _wake route). */
+  durability?: DurabilityStore;
+  /** Headroom reported to Pinboard. Default: maxInstances minus resident instances. */
+  headroom?: () => number;
+  /** Resident instances at most; new activations beyond are refused. Default 1000. */
+  maxInstances?: number;
+  /** Refuse new activations once the lease was not renewed for this long. Default 2/3 of the lease TTL. */
+  leaseUnhealthyAfterMs?: number;
+  /** fetch used for Pinboard calls. */
+  fetch?: typeof fetch;
+  /** The secret Pinboard signs attestations with (at least 16 characters). Default: random per process. */
+  secret?: string;
+  /** An audience accepted besides the live sessionId (in-process callers, tests). */
+  localAudience?: string;
+  /**
+   * Refuse attestations that name no request (no htm, htu and epoch claims). Pinboard signs them
+   * on every call; set this once every Pinboard in front of the worker does. Default false.
+   */
+  requireBoundAttestation?: boolean;
+  /** Hostname-aware registration fields. */
+  hostname?: string;
+  env?: string;
+  envs?: Record<string, string>;
+  takeover?: "wind_down" | "deny";
+  bindingEpoch?: number;
+  /** Path prefix the app serves under. Default: the path of advertiseUrl. */
+  basePath?: string;
+  logger?: PinnedLogger;
+  /** After a wind-down deadline, how long in-flight requests may still run. Default 30000. */
+  windDownGraceMs?: number;
+  /** How long _wake waits for an activation before answering 202. Default 5000. */
+  wakeWaitMs?: number;
+  /**
+   * How long an activation waits for the durability store before the request answers
+   * 503 activation failed (Retry-After: 1) and the log names the store and the cause. Default 5000.
+   */
+  activationTimeoutMs?: number;
+  /** Clock (ms), for tests. */
+  now?: () => number;
+}
+
+const consoleLogger: PinnedLogger = {
+  info: (message, fields) => console.log(`[pinned] ${message}`, fields ?? ""),
+  warn: (message, fields) => console.warn(`[pinned] ${message}`, fields ?? ""),
+  error: (message, fields) => console.error(`[pinned] ${message}`, fields ?? ""),
+};
+
+/** The shortest secret Pinboard accepts at register. */
+export const MIN_SECRET_LENGTH = 16;
+
+/**
+ * Checks a URL option: http:// or https://, parseable, no user, query or fragment. A URL
+ * without a scheme ("127.0.0.1:8787") would otherwise fail every call, retried forever.
+ */
+function checkHttpUrl(name: string, value: unknown, example: string): string {
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new TypeError(`createWorker: ${name} is required, e.g. "${example}"`);
+  }
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    throw new TypeError(
+      `createWorker: ${name} ${JSON.stringify(value)} has no scheme; write "http://${value}" (or https://)`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} is not a valid URL, e.g. "${example}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`createWorker: ${name} must be an http:// or https:// URL, not ${JSON.stringify(value)}`);
+  }
+  if (url.username || url.password) throw new TypeError(`createWorker: ${name} must not carry a user or password`);
+  if (url.search || url.hash) {
+    throw new TypeError(`createWorker: ${name} ${JSON.stringify(value)} must not have a query or fragment`);
+  }
+  return value;
+}
+
+function checkNumber(name: string, value: number | undefined, kind: "positive number" | "non-negative integer"): void {
+  if (value === undefined) return;
+  const ok =
+    typeof value === "number" &&
+    Number.isFinite(value) &&
+    (kind === "positive number" ? value > 0 : value >= 0 && Number.isInteger(value));
+  if (!ok) throw new RangeError(`createWorker: ${name} must be a ${kind}, not ${String(value)}`);
+}
+
+/** The options once checked, with their defaults filled in. */
+export interface WorkerSettings {
+  log: PinnedLogger;
+  now: () => number;
+  classes: ReadonlyMap<string, InstanceClass>;
+  namespaces: string[];
+  secret: string;
+  clientId: string;
+  maxInstances: number;
+  basePath: string;
+  /** options.advertiseUrl without a trailing slash; listen() sets it when unset. */
+  advertiseUrl: string | undefined;
+}
+
+/** Checks the options (a TypeError, RangeError or Error naming the option) and fills in the defaults. */
+export function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
+  checkHttpUrl("pinboardUrl", options.pinboardUrl, "http://127.0.0.1:8787");
+  if (options.advertiseUrl !== undefined) checkHttpUrl("advertiseUrl", options.advertiseUrl, "http://10.0.0.7:9001");
+  const credential: unknown = options.credential;
+  if (typeof credential === "string" ? credential.trim() === "" : typeof credential !== "function") {
+    throw new TypeError(
+      "createWorker: credential is empty; pass a Passport credential with the pinboard:worker scope " +
+        "(npm start prints PINBOARD_WORKER_TOKEN)",
+    );
+  }
+  checkNumber("maxInstances", options.maxInstances, "non-negative integer");
+  checkNumber("activationTimeoutMs", options.activationTimeoutMs, "positive number");
+  const log = options.logger ?? consoleLogger;
+  const now = options.now ?? Date.now;
+  const classes = new Map(Object.entries(options.namespaces));
+  if (classes.size === 0) throw new Error("createWorker: declare at least one namespace");
+  for (const ns of classes.keys()) {
+    if (!isWorkerNamespace(ns))
+      throw new Error(`createWorker: invalid namespace ${JSON.stringify(ns)} (expected "/name")`);
+  }
+  const secret = options.secret ?? randomToken(32);
+  // Pinboard refuses a shorter one at register (it keys every attestation): fail here, not forever.
+  if ([...secret].length < MIN_SECRET_LENGTH)
+    throw new Error(`createWorker: secret must have at least ${MIN_SECRET_LENGTH} characters`);
+  return {
+    log,
+    now,
+    classes,
+    namespaces: [...classes.keys()],
+    secret,
+    clientId: options.clientId ?? `pinned-${randomToken(9)}`,
+    maxInstances: options.maxInstances ?? 1000,
+    basePath: (options.basePath ?? (options.advertiseUrl ? new URL(options.advertiseUrl).pathname : "")).replace(
+      /\/+$/,
+      "",
+    ),
+    advertiseUrl: options.advertiseUrl?.replace(/\/+$/, ""),
+  };
+}

@@ -1,0 +1,8 @@
+--[[
+  now_ms(): Redis' clock (TIME) in milliseconds.
+]]
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end

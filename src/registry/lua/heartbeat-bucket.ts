@@ -1,0 +1,28 @@
+import type { Keys } from "../../redis/keys.ts";
+import type { ScriptCall } from "../../redis/port.ts";
+import { heartbeatBucketScriptCall } from "./scripts.generated.ts";
+
+export interface HeartbeatBucketInput {
+  bucket: number;
+  /** The record mirrored: its namespace lists are the call's keys. */
+  record: { sessionId: string; hostname: string; namespaces: readonly string[] };
+  /** The record's JSON as mirrored. */
+  json: string;
+  /** Placements spent in other buckets under the record's headroom revision (0 for a heartbeat). */
+  spentElsewhere: number;
+}
+
+/** Refreshes a session's mirror in one bucket and its namespace lists (lua/heartbeat-bucket-4.lua). */
+export function heartbeatBucketCall(keys: Keys, input: HeartbeatBucketInput): ScriptCall {
+  const { bucket, record } = input;
+  return heartbeatBucketScriptCall(
+    {
+      workers: keys.workers(bucket),
+      clients: keys.clients(bucket),
+      workerExpiries: keys.workerExpiries(bucket),
+      spent: keys.spent(bucket),
+      nsLists: keys.nsListKeysFor(bucket, record.hostname, record.namespaces),
+    },
+    { sessionId: record.sessionId, json: input.json, spentElsewhere: input.spentElsewhere },
+  );
+}

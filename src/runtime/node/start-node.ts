@@ -1,0 +1,174 @@
+import { getRequestListener } from "@hono/node-server";
+import type { Registry } from "prom-client";
+import { createPinboard } from "../../app.ts";
+import { buildDeps } from "../../bootstrap.ts";
+import { type Config, parseConfig } from "../../config.ts";
+import type { AppDeps } from "../../deps.ts";
+import { createLogger, type Logger } from "../../log.ts";
+import { NodeDataPlane } from "./data-plane/server.ts";
+import { type DevPassport, describeDevPassport, durableRedisForWorkers, mintDevPassport } from "./dev-credentials.ts";
+import { type Listeners, startListeners } from "./listeners.ts";
+import { PrometheusMetrics } from "./metrics.ts";
+import { type MetricsSource, mountMetricsRoute } from "./metrics-route.ts";
+import { type NodeRedis, probeRedis, redisFromConfig } from "./redis-from-config.ts";
+import { nodeRuntime } from "./runtime-info.ts";
+import { startSweeperTimer } from "./sweeper-timer.ts";
+
+/**
+ * A Pinboard running on Node (src/node.ts): the same Hono app on @hono/node-server, WebSocket
+ * upgrades through the data plane (src/runtime/node/data-plane/), TCP Redis (or a private
+ * redis-server when REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
+ */
+export interface RunningPinboard {
+  url: string;
+  /** The admin port's URL (registry, console, /openapi.json, /metrics) with PINBOARD_ADMIN_PORT. */
+  adminUrl?: string;
+  config: Config;
+  stop(): Promise<void>;
+}
+
+export interface StartNodeOptions {
+  /**
+   * Where the development key is kept (`.pinboard/dev-passport-secret` under it) when no
+   * passport key is configured; without it the key is random for this run. `npm start` passes
+   * its working directory.
+   */
+  devKeyDir?: string;
+  /**
+   * What GET /metrics serves, given this process's registry (default: that registry). A process
+   * of PINBOARD_PROCESSES > 1 passes clusterMetricsSource: the aggregate of every process.
+   */
+  metricsSource?: (local: Registry) => MetricsSource;
+}
+
+/** Starts one Pinboard process from the environment's settings; resolves once it listens. */
+export async function startNode(
+  env: Record<string, string | undefined> = process.env,
+  options: StartNodeOptions = {},
+): Promise<RunningPinboard> {
+  const parsed = parseConfig(env);
+  const log = createLogger(parsed.logLevel);
+  const { config, dev } = await withDevPassport(parsed, options.devKeyDir, log);
+  const redis = await connectRedis(config, log);
+  const metrics = config.metrics ? new PrometheusMetrics() : undefined;
+  const deps = buildDeps({
+    config,
+    redis: redis.port,
+    ...(metrics ? { metrics } : {}),
+    ...(redis.durable ? { durableRedis: redis.durable } : {}),
+    log,
+    runtime: nodeRuntime(),
+  });
+  await deps.fleet.refresh();
+  const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
+  const sweeper = startSweeperTimer(deps);
+
+  metrics?.bind(deps);
+  if (config.admin.hostname !== undefined)
+    log.warn(
+      "PINBOARD_ADMIN_HOSTNAME applies to the Workers entry only; " +
+        "on Node, PINBOARD_ADMIN_PORT serves the operator surface apart",
+    );
+  const { nodeDataPlane, listeners } = await serve(config, deps, metrics, options);
+  const { url, adminUrl } = listeners;
+  log.info("pinboard listening", {
+    url,
+    ...(adminUrl ? { adminUrl } : {}),
+    redis: redis.describe,
+    serving: deps.fleet.peek().serving,
+  });
+  printStartBanner(config, redis, dev, listeners);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    ...(adminUrl ? { adminUrl } : {}),
+    config,
+    stop() {
+      stopping ??= (async () => {
+        deps.fleet.draining = true;
+        clearInterval(renew);
+        await sweeper.stop();
+        await nodeDataPlane.close();
+        await listeners.close();
+        await redis.port.close();
+        await redis.durable?.close();
+        await redis.embedded?.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * Without a configured passport key: the config with the development key (kept under
+ * `devKeyDir` when it can be), and the credentials minted with it for the start banner.
+ */
+async function withDevPassport(
+  config: Config,
+  devKeyDir: string | undefined,
+  log: Logger,
+): Promise<{ config: Config; dev?: DevPassport }> {
+  if (config.passport.secret || config.passport.jwks) return { config };
+  const dev = await mintDevPassport(devKeyDir);
+  if (dev.keyFileError !== undefined)
+    log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
+  return { config: { ...config, passport: { ...config.passport, secret: dev.secret } }, dev };
+}
+
+/** The configured Redis (or a private redis-server), probed once when it is not Pinboard's own. */
+async function connectRedis(config: Config, log: Logger): Promise<NodeRedis> {
+  const redis = await redisFromConfig(config, log);
+  if (redis.embedded) return redis;
+  // A Redis that does not answer is no reason not to start (it may come up later), but the
+  // operator hears about it now rather than from the first 503.
+  const problem = await probeRedis(redis.port, config.redis.timeoutMs);
+  if (problem !== undefined) {
+    log.warn(
+      `redis unreachable at ${redis.describe}: ${problem}. Pinboard keeps retrying; ` +
+        "until Redis answers, /readyz is 503 and requests get 503 redis unavailable",
+      { redis: redis.describe, error: problem },
+    );
+  }
+  return redis;
+}
+
+/**
+ * The data plane is served on node:http's own objects; the Hono app (health, registry,
+ * /metrics) gets every other request. No `websocket` option: the Hono adapter leaves upgrades
+ * alone and the data plane takes them all. With PINBOARD_ADMIN_PORT the registry, the console,
+ * /openapi.json and /metrics are on the admin listener instead (listeners.ts).
+ */
+async function serve(
+  config: Config,
+  deps: AppDeps,
+  metrics: PrometheusMetrics | undefined,
+  options: StartNodeOptions,
+): Promise<{ nodeDataPlane: NodeDataPlane; listeners: Listeners }> {
+  const { app, admin, dataPlane } = createPinboard(deps, {
+    ...(metrics
+      ? { rootRoutes: (root) => mountMetricsRoute(root, deps, metrics, options.metricsSource?.(metrics.registry)) }
+      : {}),
+    peerAddress: (c) =>
+      (c.env as { incoming?: { socket?: { remoteAddress?: string } } }).incoming?.socket?.remoteAddress ?? "",
+    separateAdmin: config.admin.port !== undefined,
+  });
+  const honoListener = getRequestListener(app.fetch, { hostname: config.host });
+  const nodeDataPlane = new NodeDataPlane({ deps, dataPlane, fallback: honoListener, defaultHost: config.host });
+  const listeners = await startListeners(config, {
+    data: nodeDataPlane.listener,
+    attach: (server) => nodeDataPlane.attach(server),
+    ...(admin ? { admin: getRequestListener(admin.fetch, { hostname: config.host }) } : {}),
+  });
+  return { nodeDataPlane, listeners };
+}
+
+/** What the operator reads on the terminal once Pinboard listens: the embedded Redis, the development credentials. */
+function printStartBanner(config: Config, redis: NodeRedis, dev: DevPassport | undefined, listeners: Listeners): void {
+  if (redis.embedded)
+    console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
+  if (dev) {
+    const durableRedisUrl = durableRedisForWorkers(config, redis.embedded?.url);
+    console.log(describeDevPassport(dev, listeners.url, durableRedisUrl, listeners.adminUrl));
+  }
+}

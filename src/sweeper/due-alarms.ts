@@ -1,0 +1,64 @@
+import { parseInstanceMember } from "../contract/durable-index.ts";
+import type { AppDeps } from "../deps.ts";
+import { Refusal } from "../placement/refusal.ts";
+import type { Resolution } from "../placement/resolver.ts";
+import { callInstance } from "./instance-calls.ts";
+import { zremIfScore } from "./lua/index.ts";
+import { placeForSweep } from "./place-for-sweep.ts";
+
+/** What this module uses of the app's dependencies. */
+export type AlarmsDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable"
+>;
+
+export interface AlarmReport {
+  fired: number;
+  running: number;
+  stale: number;
+  failed: number;
+}
+
+/**
+ * Fires due alarms from the durability index: each due instance is placed when needed and its
+ * owner called with POST _alarm (attestation, proxy secret, epoch). `fired: false` means nothing
+ * was due, so the index entry is stale and goes (unless it was rescheduled meanwhile); 202 means
+ * the owner's own timer is on it; 409 and failures are logged and retried on a later pass.
+ */
+export async function sweepAlarms(
+  deps: AlarmsDeps,
+  budget: number,
+  keepLease: () => Promise<boolean>,
+): Promise<AlarmReport> {
+  const { durable, config } = deps;
+  const report: AlarmReport = { fired: 0, running: 0, stale: 0, failed: 0 };
+  const due = await durable.redis.zrangeByScore(durable.keys.alarms, "-inf", deps.now(), budget);
+  for (const [member, score] of due) {
+    if (!(await keepLease())) break;
+    const target = parseInstanceMember(member);
+    if (!target) continue;
+    const hostname = config.hostnameAware ? ((await durable.redis.hget(durable.keys.instances, member)) ?? "") : "";
+    let placement: Resolution;
+    try {
+      placement = await placeForSweep(deps, { ...target, hostname });
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      report.failed++;
+      continue;
+    }
+    const answer = await callInstance(deps, placement, { ...target, action: "_alarm" });
+    const fired = (answer.body as { fired?: unknown } | null)?.fired;
+    if (answer.status === 200 && fired === true) {
+      report.fired++;
+    } else if (answer.status === 200) {
+      await zremIfScore(durable.redis, { key: durable.keys.alarms, member, score });
+      report.stale++;
+    } else if (answer.status === 202) {
+      report.running++;
+    } else {
+      report.failed++;
+      deps.log.warn("alarm not fired", { member, status: answer.status, error: answer.error });
+    }
+  }
+  return report;
+}

@@ -1,0 +1,19 @@
+import type { Keys } from "../../redis/keys.ts";
+import { runCall } from "../../redis/lua/run-call.ts";
+import type { RedisPort } from "../../redis/port.ts";
+import { sessionKeys } from "../../registry/lua/session-keys.ts";
+import { gcFleetScriptCall } from "./scripts.generated.ts";
+
+export interface GcFleetInput {
+  leaseTtlMs: number;
+  hostnameAware: boolean;
+}
+
+/** The fleet-wide GC (lua/gc-fleet-6.lua): the number of sessions left. */
+export async function gcFleet(redis: RedisPort, keys: Keys, input: GcFleetInput): Promise<number> {
+  const call = gcFleetScriptCall(sessionKeys(keys), {
+    leaseTtlMs: input.leaseTtlMs,
+    hostnameAware: input.hostnameAware ? "1" : "0",
+  });
+  return Number(await runCall(redis, call));
+}

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { renderHealth, renderOverview } from "../../src/cli/render.ts";
+import type { HealthAnswer, OverviewAnswer } from "../../src/cli/schemas.ts";
+
+/**
+ * What the CLI prints tells an operator what the next request will see: the cold-start line
+ * tells "no window opened yet" from "open, N s left" from "over"; the overview names a
+ * placement's owner by clientId.
+ */
+
+const health = (quarantineMs: number, resolutions: Record<string, number> = {}): HealthAnswer => ({
+  resolutions,
+  connections: 0,
+  quarantineMs,
+  uptimeMs: 4000,
+});
+const coldStartLine = (answer: HealthAnswer) =>
+  renderHealth(answer)
+    .split("\n")
+    .find((l) => l.startsWith("cold start:"))!;
+
+describe("pinboard health: the cold-start line", () => {
+  it("before any request says no bucket has opened its window (the first request waits), not 'over'", () => {
+    const line = coldStartLine(health(0));
+    expect(line).not.toMatch(/: +over$/);
+    expect(line).toMatch(/no bucket has opened its window yet.*the first request in each bucket .*waits one lease/);
+  });
+  it("while a window is open gives the seconds left", () => {
+    expect(coldStartLine(health(11_200, { quarantine: 3 }))).toMatch(/: +12s left in the longest open window/);
+  });
+  it("after placements went through says over, for the buckets opened so far", () => {
+    expect(coldStartLine(health(0, { forward: 5, quarantine: 2 }))).toMatch(/: +over in every bucket opened so far/);
+  });
+});
+
+describe("pinboard overview", () => {
+  it("names placements' owners by clientId; an owner not listed by the start of its session", () => {
+    const s1 = "a".repeat(32);
+    const s2 = "b".repeat(32);
+    const worker = {
+      sessionId: s1,
+      clientId: "worker-a",
+      advertiseUrl: "http://w",
+      namespaces: ["/counter"],
+      hostname: null,
+      envs: {},
+      takeover: null,
+      headroom: 100,
+      draining: false,
+      expiry: 10_000,
+    };
+    const answer: OverviewAnswer = {
+      workers: [worker],
+      bindings: { hostnames: {}, envs: {} },
+      namespaces: [
+        {
+          hostname: null,
+          env: null,
+          namespace: "/counter",
+          sessionIds: [s1],
+          entries: [
+            { id: "x", sessionId: s1 },
+            { id: "y", sessionId: s2 },
+          ],
+        },
+      ],
+    };
+    const placements = renderOverview(answer, 0).split("\n\n")[2]!.split("\n");
+    expect(placements[1]).toMatch(/^NAMESPACE +ID +CLIENT +TAG +WIND-DOWN$/);
+    expect(placements[2]).toMatch(/^\/counter +x +worker-a +- +-$/);
+    expect(placements[3]).toMatch(/^\/counter +y +session:bbbbbbbb +- +-$/);
+  });
+});
+
+describe("exact output", () => {
+  it("pinboard health: aligned pairs, then the resolutions table sorted by outcome", () => {
+    const answer: HealthAnswer = {
+      resolutions: { quarantine: 2, forward: 5 },
+      connections: 3,
+      quarantineMs: 0,
+      uptimeMs: 4000,
+      rssBytes: 50_541_363,
+    };
+    expect(renderHealth(answer)).toBe(
+      [
+        "uptime:        4s",
+        "connections:   3",
+        "cold start:    over in every bucket opened so far (a bucket's first request opens its window: one lease of 503s for new placements there)",
+        "memory (rss):  48.2 MiB",
+        "",
+        "RESOLUTIONS",
+        "OUTCOME     COUNT",
+        "forward         5",
+        "quarantine      2",
+      ].join("\n"),
+    );
+    expect(renderHealth(health(0)).split("\n").slice(-2)).toEqual(["RESOLUTIONS", "no resolutions yet"]);
+  });
+
+  it("an empty fleet: each section says so", () => {
+    const empty: OverviewAnswer = { workers: [], bindings: { hostnames: {}, envs: {} }, namespaces: [] };
+    expect(renderOverview(empty, 0)).toBe(
+      "WORKERS (0)\nno live workers\n\nNAMESPACES (0)\nno namespaces\n\nPLACEMENTS (0)\nno live placements",
+    );
+  });
+});
