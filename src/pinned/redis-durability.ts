@@ -49,7 +49,13 @@ export class RedisDurabilityStore implements DurabilityStore {
     this.keys = new DurableKeys(options.prefix ?? DEFAULT_DURABLE_PREFIX);
     if (typeof options.redis === "string") {
       this.name = redactRedisUrl(options.redis);
-      this.client = new Redis(options.redis, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+      // A script written to a connection that then dies may have run: it fails (the caller sees
+      // an error, Pinboard retries the request) and is never written again on the next connection.
+      this.client = new Redis(options.redis, {
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 0,
+        enableAutoPipelining: true,
+      });
       // ioredis reconnects on its own; keep the cause for the messages of failed commands.
       this.client.on("error", (err: unknown) => (this.connectionError = connectionCause(err)));
       this.client.on("ready", () => (this.connectionError = undefined));

@@ -6,8 +6,8 @@ export type RedisReply = string | number | null | RedisReply[];
 /**
  * The narrow Redis port the app core talks to. Everything that changes state goes through
  * `run` (one Lua script, EVALSHA with EVAL on NOSCRIPT); the few plain commands are reads
- * that operators and tests need. Two adapters implement it: `@upstash/redis` over HTTP and
- * ioredis over TCP (single node or Cluster).
+ * that operators and tests need. Two adapters implement it: `@upstash/redis` over HTTP
+ * (src/redis/rest/) and ioredis over TCP, to one server or a Redis Cluster (src/runtime/node/redis/).
  */
 export interface RedisPort {
   /** Runs a registered script atomically; every key must share one hash slot. */

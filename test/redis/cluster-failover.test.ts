@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
+import type { EchoAnswer } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { type ClusterNode, parseInfo, type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
@@ -67,17 +68,19 @@ async function replicated(primary: ClusterNode): Promise<void> {
   }, 15_000);
 }
 
-async function request(path: string): Promise<{ status: number | "timeout" | "error"; body: any }> {
+async function request(
+  path: string,
+): Promise<{ status: number | "timeout" | "error"; body: Partial<EchoAnswer>; text: string }> {
   try {
     const res = await fetch(`${fleet.pb.url}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const text = await res.text();
-    let body: unknown = text;
+    let body: Partial<EchoAnswer> = {};
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as Partial<EchoAnswer>;
     } catch {}
-    return { status: res.status, body };
+    return { status: res.status, body, text };
   } catch (err) {
-    return { status: (err as Error).name === "TimeoutError" ? "timeout" : "error", body: String(err) };
+    return { status: (err as Error).name === "TimeoutError" ? "timeout" : "error", body: {}, text: String(err) };
   }
 }
 
@@ -96,7 +99,7 @@ describe("primary failover under traffic", () => {
     for (const id of hot) {
       const r = await request(`/echo/${id}`);
       expect(r.status).toBe(200);
-      epochs.set(id, r.body.epoch);
+      epochs.set(id, r.body.epoch ?? "");
     }
 
     const victim: ClusterNode = await cluster.ownerOf(keys.sessions);

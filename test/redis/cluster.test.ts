@@ -7,6 +7,7 @@ import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { runSweep } from "../../src/sweeper/sweep.ts";
 import "../../scripts/lua/all-scripts.generated.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
+import type { EchoAnswer } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { type RedisCluster, startRedisCluster } from "../support/redis-cluster.ts";
@@ -72,11 +73,11 @@ afterAll(async () => {
 
 const post = async (path: string, tok: string, body: unknown) => {
   const res = await pb.call("POST", path, { token: tok, body });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const op = () => credential("pinboard:operator");
-const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${fleet.pb.url}${path}`, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+const get = <T = EchoAnswer>(path: string, headers: Record<string, string> = {}) =>
+  fetch(`${fleet.pb.url}${path}`, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
 
 /** Ids until every bucket holds `perBucket` of them. */
 async function idsInEveryBucket(prefix: string, perBucket: number): Promise<Array<{ id: string; bucket: number }>> {
@@ -307,13 +308,16 @@ describe("data plane through the Pinboard process on the cluster", () => {
 
   it("operator reads: /registry/workers and /registry/overview", async () => {
     const auth = { authorization: `Bearer ${await fleet.pb.operatorCredential()}` };
-    const workers = await get("/registry/workers", auth);
+    const workers = await get<{ workers: Array<{ sessionId: string }> }>("/registry/workers", auth);
     expect(workers.status).toBe(200);
     const sessions = fleet.workers.map((w) => w.worker.sessionId);
     expect(workers.body.workers.map((w: { sessionId: string }) => w.sessionId)).toEqual(
       expect.arrayContaining(sessions),
     );
-    const overview = await get("/registry/overview?ns=/echo", auth);
+    const overview = await get<{ namespaces: Array<{ entries: Array<{ id: string }> }> }>(
+      "/registry/overview?ns=/echo",
+      auth,
+    );
     expect(overview.status).toBe(200);
     const entries = overview.body.namespaces.flatMap((n: { entries: Array<{ id: string }> }) =>
       n.entries.map((e) => e.id),
@@ -371,7 +375,7 @@ describe("one hash slot per script", () => {
       const cached = new Set<string>();
       for (const port of primaries) {
         const exists = (await cluster.command(port, "SCRIPT", "EXISTS", ...list.map((s) => s.sha))) as number[];
-        list.forEach((s, i) => exists[i] === 1 && cached.add(s.name));
+        for (const [i, s] of list.entries()) if (exists[i] === 1) cached.add(s.name);
       }
       return cached;
     };

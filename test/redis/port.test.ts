@@ -1,7 +1,5 @@
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineScript } from "../../src/contract/lua-script.ts";
-import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../support/redis.ts";
 
 let t: TestRedis;
@@ -25,29 +23,5 @@ describe("TcpRedis", () => {
   it("reads Redis TIME in milliseconds", async () => {
     const ms = await t.redis.timeMs();
     expect(Math.abs(ms - Date.now())).toBeLessThan(5000);
-  });
-
-  it("sends the commands of one event-loop turn to a server in one write, and a lone one at once", async () => {
-    // A server of its own (on a cluster run too): batching is for one connection to one server.
-    const single = await startTestRedis({ single: true });
-    const port = new TcpRedis({ url: single.url });
-    const admin = new Redis(single.url);
-    const reads = async () => Number(/total_reads_processed:(\d+)/.exec(await admin.info("stats"))![1]);
-    try {
-      await port.set("lone", "1");
-      const before = await reads();
-      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => port.get(`k${i}`)));
-      const used = (await reads()) - before;
-      expect(answers).toEqual(Array(200).fill(null));
-      // One read for the 200 GETs, one for the INFO that counts.
-      expect(used).toBeLessThanOrEqual(3);
-      const started = Date.now();
-      expect(await port.get("lone")).toBe("1");
-      expect(Date.now() - started).toBeLessThan(1000);
-    } finally {
-      admin.disconnect();
-      await port.close();
-      await single.stop();
-    }
   });
 });

@@ -79,7 +79,10 @@ export class RestBatcher {
   }
 }
 
-/** Consecutive runs of commands, each within the byte and command budgets (a lone oversized command is a run of its own). */
+/**
+ * Consecutive runs of commands, each within the byte and command budgets (a lone oversized command is
+ * a run of its own).
+ */
 function chunks(queued: Queued[], maxBytes: number): Queued[][] {
   const out: Queued[][] = [];
   let current: Queued[] = [];

@@ -18,7 +18,10 @@ export interface HeartbeatSessionInput {
 }
 
 export type HeartbeatSessionResult =
-  /** The renewed record's JSON, the drain deadline (ms, "" when none), Redis' now and the flat {msgId, message JSON, …} queue. */
+  /**
+   * The renewed record's JSON, the drain deadline (ms, "" when none), Redis' now and the flat {msgId,
+   * message JSON, …} queue.
+   */
   | { kind: "ok"; json: string; drainDeadline: string; now: number; messages: string[] }
   | { kind: "unknown" }
   /** The dropped record's JSON and the generation its bucket tombstones carry. */

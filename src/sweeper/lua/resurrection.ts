@@ -9,7 +9,10 @@ export type ResurrectionInput =
   /** Saves the next cursor; "0" ends the resurrection. */
   | { step: "advance"; cursor: string };
 
-/** Detects a Redis that lost everything and tracks the paging-in (lua/resurrection-2.lua): the cursor to continue from, or "". */
+/**
+ * Detects a Redis that lost everything and tracks the paging-in (lua/resurrection-2.lua): the cursor
+ * to continue from, or "".
+ */
 export async function resurrection(redis: RedisPort, keys: Keys, input: ResurrectionInput): Promise<string> {
   const call = resurrectionScriptCall(
     { incarnation: keys.incarnation, resurrectCursor: keys.resurrectCursor },

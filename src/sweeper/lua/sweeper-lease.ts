@@ -9,7 +9,10 @@ export interface SweeperLeaseInput {
   ttlMs: number;
 }
 
-/** Takes, renews or releases the sweeper lease (lua/sweeper-lease-1.lua); true when the caller holds (or just released) it. */
+/**
+ * Takes, renews or releases the sweeper lease (lua/sweeper-lease-1.lua); true when the caller holds
+ * (or just released) it.
+ */
 export async function sweeperLease(redis: RedisPort, keys: Keys, input: SweeperLeaseInput): Promise<boolean> {
   const call = sweeperLeaseScriptCall({ lease: keys.sweeperLease }, { holder: input.holder, ttlMs: input.ttlMs });
   return Number(await runCall(redis, call)) === 1;

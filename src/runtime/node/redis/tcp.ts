@@ -1,10 +1,9 @@
-import { Cluster, Redis, type RedisOptions } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { LuaScript } from "../../../contract/lua-script.ts";
 import type { Logger } from "../../../log.ts";
 import type { RedisPort, RedisReply, ScriptCall } from "../../../redis/port.ts";
-import { ClusterRedis } from "./cluster-redis.ts";
-import { RespConnection } from "./resp-connection.ts";
-import { ServerRedis } from "./server-redis.ts";
+import { clusterClient, clusterDeadline, serverClient } from "./ioredis-clients.ts";
+import { IoredisPort } from "./ioredis-port.ts";
 
 export interface TcpRedisOptions {
   url?: string;
@@ -18,7 +17,7 @@ export interface TcpRedisOptions {
   log?: Pick<Logger, "warn" | "info">;
 }
 
-/** What a server or cluster adapter implements; TcpRedis runs several scripts through its own `run`. */
+/** What the ioredis adapter implements; TcpRedis runs several scripts through its own `run`. */
 export type TcpPort = Omit<RedisPort, "runMany">;
 
 /** The same connection error is logged again at most this often while it lasts (ms). */
@@ -38,69 +37,44 @@ export function describeRedisAddress(options: Pick<TcpRedisOptions, "url" | "clu
 }
 
 /**
- * The Node entry's Redis adapter over TCP: one Redis server (REDIS_URL) on Pinboard's own
- * pipelined connection (server-redis.ts), or a Redis Cluster (REDIS_CLUSTER_NODES) through
- * ioredis (cluster-redis.ts). Either way it logs connection errors and recoveries by address and
- * keeps the last error for /readyz.
+ * The Node entry's Redis adapter over TCP, through ioredis: one Redis server (REDIS_URL) or a
+ * Redis Cluster (REDIS_CLUSTER_NODES), neither of which ever sends a command twice
+ * (ioredis-clients.ts). Either way it logs connection errors and recoveries by address and keeps
+ * the last error for /readyz.
  */
 export class TcpRedis implements RedisPort {
   /** The address (password redacted), as every log of this adapter names it. */
   readonly address: string;
   /** The last connection error's message, until the connection is ready again. */
   lastError: string | undefined;
+  /** The ioredis client the port uses, for administration and tests. */
+  readonly client: Redis | Cluster;
   private readonly port: TcpPort;
-  private admin: Redis | Cluster | undefined;
   private logged: { message: string; at: number } | undefined;
 
   constructor(private readonly options: TcpRedisOptions) {
     const timeoutMs = options.commandTimeoutMs ?? 5000;
     this.address = describeRedisAddress(options);
     if (options.clusterNodes?.length) {
-      const cluster = new Cluster(
-        options.clusterNodes.map((node) => {
-          const [host, port] = node.split(":");
-          return { host: host ?? "127.0.0.1", port: Number(port) };
-        }),
-        // No auto-pipelining on a cluster: ioredis batches the commands of several slots of one
-        // node into one pipeline, and retries a redirected pipeline only when every command got
-        // the same error and none was a write that succeeded. During a failover (MOVED to the
-        // dead primary, for several slots) or a resharding, the raw MOVED reply would reach the
-        // caller as a 500. Sent one by one, each command follows its own redirections, retries
-        // (retryDelayOnFailover, retryDelayOnClusterDown) and fails after maxRedirections as
-        // "too many redirections", which GuardedRedis answers with 503.
-        { enableAutoPipelining: false, redisOptions: ioredisOptions(timeoutMs), slotsRefreshTimeout: 2000 },
-      );
-      cluster.on("error", (err: Error) => this.failed(err));
-      cluster.on("ready", () => this.connected());
-      this.admin = cluster;
-      this.port = new ClusterRedis(cluster, timeoutMs);
+      const cluster = clusterClient(options.clusterNodes, timeoutMs);
+      this.client = cluster;
+      this.port = new IoredisPort(cluster, clusterDeadline(timeoutMs));
     } else if (options.url) {
-      const connection = new RespConnection({
-        url: options.url,
-        timeoutMs,
-        onError: (err) => this.failed(err),
-        onReady: () => this.connected(),
-      });
-      this.port = new ServerRedis(connection);
+      const server = serverClient(options.url, timeoutMs);
+      this.client = server;
+      this.port = new IoredisPort(server);
     } else {
       throw new Error("TcpRedis needs a url or cluster nodes");
     }
-  }
-
-  /**
-   * A full ioredis client of the same Redis, for administration and tests: on a cluster the one
-   * the port uses, on a server a connection of its own, opened on first use (the port never
-   * needs it).
-   */
-  get client(): Redis | Cluster {
-    return (this.admin ??= new Redis(this.options.url!, ioredisOptions(this.options.commandTimeoutMs ?? 5000)));
+    this.client.on("error", (err: Error) => this.failed(err));
+    this.client.on("ready", () => this.connected());
   }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
     return this.port.run(script, keys, args);
   }
   runMany(calls: ScriptCall[]): Promise<RedisReply[]> {
-    // Through this.run, one script at a time: both ports send concurrent commands at once anyway.
+    // Through this.run, one script at a time: ioredis writes each command at once anyway.
     return Promise.all(calls.map((c) => this.run(c.script, c.keys, c.args)));
   }
   timeMs(): Promise<number> {
@@ -131,13 +105,14 @@ export class TcpRedis implements RedisPort {
     return this.port.zrangeByScore(key, min, max, limit);
   }
 
-  async close(): Promise<void> {
-    const admin = this.admin !== undefined && !(this.admin instanceof Cluster) ? this.admin : undefined;
-    await this.port.close();
-    if (admin) await admin.quit().catch(() => admin.disconnect());
+  close(): Promise<void> {
+    return this.port.close();
   }
 
-  /** Errors reach callers through rejected commands; the log says where and what, once per distinct error (again every 30 s while it lasts). */
+  /**
+   * Errors reach callers through rejected commands; the log says where and what, once per distinct
+   * error (again every 30 s while it lasts).
+   */
   private failed(err: Error): void {
     const message = describeError(err);
     this.lastError = message;
@@ -153,18 +128,6 @@ export class TcpRedis implements RedisPort {
     this.lastError = undefined;
     this.logged = undefined;
   }
-}
-
-/** ioredis' settings for a cluster's nodes and the admin client. */
-function ioredisOptions(timeoutMs: number): RedisOptions {
-  return {
-    // RESP2, as Upstash speaks it and the scripts assume: Lua false is nil, numbers are integers.
-    protocol: 2,
-    enableAutoPipelining: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: timeoutMs,
-    lazyConnect: false,
-  };
 }
 
 /** An error's message, with the code of an aggregate (connect errors on dual-stack hosts). */

@@ -1,59 +1,49 @@
-import type { Cluster } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { evalScript, type LuaScript } from "../../../contract/lua-script.ts";
 import { pairs, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
 import type { TcpPort } from "./tcp.ts";
 
+/** Runs one command under a bound of its own (the cluster's deadline), or as it is. */
+export type CommandBound = <T>(command: () => Promise<T>) => Promise<T>;
+
 /**
- * The RedisPort of a Redis Cluster (REDIS_CLUSTER_NODES) over ioredis, which follows MOVED and ASK
- * redirections and refreshes the slot map; each command goes to the primary of its keys' slot.
+ * The RedisPort of one Redis server or of a Redis Cluster, over an ioredis client configured by
+ * ioredis-clients.ts (which is where the client's promise never to send a command twice is kept).
+ * On a cluster each command goes to the primary of its keys' slot.
  */
-export class ClusterRedis implements TcpPort {
+export class IoredisPort implements TcpPort {
   constructor(
-    private readonly client: Cluster,
-    private readonly timeoutMs: number,
+    private readonly client: Redis | Cluster,
+    private readonly bound?: CommandBound,
   ) {}
 
-  /**
-   * A Cluster holds commands in its offline queue while no node answers, where the per-node
-   * commandTimeout does not reach them: give every cluster command the same deadline, so a
-   * cluster that is down is a bounded failure (503) rather than a hang. Like any timeout, the
-   * command may still run once the cluster is back.
-   */
-  private within<T>(command: () => Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`Redis Cluster did not answer within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-    });
-    return Promise.race([command(), deadline]).finally(() => clearTimeout(timer));
-  }
-
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
-    return this.within(() =>
+    const run = () =>
       evalScript(
         script,
         (sha) => this.client.evalsha(sha, keys.length, ...keys, ...args) as Promise<RedisReply>,
         (source) => this.client.eval(source, keys.length, ...keys, ...args) as Promise<RedisReply>,
-      ),
-    );
+      );
+    return this.bound ? this.bound(run) : run();
   }
 
   timeMs(): Promise<number> {
-    return this.within(async () => timeReplyToMs(await this.client.nodes("master")[0]!.time()));
+    const client = this.client;
+    return this.within(async () =>
+      timeReplyToMs(await (client instanceof Cluster ? client.nodes("master")[0]!.time() : client.time())),
+    );
   }
 
   get(key: string): Promise<string | null> {
     return this.within(() => this.client.get(key));
   }
 
-  hgetall(key: string): Promise<Record<string, string>> {
-    return this.within(() => this.client.hgetall(key));
-  }
-
   async set(key: string, value: string): Promise<void> {
     await this.within(() => this.client.set(key, value));
+  }
+
+  hgetall(key: string): Promise<Record<string, string>> {
+    return this.within(() => this.client.hgetall(key));
   }
 
   hget(key: string, field: string): Promise<string | null> {
@@ -90,5 +80,9 @@ export class ClusterRedis implements TcpPort {
     } catch {
       this.client.disconnect();
     }
+  }
+
+  private within<T>(command: () => Promise<T>): Promise<T> {
+    return this.bound ? this.bound(command) : command();
   }
 }
