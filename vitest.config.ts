@@ -31,6 +31,7 @@ const UNIT_TESTS = [
   "test/placement/inflight.test.ts",
   "test/placement/refusal.test.ts",
   "test/redis/keys.test.ts",
+  "test/redis/redis-errors.test.ts",
   "test/redis/rest/upstash-errors.test.ts",
   "test/registry/rebind-rows.test.ts",
   "test/runtime/node/data-plane/deadline-timer.test.ts",

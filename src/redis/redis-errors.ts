@@ -37,11 +37,24 @@ export function redactStack(stack: string): string {
   return joined.length > 4000 ? `${joined.slice(0, 4000)}…` : joined;
 }
 
+/**
+ * What ioredis says of a command whose connection closed under it, with retries per request set to
+ * 0 so that nothing is sent twice (src/runtime/node/redis/ioredis-clients.ts): its own words name
+ * a retry limit, which reads like a misconfiguration in a log.
+ */
+const LOST_WITH_ITS_CONNECTION = "connection lost before the reply; the command is not sent again";
+
+function unavailableText(cause: unknown): string {
+  return cause instanceof Error && cause.name === "MaxRetriesPerRequestError"
+    ? LOST_WITH_ITS_CONNECTION
+    : redisErrorText(cause);
+}
+
 /** Redis could not be reached or could not answer in time; the request may be retried. */
 export class RedisUnavailableError extends Error {
   constructor(cause: unknown) {
     // The cause itself is not kept: its message and its properties (a client's `command`) may hold arguments.
-    super(`redis unavailable: ${redisErrorText(cause)}`);
+    super(`redis unavailable: ${unavailableText(cause)}`);
     this.name = "RedisUnavailableError";
   }
 }
