@@ -103,4 +103,56 @@ describe("exact output", () => {
       "WORKERS (0)\nno live workers\n\nNAMESPACES (0)\nno namespaces\n\nPLACEMENTS (0)\nno live placements",
     );
   });
+
+  it("hostname-aware mode: each binding's env and that env's takeover, HOSTNAME and ENV columns", () => {
+    const s1 = "a".repeat(32);
+    const answer: OverviewAnswer = {
+      workers: [
+        {
+          sessionId: s1,
+          clientId: "worker-a",
+          advertiseUrl: "http://10.0.0.1:9000",
+          namespaces: ["/counter"],
+          hostname: "a.example",
+          envs: { "/counter": "prod" },
+          takeover: "wind_down",
+          headroom: 100,
+          draining: false,
+          expiry: 10_000,
+        },
+      ],
+      // bindings.envs is keyed by env (prod, staging), not by the hostname/namespace key.
+      bindings: {
+        hostnames: { "b.example/counter": "staging", "a.example/counter": "prod" },
+        envs: { prod: "wind_down", staging: "deny" },
+      },
+      namespaces: [
+        {
+          hostname: "a.example",
+          env: "prod",
+          namespace: "/counter",
+          sessionIds: [s1],
+          entries: [{ id: "x", sessionId: s1, tag: "t1" }],
+        },
+      ],
+    };
+    expect(renderOverview(answer, 0).split("\n")).toEqual([
+      "WORKERS (1)",
+      "SESSION                           CLIENT    HOSTNAME   NAMESPACES     HEADROOM  DRAINING  DEGRADED  EXPIRES-IN",
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  worker-a  a.example  /counter@prod       100  no        -                10s",
+      "",
+      "BINDINGS (2)",
+      "HOSTNAME/NAMESPACE  ENV      TAKEOVER",
+      "a.example/counter   prod     wind_down",
+      "b.example/counter   staging  deny",
+      "",
+      "NAMESPACES (1)",
+      "NAMESPACE  HOSTNAME   ENV   WORKERS  PLACEMENTS",
+      "/counter   a.example  prod        1           1",
+      "",
+      "PLACEMENTS (1)",
+      "NAMESPACE  HOSTNAME   ENV   ID  CLIENT    TAG  WIND-DOWN",
+      "/counter   a.example  prod  x   worker-a  t1   -",
+    ]);
+  });
 });

@@ -250,3 +250,37 @@ describe("forwardResponseRecord", () => {
     );
   });
 });
+
+/** RFC 9110 §7.6.1's hop-by-hop headers and their kin: none crosses Pinboard, either way. */
+const HOP_BY_HOP: Array<[string, string]> = [
+  ["connection", "close"],
+  ["keep-alive", "timeout=5"],
+  ["proxy-authenticate", 'Basic realm="proxy"'],
+  ["proxy-authorization", "Basic cHJveHk6c2VjcmV0"],
+  ["proxy-connection", "keep-alive"],
+  ["te", "trailers"],
+  ["trailer", "x-checksum"],
+  ["upgrade", "h2c"],
+];
+
+describe("hop-by-hop headers are dropped both ways", () => {
+  it("a request keeps none of them (a client's proxy credential never reaches the worker)", () => {
+    const headers = new Headers([...HOP_BY_HOP, ["x-custom", "kept"]]);
+    const out = forwardRequestHeaders(headers, { ...base, trustedPeer: false });
+    expect(Object.keys(out).sort()).toEqual([
+      "pinboard-attestation",
+      "pinboard-epoch",
+      "x-custom",
+      "x-forwarded-for",
+      "x-forwarded-host",
+      "x-forwarded-proto",
+    ]);
+  });
+
+  it("an answer keeps none of them, as Headers and as the Node entry's record", () => {
+    const upstream = new Headers([...HOP_BY_HOP, ["x-custom", "kept"]]);
+    expect([...forwardResponseHeaders(upstream).keys()].sort()).toEqual(["x-accel-buffering", "x-custom"]);
+    const record = forwardResponseRecord([...HOP_BY_HOP.flat(), "X-Custom", "kept"]);
+    expect(record).toEqual({ "x-custom": "kept", "x-accel-buffering": "no" });
+  });
+});

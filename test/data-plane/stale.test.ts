@@ -4,6 +4,7 @@ import { type HostileWorker, startHostileWorker } from "../support/hostile-worke
 import { credential } from "../support/pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
+import { startScriptedWorker, viaUrl } from "../support/scripted-worker.ts";
 import { listeningSink, type ServedPinboard, startServedPinboard } from "../support/served-pinboard.ts";
 
 /**
@@ -119,5 +120,32 @@ describe("a resolution older than 5 s when the forward is about to leave", () =>
     expect(r.resolves).toBe(1);
     expect(r.reached).toHaveLength(1);
     expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", "quick"))!.epoch);
+  });
+});
+
+describe("a stale resolution after a worker refused activation", () => {
+  it("still excludes the refusing worker: each worker gets one forward, then 503 worker refused activation", async () => {
+    const [a, b] = await Promise.all([startScriptedWorker(), startScriptedWorker()]);
+    try {
+      const token = await credential("pinboard:worker");
+      for (const w of [a, b]) {
+        w.forward = "refuse";
+        await w.register(viaUrl(pb.url), token, { namespaces: ["/refusing"] });
+      }
+      // Resolve 0 places at one worker, which refuses; resolve 1 (excluding it) places at the
+      // other but comes back stale; resolve 2 must still exclude the first.
+      took = (n) => (n === 1 ? STALE_RESOLUTION_MS + 1000 : 0);
+      const nacksBefore = pb.deps.counters.resolutions.nack ?? 0;
+      const res = await fetch(`${pb.url}/refusing/r1`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await res.json()).toEqual({ error: "worker refused activation, retry" });
+      expect(resolves).toBe(3);
+      const reached = (w: typeof a) => w.forwards.filter((f) => f.url === "/refusing/r1").length;
+      expect([reached(a), reached(b)]).toEqual([1, 1]);
+      expect((pb.deps.counters.resolutions.nack ?? 0) - nacksBefore).toBe(2);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });

@@ -319,3 +319,28 @@ describe("the fence outlives its owner; the owner tag survives the wind-down, no
     expect(messages[0]!.deadline).toBeLessThanOrEqual(600);
   });
 });
+
+describe("drain and undrain in hostname-aware mode", () => {
+  it("judge the credential's hostnames and envs against the client's registration: 403 forbidden and nothing written otherwise", async () => {
+    const clientId = "drain-scope-client";
+    await register({ clientId, hostname: "a.example", env: "prod", namespaces: ["/dscope"] });
+    const forbidden = { status: 403, body: { error: "forbidden" } };
+    for (const claim of [
+      { hostnames: ["b.example"] },
+      { envs: ["staging"] },
+      { hostnames: ["a.example"], envs: ["staging"] },
+    ]) {
+      const tok = await op(claim);
+      expect(await post("/registry/drain", tok, { clientId, deadline: null })).toEqual(forbidden);
+      expect(await post("/registry/undrain", tok, { clientId })).toEqual(forbidden);
+    }
+    const allowed = await op({ hostnames: ["a.example"], envs: ["prod"] });
+    // No refused drain left a mark: there is nothing to revoke yet.
+    expect(await post("/registry/undrain", allowed, { clientId })).toEqual({ status: 200, body: { revoked: false } });
+    expect(await post("/registry/drain", allowed, { clientId, deadline: null })).toEqual({
+      status: 200,
+      body: { drained: true },
+    });
+    expect(await post("/registry/undrain", allowed, { clientId })).toEqual({ status: 200, body: { revoked: true } });
+  });
+});

@@ -118,6 +118,19 @@ describe("reclaim through prevSessionId is only for the same account", () => {
     }
   });
 
+  it("another account that takes over a freed clientId still cannot reclaim that client's old session", async () => {
+    const ns = "/shared";
+    const id = fresh("freed-client");
+    const a = await registerOk(pb, acme, registerBody(workerA, { clientId: "client-freed", namespaces: [ns] }));
+    await putRow(t, ns, id, { sessionId: a.sessionId, epoch: "7" });
+    await deregister(acme, a.sessionId);
+
+    // The clientId is free once A's session has no record: account B registers it, same clientId.
+    const b = await reclaim(globex, a.sessionId, ns, [id], { clientId: "client-freed" });
+    expect(b.duplicates).toEqual([{ ns, id }]);
+    expect(await getRow(t, ns, id)).toEqual({ sessionId: a.sessionId, epoch: "7", expiry: "", hostname: "", tag: "" });
+  });
+
   it("another account cannot reclaim the rows of a session whose record was pruned", async () => {
     const a = await registerOk(pb, acme, registerBody(workerA, { clientId: fresh("pruned-a") }));
     await putRow(t, "/threads", "pruned-1", { sessionId: a.sessionId, epoch: "501" });

@@ -12,6 +12,8 @@ export interface ChallengeServer {
   redirectTo?: string;
   /** challenge → value this worker answers with. */
   readonly challenges: Map<string, string>;
+  /** How POST …/_wake and …/_alarm are answered; unset, they are 404 like any other path. */
+  instanceCalls?: { status: number; body: unknown };
   /** Every request seen: method, path and headers. */
   readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"] }>;
   close(): Promise<void>;
@@ -46,6 +48,10 @@ export async function startChallengeServer(secret = "worker-secret-0123456789"):
 function handle(state: ChallengeServer, req: IncomingMessage, res: ServerResponse): void {
   state.seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
   const url = new URL(req.url ?? "/", "http://x");
+  if (state.instanceCalls && req.method === "POST" && /\/_(wake|alarm)$/.test(url.pathname)) {
+    json(res, state.instanceCalls.status, state.instanceCalls.body);
+    return;
+  }
   if (url.pathname !== "/_pinned/challenge") {
     json(res, 404, { detail: "not found" });
     return;

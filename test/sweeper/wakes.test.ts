@@ -1,0 +1,95 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { instanceMember } from "../../src/contract/durable-index.ts";
+import { Keys } from "../../src/redis/keys.ts";
+import { sweepWakes, WAKE_PARK_AFTER } from "../../src/sweeper/wakes.ts";
+import type { ChallengeServer } from "../support/challenge-server.ts";
+import type { TestPinboard } from "../support/pinboard-app.ts";
+import { endColdStart, type TestRedis } from "../support/redis.ts";
+import { registerBody, registerOk } from "../support/registration.ts";
+import { useRegistryFixture } from "../support/registry-fixture.ts";
+
+/**
+ * The durability sweep against a worker that answers _wake as scripted. Worker contract: 200
+ * clears the overwritten marker at or below the woken epoch; 202 ("still activating") checks
+ * again after the wake timeout, keeping the marker; any other answer backs off, and the fifth
+ * failure in a row parks the entry. An id the durability index does not know is not durable:
+ * its marker is dropped without a call.
+ */
+
+let t: TestRedis;
+let pb: TestPinboard;
+let worker: ChallengeServer;
+let token: string;
+useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
+
+const keys = new Keys("pinboard:", 16);
+const NS = "/wakes";
+let n = 0;
+
+/** A durable id of NS whose overwritten marker awaits a wake; its bucket and marker field. */
+async function awaitingWake(durable = true): Promise<{ id: string; bucket: number; field: string }> {
+  const id = `w-${++n}`;
+  const bucket = await keys.bucketOf(id);
+  const field = `*\n${NS}\n${id}`;
+  await t.redis.client.hset(keys.overwritten(bucket), field, "1");
+  if (durable) await t.redis.client.hset(pb.deps.durable.keys.instances, instanceMember(NS, id), "");
+  return { id, bucket, field };
+}
+
+const sweep = () => sweepWakes(pb.deps, 100, 0, async () => true);
+const wakeCalls = (id: string) => worker.seen.filter((r) => r.method === "POST" && r.url === `${NS}/${id}/_wake`);
+
+beforeEach(async () => {
+  await registerOk(pb, token, registerBody(worker, { namespaces: [NS] }));
+  await endColdStart(t, keys);
+  for (let b = 0; b < 16; b++) await t.redis.client.del(keys.overwritten(b), keys.wakes(b));
+});
+
+describe("sweepWakes against the worker's answers", () => {
+  it("200: the instance is woken and its marker cleared", async () => {
+    worker.instanceCalls = { status: 200, body: {} };
+    const { id, bucket, field } = await awaitingWake();
+    expect(await sweep()).toEqual({ woken: 1, pending: 0, failed: 0, parked: 0, dropped: 0 });
+    expect(wakeCalls(id)).toHaveLength(1);
+    expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBeNull();
+  });
+
+  it("202 still activating: pending, the marker kept and checked again only after the wake timeout", async () => {
+    worker.instanceCalls = { status: 202, body: { activating: true } };
+    const { id, bucket, field } = await awaitingWake();
+    expect(await sweep()).toEqual({ woken: 0, pending: 1, failed: 0, parked: 0, dropped: 0 });
+    expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBe("1");
+    // The next pass, within the wake timeout, leaves it alone.
+    expect(await sweep()).toEqual({ woken: 0, pending: 0, failed: 0, parked: 0, dropped: 0 });
+    expect(wakeCalls(id)).toHaveLength(1);
+  });
+
+  it("repeated failure: backs off, and the fifth failure parks the entry, marker kept", async () => {
+    worker.instanceCalls = { status: 500, body: { detail: "boom" } };
+    const { id, bucket, field } = await awaitingWake();
+    const reports = [];
+    for (let i = 0; i < WAKE_PARK_AFTER; i++) {
+      reports.push(await sweep());
+      // Skip the back-off: the entry is due again at once.
+      const state = (await t.redis.client.hget(keys.wakes(bucket), field))!.split("\n");
+      if (state[2] !== "1") await t.redis.client.hset(keys.wakes(bucket), field, `${state[0]}\n0\n0`);
+    }
+    expect(reports.slice(0, -1)).toEqual(
+      Array(WAKE_PARK_AFTER - 1).fill({ woken: 0, pending: 0, failed: 1, parked: 0, dropped: 0 }),
+    );
+    expect(reports.at(-1)).toEqual({ woken: 0, pending: 0, failed: 1, parked: 1, dropped: 0 });
+    expect(wakeCalls(id)).toHaveLength(WAKE_PARK_AFTER);
+    // Parked: no further call, the marker stays for operators.
+    expect(await sweep()).toEqual({ woken: 0, pending: 0, failed: 0, parked: 0, dropped: 0 });
+    expect(wakeCalls(id)).toHaveLength(WAKE_PARK_AFTER);
+    expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBe("1");
+  });
+
+  it("not durable: the marker is dropped and the worker never called", async () => {
+    worker.instanceCalls = { status: 200, body: {} };
+    const { id, bucket, field } = await awaitingWake(false);
+    expect(await sweep()).toEqual({ woken: 0, pending: 0, failed: 0, parked: 0, dropped: 1 });
+    expect(wakeCalls(id)).toHaveLength(0);
+    expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBeNull();
+  });
+});
