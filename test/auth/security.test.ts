@@ -146,17 +146,21 @@ describe("on the Node entry with real workers", () => {
       const forOwner = await signAttestation(owner.worker.secret, { aud: owner.worker.sessionId! }, nowS());
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": forOwner, "pinboard-epoch": epoch });
       expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ detail: "invalid attestation" });
       // B's own key but A's audience: the aud check alone refuses it.
       const wrongAud = await signAttestation(other.worker.secret, { aud: owner.worker.sessionId! }, nowS());
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": wrongAud, "pinboard-epoch": epoch });
       expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ detail: "invalid attestation" });
       // The same token shape for B's own audience is accepted: the refusals above are about aud/key.
       const forOther = await signAttestation(other.worker.secret, { aud: other.worker.sessionId! }, nowS());
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": forOther, "pinboard-epoch": epoch });
       expect(res.status).toBe(200);
 
       // Stats and the WebSocket path judge the audience the same way.
-      expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": forOwner })).status).toBe(403);
+      const stats = await direct(other, "/_pinned/stats", { "pinboard-attestation": forOwner });
+      expect(stats.status).toBe(403);
+      expect(await stats.json()).toEqual({ detail: "invalid attestation" });
       expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": forOther })).status).toBe(200);
       const ws = await openSocket(`${other.listening.url}/ws/replay-ws`, {
         headers: { "pinboard-attestation": forOwner, "pinboard-epoch": epoch },
@@ -175,12 +179,14 @@ describe("on the Node entry with real workers", () => {
           "pinboard-epoch": epoch,
         });
         expect(res.status, `iat ${nowS() - iat} s ago`).toBe(403);
+        expect(await res.json(), `iat ${nowS() - iat} s ago`).toEqual({ detail: "invalid attestation" });
       }
       const future = await direct(owner, "/echo/expiry-1", {
         "pinboard-attestation": await at(nowS() + 120),
         "pinboard-epoch": epoch,
       });
       expect(future.status).toBe(403);
+      expect(await future.json()).toEqual({ detail: "invalid attestation" });
       // Inside the window it is accepted (so the refusals are about time).
       const fresh = await direct(owner, "/echo/expiry-1", {
         "pinboard-attestation": await at(nowS() - 20),

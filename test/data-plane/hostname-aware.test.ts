@@ -17,6 +17,8 @@ import { getRow, putRow } from "../support/rows.ts";
  */
 
 const LEASE = 6000;
+/** One lease in whole seconds, rounded up: the longest window a refusal's Retry-After can name. */
+const LEASE_S = Math.ceil(LEASE / 1000);
 const keys = new Keys("pinboard:", 16);
 let fleet: Fleet;
 
@@ -40,8 +42,18 @@ function expectRefusal(res: RawResponse, status: number, error: string, retryAft
   expect(res.status).toBe(status);
   expect(res.headers["content-type"]).toMatch(/^application\/json/);
   expect(JSON.parse(res.body)).toEqual({ error });
+  if (status === 503) {
+    // Every 503 refusal carries Retry-After: max(1, ceil(remaining / 1000)) whole seconds, and no
+    // window (cold start, binding quarantine, takeover fence) outlasts one lease.
+    expect(res.headers["retry-after"], error).toMatch(/^[1-9][0-9]*$/);
+    expect(Number(res.headers["retry-after"]), error).toBeGreaterThanOrEqual(1);
+    expect(Number(res.headers["retry-after"]), error).toBeLessThanOrEqual(LEASE_S);
+  }
   if (retryAfter !== undefined) expect(res.headers["retry-after"]).toBe(retryAfter);
 }
+
+/** Retry-After as the contract computes it, max(1, ceil(remaining / 1000)), for a window ending at `untilMs`. */
+const retryAfterFor = (untilMs: number, nowMs: number) => Math.max(1, Math.ceil((untilMs - nowMs) / 1000));
 
 /** Sends raw bytes and returns the raw answer (for requests node:http will not make). */
 function rawExchange(text: string): Promise<string> {
@@ -148,9 +160,10 @@ describe("binding quarantine", () => {
     const res = await via("gamma.example", "/echo/fresh");
     const after = await fleet.t.redis.timeMs();
     expectRefusal(res, 503, "hostname binding displaced, retry");
+    // The quarantine's remaining window, as Redis' clock saw it between the request's send and its answer.
     const retryAfter = Number(res.headers["retry-after"]);
-    expect(retryAfter).toBeGreaterThanOrEqual(Math.ceil((untilMs - after) / 1000));
-    expect(retryAfter).toBeLessThanOrEqual(Math.ceil((untilMs - before) / 1000));
+    expect(retryAfter).toBeGreaterThanOrEqual(retryAfterFor(untilMs, after));
+    expect(retryAfter).toBeLessThanOrEqual(retryAfterFor(untilMs, before));
     expect(retryAfter).toBeGreaterThanOrEqual(4);
     expect(await getRow(fleet.t, "/echo", "fresh", "gamma-green")).toBeNull();
 
@@ -257,9 +270,13 @@ describe("takeover between hostnames of one env", () => {
     expect(tap.delivered.filter((m) => m.id !== "moving")).toEqual([]);
 
     // … a second request during the fence reports what is left of it and queues nothing new.
+    const beforeSecond = await fleet.t.redis.timeMs();
     const second = await via("blue2.example", "/echo/moving");
+    const afterSecond = await fleet.t.redis.timeMs();
     expectRefusal(second, 503, "takeover in progress, retry");
-    expect(Number(second.headers["retry-after"])).toBeLessThanOrEqual(LEASE / 1000);
+    const secondRetryAfter = Number(second.headers["retry-after"]);
+    expect(secondRetryAfter).toBeGreaterThanOrEqual(retryAfterFor(Number(row.expiry), afterSecond));
+    expect(secondRetryAfter).toBeLessThanOrEqual(retryAfterFor(Number(row.expiry), beforeSecond));
     expect((await getRow(fleet.t, "/echo", "moving", "blue"))!.expiry).toBe(row.expiry);
 
     // … which the owner receives: it winds the instance down and releases the placement.

@@ -34,14 +34,18 @@ describe("epoch guard", () => {
     const newer = await body(await w.call("/counter/e1", { epoch: "11" }));
     expect(newer).toMatchObject({ count: 1, memoryHits: 1, epoch: "11" });
 
-    expect((await w.call("/counter/e1", { epoch: "10" })).status).toBe(409);
+    const older = await w.call("/counter/e1", { epoch: "10" });
+    expect(older.status).toBe(409);
+    expect(await older.json()).toEqual({ detail: "stale placement epoch" });
     expect((await body(await w.call("/counter/e1", { epoch: "11" }))).memoryHits).toBe(2);
   });
 
   it("compares epochs as numbers, not strings", async () => {
     await w.call("/counter/e2", { epoch: "9" });
     expect((await w.call("/counter/e2", { epoch: "10" })).status).toBe(200);
-    expect((await w.call("/counter/e2", { epoch: "9" })).status).toBe(409);
+    const nine = await w.call("/counter/e2", { epoch: "9" });
+    expect(nine.status).toBe(409);
+    expect(await nine.json()).toEqual({ detail: "stale placement epoch" });
     expect((await w.call("/counter/e2", { epoch: "0010" })).status).toBe(200);
   });
 
@@ -100,13 +104,17 @@ describe("two workers sharing a Redis durability store", () => {
     expect(a.worker.instances()).toEqual([]);
 
     // A re-activation of A at its old epoch is fenced by the store too.
-    expect((await a.call("/counter/x", { epoch: "5" })).status).toBe(409);
+    const fenced = await a.call("/counter/x", { epoch: "5" });
+    expect(fenced.status).toBe(409);
+    expect(await fenced.json()).toEqual({ detail: "stale placement epoch" });
     expect(await redis.redis.client.hget("fight:{/counter/x}:meta", "epoch")).toBe("6");
     expect(JSON.parse((await redis.redis.client.hget("fight:{/counter/x}:data", "count"))!)).toBe(2);
 
     // A newer placement back on A claims the instance from B.
     expect((await body(await a.call("/counter/x/increment", { method: "POST", epoch: "7" }))).count).toBe(3);
-    expect((await b.call("/counter/x/increment", { method: "POST", epoch: "6" })).status).toBe(409);
+    const overtaken = await b.call("/counter/x/increment", { method: "POST", epoch: "6" });
+    expect(overtaken.status).toBe(409);
+    expect(await overtaken.json()).toEqual({ detail: "stale placement epoch" });
   });
 });
 
@@ -222,6 +230,10 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
   });
 
   it("requires a valid attestation", async () => {
-    expect((await w.call("/counter/k1/_wake", { method: "POST", attestation: null })).status).toBe(403);
+    for (const attestation of [null, "not.a.jws"]) {
+      const res = await w.call("/counter/k1/_wake", { method: "POST", attestation });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ detail: "invalid attestation" });
+    }
   });
 });

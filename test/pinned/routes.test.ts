@@ -53,6 +53,7 @@ describe("attestation on the data plane", () => {
   it("checks the attestation before anything else", async () => {
     const res = await w.call("/nope/a1", { attestation: null, epoch: "x" });
     expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ detail: "invalid attestation" });
   });
 });
 
@@ -111,6 +112,7 @@ describe("GET /_pinned/challenge", () => {
         headers: { "Pinboard-Proxy-Secret": secret },
       });
       expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ detail: "invalid proxy secret" });
     }
   });
 
@@ -124,6 +126,37 @@ describe("GET /_pinned/challenge", () => {
       headers: { "Pinboard-Attestation": await attestation() },
     });
     expect(byAttestation.status).toBe(404);
+    expect(await byAttestation.json()).toEqual({ detail: "unknown challenge" });
+  });
+
+  it("judges the secret (or attestation) before the challenge: both wrong is 403 invalid proxy secret, never 404", async () => {
+    // This worker never registered, so no challenge is its current one: every request below
+    // names an unknown challenge. Only the credential decides between 403 and 404.
+    const answer = async (res: Response) => ({ status: res.status, body: await res.json() });
+    const credentials: Record<string, string>[] = [
+      {},
+      { "Pinboard-Proxy-Secret": "wrong" },
+      { "Pinboard-Proxy-Secret": `${SECRET}x` },
+      { "Pinboard-Attestation": await attestation({ aud: "someone-else" }) },
+      { "Pinboard-Attestation": await attestation({ secret: "another-secret-0123456789abcdef" }) },
+    ];
+    for (const headers of credentials) {
+      for (const query of ["?challenge=stale", "?challenge=", ""]) {
+        expect(
+          await answer(await fetch(`${w.url}/_pinned/challenge${query}`, { headers })),
+          `${JSON.stringify(headers)} ${query}`,
+        ).toEqual({ status: 403, body: { detail: "invalid proxy secret" } });
+      }
+    }
+    // The same unknown challenges with the right secret get past it, to the challenge lookup.
+    for (const query of ["?challenge=stale", "?challenge=", ""]) {
+      expect(
+        await answer(
+          await fetch(`${w.url}/_pinned/challenge${query}`, { headers: { "Pinboard-Proxy-Secret": SECRET } }),
+        ),
+        query,
+      ).toEqual({ status: 404, body: { detail: "unknown challenge" } });
+    }
   });
 });
 

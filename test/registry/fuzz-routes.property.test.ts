@@ -14,6 +14,7 @@ import {
   type RequestContext,
 } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
+import { requestHostname } from "../../src/placement/bindings.ts";
 import { probeChallenge } from "../../src/registry/probe.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { badCredentials } from "../support/bad-credentials.ts";
@@ -82,6 +83,10 @@ console.log(
 );
 const LOG_LEVEL = process.env.FUZZ_LOG ?? "silent";
 const LEASE_MS = "3600000"; // no heartbeat or expiry lands inside a snapshot window
+/** One lease in whole seconds, rounded up: the longest window a refusal's Retry-After can name. */
+const LEASE_S = Math.ceil(Number(LEASE_MS) / 1000);
+/** The narrow operator credential's claim (namespaces, hostnames, envs). */
+const NARROW_CLAIM = { namespaces: ["/threads"], hostnames: ["fuzz.example"], envs: ["prod"] };
 const PLACEHOLDER = /"@@([a-z-]+)@@"/g;
 
 /** Forwards that reached the worker library's FuzzEcho instances (the data-plane properties count them). */
@@ -214,11 +219,7 @@ beforeAll(async () => {
     workerAll,
     other,
     operator: await credential("pinboard:operator"),
-    operatorNarrow: await credential("pinboard:operator", {
-      namespaces: ["/threads"],
-      hostnames: ["fuzz.example"],
-      envs: ["prod"],
-    }),
+    operatorNarrow: await credential("pinboard:operator", NARROW_CLAIM),
     data: await dataToken(["data:use"]),
     dataNoScope: await dataToken(["other:scope"]),
     dataOtherNs: await dataToken(["data:use"], { namespaces: ["/echo"], allowedBackendHosts: ["*"] }),
@@ -828,6 +829,8 @@ async function postRoute(
   const filled = await fill(body, pick);
   const headers = buildHeaders(tokenFor(tokenKind), contentType, length, filled, extra);
   const context = () => `POST ${route} [${tokenKind}] ${JSON.stringify(headers).slice(0, 300)} ${filled.slice(0, 300)}`;
+  // Drain and undrain: the one answer the contract gives this request, judged before it is sent.
+  const exact = DRAIN_ROUTES.has(route) ? await drainAnswer(app, route, tokenKind, headers, filled) : undefined;
   const o = await judged(
     () => exchange(app, route, { method: "POST", headers, body: filled }),
     // A heartbeat's 409 voided/superseded drops the records by design; every other refusal changes nothing.
@@ -836,11 +839,98 @@ async function postRoute(
     route === "/registry/register",
   );
   expect(WORKER_ROUTE_STATUSES[route], `${context()} → ${o.status} ${o.text.slice(0, 200)}`).toContain(o.status);
+  if (exact) {
+    let answered: unknown = o.text;
+    try {
+      answered = JSON.parse(o.text);
+    } catch {}
+    expect({ status: o.status, body: answered }, `${context()} → ${o.status} ${o.text.slice(0, 200)}`).toEqual(exact);
+  }
   if (o.status === 200) {
     expectJsonOk(o, context());
     expectRouteOk(`POST ${route}`, o.text, context());
   } else expectJsonError(o, context());
   await repair();
+}
+
+const DRAIN_ROUTES = new Set(["/registry/drain", "/registry/undrain"]);
+const DRAIN_SECONDS_MAX = 10 * 365 * 24 * 3600;
+
+/**
+ * What POST /registry/drain or /registry/undrain must answer, status and body, from the request
+ * and the Redis state before it is sent (single mode), in the order Pinboard judges:
+ *   1. the credential: none or a refused one is 401 unauthorized, one without pinboard:operator
+ *      403 forbidden;
+ *   2. the body: over 1 MiB (declared in Content-Length or sent) 413 body too large; not JSON,
+ *      or a string (key or value) holding a lone surrogate, 400 invalid json; outside the schema
+ *      ({clientId: 1–256 characters, deadline: seconds 0–10 years or null}) 400 expected {…};
+ *   3. the client: unknown (no owner, or no record behind it) or a registration the credential's
+ *      namespaces do not wholly cover, 403 forbidden;
+ *   4. 200 {"drained":true}, or {"revoked": whether the client had a drain}.
+ * Content-Type is not judged; the body is sent as UTF-8 and read back as Pinboard reads it.
+ */
+async function drainAnswer(
+  app: TestPinboard,
+  route: string,
+  tokenKind: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: unknown }> {
+  const refuse = (status: number, error: string) => ({ status, body: { error } });
+  if (tokenKind === "worker" || tokenKind === "other") return refuse(403, "forbidden");
+  if (tokenKind !== "operator" && tokenKind !== "operator-narrow") return refuse(401, "unauthorized");
+
+  const bytes = new TextEncoder().encode(body);
+  const declared = headers["content-length"];
+  if ((declared !== undefined && Number(declared) > MiB) || bytes.byteLength > MiB)
+    return refuse(413, "body too large");
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return refuse(400, "invalid json");
+  }
+  if (!everyStringWellFormed(value)) return refuse(400, "invalid json");
+
+  const drain = route === "/registry/drain";
+  const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
+  const { clientId, deadline } = (isObject ? value : {}) as Record<string, unknown>;
+  const validClient = typeof clientId === "string" && clientId.length >= 1 && clientId.length <= 256;
+  const validDeadline =
+    deadline === null ||
+    (typeof deadline === "number" && Number.isFinite(deadline) && deadline >= 0 && deadline <= DRAIN_SECONDS_MAX);
+  if (!validClient || (drain && !validDeadline)) {
+    return refuse(400, drain ? "expected {clientId: string, deadline: number | null}" : "expected {clientId: string}");
+  }
+
+  const { keys } = app.deps;
+  const owner = await t.redis.hget(keys.clientOwners, clientId);
+  const json = owner === null ? null : await t.redis.hget(keys.sessions, owner.slice(owner.indexOf("\n") + 1));
+  const namespaces = json === null ? null : (JSON.parse(json) as { namespaces: string[] }).namespaces;
+  const covered =
+    namespaces !== null && (tokenKind === "operator" || namespaces.every((ns) => NARROW_CLAIM.namespaces.includes(ns)));
+  if (!covered) return refuse(403, "forbidden");
+  if (drain) return { status: 200, body: { drained: true } };
+  return { status: 200, body: { revoked: (await t.redis.client.exists(keys.drain(clientId))) === 1 } };
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Every string of a parsed JSON value, keys included, is well-formed UTF-16 (iterative: bodies nest deep). */
+function everyStringWellFormed(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return false;
+    } else if (item !== null && typeof item === "object") {
+      for (const [key, element] of Object.entries(item)) {
+        if (LONE_SURROGATE.test(key)) return false;
+        stack.push(element);
+      }
+    }
+  }
+  return true;
 }
 
 describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
@@ -1211,8 +1301,16 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
     `${req.method} ${req.path.slice(0, 300)} ${JSON.stringify([...headers]).slice(0, 400)} body=${(req.body ?? "").slice(0, 100)}`;
 
   const relayed = (o: Outcome) => o.headers.get("x-accel-buffering") === "no";
+  // Redis' clock before the request is sent and after it is answered: the resolve script's TIME lies between.
+  let sentAt = 0;
+  let answeredAt = 0;
   const o = await judged(
-    () => exchange(app, req.path, init),
+    async () => {
+      sentAt = await t.redis.timeMs();
+      const answer = await exchange(app, req.path, init);
+      answeredAt = await t.redis.timeMs();
+      return answer;
+    },
     // Every answer of Pinboard's own that is not a 2xx is a refusal (a worker's relayed answer is not).
     (r) => !relayed(r) && refused(r),
     context,
@@ -1244,6 +1342,11 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
     return;
   }
   expect([400, 401, 403, 404, 503, 508], where).toContain(o.status);
+  if (o.status === 503) {
+    // Whole seconds, at least 1, never more than one lease (HEAD too, whose refusal has no body to name it).
+    expect(o.headers.get("retry-after"), where).toMatch(/^[1-9][0-9]*$/);
+    expect(Number(o.headers.get("retry-after")), where).toBeLessThanOrEqual(LEASE_S);
+  }
   if (req.method === "HEAD") return;
   if (o.status === 400 && o.headers.get("content-type")?.startsWith("text/plain")) {
     expect(o.text, where).toMatch(/^(invalid id|empty id)$/);
@@ -1253,12 +1356,58 @@ async function dataPlaneCheck(app: TestPinboard, req: DataPlaneRequest): Promise
   const error = JSON.parse(o.text).error as string;
   if (o.status === 503) {
     expect(REFUSALS.has(error), where).toBe(true);
-    expect(Number(o.headers.get("retry-after")), where).toBeGreaterThanOrEqual(1);
+    const [least, most] = await retryAfterBounds(app, req, error, sentAt, answeredAt);
+    const retryAfter = Number(o.headers.get("retry-after"));
+    expect(retryAfter, `${where}: Retry-After`).toBeGreaterThanOrEqual(least);
+    expect(retryAfter, `${where}: Retry-After`).toBeLessThanOrEqual(most);
   }
   const registry = /^\/registry(\/|$)/.test(new URL(`http://x${req.path}`).pathname);
   if (o.status === 401)
     expect(registry ? ["unauthorized"] : ["invalid credential", "authentication required"], where).toContain(error);
   if (o.status === 404) expect(error, where).toBe(registry ? "not found" : "unknown namespace");
+}
+
+/** The refusals whose Retry-After counts down a window; every other refusal's is 1 (remaining 0). */
+const WINDOW_REFUSALS = new Set([
+  "registry cold start, retry",
+  "hostname binding displaced, retry",
+  "takeover in progress, retry",
+]);
+
+/**
+ * The Retry-After a data-plane 503 must carry, max(1, ceil(remaining / 1000)) as the contract
+ * computes it: 1 for a refusal without a window; for a window, its end read back from Redis (the
+ * bucket's boot_time + lease, the binding's quarantine, the row's fence) against Redis' clock
+ * when the request was sent and when it was answered. Answers [least, most]: equal but for a
+ * second boundary crossed while the request ran.
+ */
+async function retryAfterBounds(
+  app: TestPinboard,
+  req: DataPlaneRequest,
+  error: string,
+  sentAt: number,
+  answeredAt: number,
+): Promise<[number, number]> {
+  if (!WINDOW_REFUSALS.has(error)) return [1, 1];
+  const { keys } = app.deps;
+  const [, segment = "", id = ""] = new URL(`http://x${req.path}`).pathname.split("/");
+  const ns = `/${segment}`;
+  const bucket = keys.bucketOf(id);
+  const hostname = requestHostname(req.headers.findLast(([name]) => name.toLowerCase() === "host")?.[1]) ?? "";
+  let until: number;
+  if (error === "registry cold start, retry") {
+    until = Number(await t.redis.client.get(keys.bootTime(bucket))) + Number(LEASE_MS);
+  } else if (error === "hostname binding displaced, retry") {
+    until = Number(await t.redis.hget(keys.bindingQuarantine, `${hostname}${ns}`));
+  } else {
+    const binding = (await t.redis.hget(keys.hostnameBindings, `${hostname}${ns}`)) ?? "";
+    const env = binding.split("\n")[0] ?? "";
+    const row = (await t.redis.hget(keys.placements(bucket, env, ns), id)) ?? "";
+    until = Number(row.split("\n")[2]);
+  }
+  expect(until, `the end of the ${error} window for ${hostname}${ns}/${id}`).toBeGreaterThan(sentAt);
+  const seconds = (now: number) => Math.max(1, Math.ceil((until - now) / 1000));
+  return [seconds(answeredAt), seconds(sentAt)];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,8 +62,12 @@ describe("POST /registry/register", () => {
       worker.redirectTo = target.url;
       const body = registerBody(worker);
       target.challenges.set(body.challenge as string, body.challengeValue as string);
+      const before = await t.snapshot();
       const res = await pb.call("POST", "/registry/register", { token, body });
       expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: "registration probe failed" });
+      expect(await t.snapshot()).toEqual(before);
+      expect(worker.seen.at(-1)?.url).toBe(`/_pinned/challenge?challenge=${body.challenge}`);
       expect(target.seen).toHaveLength(0);
     } finally {
       await target.close();

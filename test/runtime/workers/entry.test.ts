@@ -299,6 +299,7 @@ describe("the Workers entry in workerd", () => {
       expect(dereg.status).toBe(200);
       const gone = await post(`${wk.url}/registry/heartbeat`, token, heartbeatBody(worker, viaWorkers));
       expect(gone.status).toBe(409);
+      expect(await gone.json()).toEqual({ error: "unknown session", reregister: true });
     } finally {
       await node.stop();
     }
