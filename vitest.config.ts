@@ -8,7 +8,7 @@ import { configDefaults, defineConfig } from "vitest/config";
  * `npm test` runs both projects, each file once. A test joins the unit tier by being listed here;
  * one that starts anything belongs in the integration tier (docs/testing.md, Layout).
  */
-const UNIT_TESTS = [
+export const UNIT_TESTS = [
   "test/auth/claims.test.ts",
   "test/cli/args.test.ts",
   "test/cli/render.test.ts",

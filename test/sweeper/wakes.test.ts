@@ -54,6 +54,15 @@ describe("sweepWakes against the worker's answers", () => {
     expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBeNull();
   });
 
+  it("200 for an older epoch than the marker's: the marker of a newer overwrite stays", async () => {
+    worker.instanceCalls = { status: 200, body: {} };
+    const { bucket, field } = await awaitingWake();
+    // An overwrite newer than any epoch this wake can serve.
+    await t.redis.client.hset(keys.overwritten(bucket), field, "9000000000000000");
+    expect(await sweep()).toEqual({ woken: 1, pending: 0, failed: 0, parked: 0, dropped: 0 });
+    expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBe("9000000000000000");
+  });
+
   it("202 still activating: pending, the marker kept and checked again only after the wake timeout", async () => {
     worker.instanceCalls = { status: 202, body: { activating: true } };
     const { id, bucket, field } = await awaitingWake();
