@@ -74,7 +74,9 @@ describe("PinboardError.refusal: Retry-After = max(1, ceil(remaining / 1000))", 
     [1500, "2"],
     [2000, "2"],
     [2001, "3"],
+    [2400, "3"],
     [14_000.5, "15"],
+    [14_001, "15"],
     [15_000, "15"],
   ])("%d ms left: Retry-After %s", (remainingMs, seconds) => {
     const err = PinboardError.refusal("registry cold start, retry", remainingMs);
