@@ -9,9 +9,10 @@
  * same schema, and hands the PINBOARD_* ones to the Worker through a private env file (never as
  * `--var` arguments, which `ps` shows to every user; ./dev/worker-env-file.ts). With UPSTASH_REDIS_REST_URL
  * and UPSTASH_REDIS_REST_TOKEN set it talks to that REST endpoint instead (no bridge, no local
- * Redis). With no passport key it mints a development key and prints credentials, like
- * `npm start`. Crons do not fire in local dev, so this script runs the Worker's cron handler
- * every PINBOARD_SWEEP_INTERVAL_MS (the Node entry's sweeper timer).
+ * Redis); without either it uses `npm start`'s dev store (.pinboard/redis). With no passport key it
+ * uses `npm start`'s development key (.pinboard/dev-passport-secret) and prints credentials, like
+ * `npm start`. Crons do not fire in local dev, so this script runs the Worker's cron handler every
+ * PINBOARD_SWEEP_INTERVAL_MS (the Node entry's sweeper timer).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,7 +23,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Config, ConfigError, configVariableNames, parseConfig } from "../src/config.ts";
 import { describeDevPassport, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
+import { type DevStore, startDevStore } from "../src/runtime/node/dev-store.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
 import { EnvFileError, type WorkerEnvFile, writeWorkerEnvFile } from "./dev/worker-env-file.ts";
 import { type RedisRestServer, startRedisRest } from "./redis-rest.ts";
@@ -84,7 +85,7 @@ export async function checkPortFree(port: number, host: string): Promise<void> {
 let stopping = false;
 
 interface Running {
-  redis?: EmbeddedRedis;
+  redis?: DevStore;
   bridge?: RedisRestServer;
   wrangler?: ChildProcess;
   /** The Worker's settings, secrets included, for `wrangler dev --env-file`. */
@@ -144,7 +145,7 @@ async function start(config: Config, running: Running): Promise<void> {
     }
     let redisUrl = config.redis.url;
     if (!redisUrl) {
-      running.redis = await startEmbeddedRedis();
+      running.redis = await startDevStore(config, process.cwd(), { warn: (message) => console.warn(message) });
       redisUrl = running.redis.url;
       if (stopping) return;
     }
@@ -152,14 +153,16 @@ async function start(config: Config, running: Running): Promise<void> {
     running.bridge = await startRedisRest({ redisUrl, token: restToken });
     if (stopping) return;
     restUrl = running.bridge.url;
-    describeRedis = `${running.redis ? "embedded redis-server" : "REDIS_URL"} ${redisUrl} through the REST bridge ${restUrl}`;
+    const store = running.redis ? running.redis.describe : `REDIS_URL ${redisUrl}`;
+    describeRedis = `${store} through the REST bridge ${restUrl}`;
   }
   vars.UPSTASH_REDIS_REST_URL = restUrl;
   vars.UPSTASH_REDIS_REST_TOKEN = restToken!;
 
   let banner: ((url: string) => string) | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
-    const dev = await mintDevPassport();
+    // The key `npm start` keeps in .pinboard/: credentials minted for one work with the other.
+    const dev = await mintDevPassport(process.cwd());
     vars.PINBOARD_PASSPORT_SECRET = dev.secret;
     banner = (url) => describeDevPassport(dev, url);
   }

@@ -1,4 +1,6 @@
 import cluster from "node:cluster";
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseConfig } from "./config.ts";
 import { clusterMetricsSource } from "./runtime/node/cluster-metrics.ts";
 import { describeMinting } from "./runtime/node/dev-credentials.ts";
@@ -17,21 +19,21 @@ async function main(): Promise<void> {
   if (cluster.isWorker) {
     // One of PINBOARD_PROCESSES, forked by the primary below with the shared Redis and key.
     return runServingProcess(() =>
-      startNode(process.env, { devKeyDir: process.cwd(), metricsSource: clusterMetricsSource }),
+      startNode(process.env, { devDir: process.cwd(), metricsSource: clusterMetricsSource, banner: false }),
     );
   }
   let processes: number;
   try {
     const config = parseConfig(process.env);
     processes = processCount(config.processes);
-    if (processes > 1) return await runProcessCluster({ config, processes, devKeyDir: process.cwd() });
+    if (processes > 1) return await runProcessCluster({ config, processes, devDir: process.cwd() });
   } catch (err) {
     console.error(describeStartFailure(err));
     process.exit(1);
   }
   let running: RunningPinboard;
   try {
-    running = await startNode(process.env, { devKeyDir: process.cwd() });
+    running = await startNode(process.env, { devDir: process.cwd() });
   } catch (err) {
     console.error(describeStartFailure(err));
     process.exit(1);
@@ -51,4 +53,15 @@ async function main(): Promise<void> {
   process.once("SIGINT", () => shutdown("SIGINT"));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) void main();
+/** True when this file is the process's entry (`npm start`, `pinboard serve`, a forked process), however it was reached. */
+function isEntry(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry()) void main();

@@ -49,6 +49,14 @@ describe("an unreachable REDIS_URL", { timeout: 30_000 }, () => {
     expect(warning).toContain(`redis://:***@127.0.0.1:${redisPort}`);
     expect(warning).toContain("ECONNREFUSED");
     expect(warning).toContain("/readyz is 503");
+    // The start banner ends with it too, rather than with the happy path alone.
+    const notReady = await until(() => output.split("\n").find((l) => l.startsWith("Not ready: ")) ?? null, 8000, 25);
+    expect(notReady).toMatch(
+      new RegExp(
+        `^Not ready: redis://:\\*\\*\\*@127\\.0\\.0\\.1:${redisPort} does not answer \\(.*ECONNREFUSED.*\\)\\. ` +
+          "Requests get 503 redis unavailable and /readyz is 503 until it does; check REDIS_URL and that Redis runs\\.$",
+      ),
+    );
     const readyz = () =>
       fetch(`http://127.0.0.1:${port}/readyz`).then(
         (r) => r.status,

@@ -10,7 +10,7 @@ import {
   durableRedisForWorkers,
   mintDevPassport,
 } from "./dev-credentials.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "./embedded-redis.ts";
+import { type DevStore, startDevStore } from "./dev-store.ts";
 import { SHUTDOWN_GRACE_MS } from "./serving-process.ts";
 
 /** A process that dies is forked again after this, doubling with each that dies young in a row. */
@@ -35,14 +35,10 @@ export function processCount(setting: number | "auto"): number {
  * Resolves once the processes are forked; throws (nothing forked, nothing left running) when the
  * shared Redis or key cannot be set up.
  */
-export async function runProcessCluster(options: {
-  config: Config;
-  processes: number;
-  devKeyDir: string;
-}): Promise<void> {
+export async function runProcessCluster(options: { config: Config; processes: number; devDir: string }): Promise<void> {
   const { config, processes } = options;
   const log = createLogger(config.logLevel);
-  const shared = await setUpShared(config, options.devKeyDir, log);
+  const shared = await setUpShared(config, options.devDir, log);
   if (config.metrics) answerMetricsScrapes();
   const supervisor = new Supervisor(config, processes, shared, log);
   cluster.on("listening", (_worker, address) => supervisor.listening(address));
@@ -61,15 +57,15 @@ interface Shared {
   /** PINBOARD_PASSPORT_SECRET (the development key) and REDIS_URL (the embedded Redis), when set here. */
   env: Record<string, string>;
   dev: DevPassport | undefined;
-  embedded: EmbeddedRedis | undefined;
+  embedded: DevStore | undefined;
 }
 
 /** The development key when no passport key is configured, the embedded Redis when no Redis is. */
-async function setUpShared(config: Config, devKeyDir: string, log: Logger): Promise<Shared> {
+async function setUpShared(config: Config, devDir: string, log: Logger): Promise<Shared> {
   const env: Record<string, string> = {};
   let dev: DevPassport | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
-    const minted = await mintDevPassport(devKeyDir);
+    const minted = await mintDevPassport(devDir);
     if (minted.keyFileError !== undefined)
       log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
     dev = minted;
@@ -79,7 +75,7 @@ async function setUpShared(config: Config, devKeyDir: string, log: Logger): Prom
   const embedded =
     redis.clusterNodes?.length || redis.url || (redis.restUrl && redis.restToken)
       ? undefined
-      : await startEmbeddedRedis();
+      : await startDevStore(config, devDir, log);
   if (embedded) env.REDIS_URL = embedded.url;
   return { env, dev, embedded };
 }
@@ -183,11 +179,12 @@ function printBanner(
   config: Config,
   processes: number,
   { url, adminUrl }: { url: string; adminUrl: string | undefined },
-  embedded: EmbeddedRedis | undefined,
+  embedded: DevStore | undefined,
   dev: DevPassport | undefined,
 ): void {
   log.info("pinboard processes listening", { url, ...(adminUrl ? { adminUrl } : {}), processes });
-  if (embedded) console.log(`Redis: embedded redis-server at ${embedded.url} (not persisted; stopped with Pinboard)`);
+  if (embedded) console.log(`Redis: ${embedded.describe}; stopped with Pinboard`);
+  console.log(`Console: ${adminUrl ?? url}/console`);
   if (dev) {
     console.log(describeDevPassport(dev, url, durableRedisForWorkers(config, embedded?.url), adminUrl));
     return;

@@ -2,13 +2,13 @@ import type { Config } from "../../config.ts";
 import type { Logger } from "../../log.ts";
 import type { RedisPort } from "../../redis/port.ts";
 import { UpstashRedis } from "../../redis/rest/upstash-redis.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "./embedded-redis.ts";
+import { type DevStore, startDevStore } from "./dev-store.ts";
 import { describeRedisAddress, TcpRedis } from "./redis/tcp.ts";
 
 export interface NodeRedis {
   port: RedisPort;
-  /** Set when Pinboard runs its own private redis-server. */
-  embedded?: EmbeddedRedis;
+  /** Set when Pinboard runs its own private redis-server (the dev store). */
+  embedded?: DevStore;
   /** The durability store's Redis (PINBOARD_DURABLE_REDIS_URL), when it is not Pinboard's own. */
   durable?: RedisPort;
   describe: string;
@@ -16,10 +16,15 @@ export interface NodeRedis {
 
 /**
  * The Node entry's Redis: a Cluster (REDIS_CLUSTER_NODES), a server (REDIS_URL), Upstash over
- * REST (UPSTASH_REDIS_REST_URL), or else a private redis-server spawned on a free port.
+ * REST (UPSTASH_REDIS_REST_URL), or else the dev store: a private redis-server, kept under
+ * `devDir`'s `.pinboard/redis` when given (dev-store.ts).
  */
-export async function redisFromConfig(config: Config, log?: Pick<Logger, "warn" | "info">): Promise<NodeRedis> {
-  const main = await mainRedis(config, log);
+export async function redisFromConfig(
+  config: Config,
+  log?: Pick<Logger, "warn" | "info">,
+  devDir?: string,
+): Promise<NodeRedis> {
+  const main = await mainRedis(config, log, devDir);
   return config.durable.redisUrl
     ? {
         ...main,
@@ -54,7 +59,11 @@ export async function probeRedis(port: RedisPort, timeoutMs: number): Promise<st
   }
 }
 
-async function mainRedis(config: Config, log?: Pick<Logger, "warn" | "info">): Promise<NodeRedis> {
+async function mainRedis(
+  config: Config,
+  log: Pick<Logger, "warn" | "info"> | undefined,
+  devDir: string | undefined,
+): Promise<NodeRedis> {
   const { redis } = config;
   const withLog = log ? { log } : {};
   if (redis.clusterNodes?.length) {
@@ -74,10 +83,10 @@ async function mainRedis(config: Config, log?: Pick<Logger, "warn" | "info">): P
       describe: `Upstash REST ${redis.restUrl}`,
     };
   }
-  const embedded = await startEmbeddedRedis();
+  const embedded = await startDevStore(config, devDir, log);
   return {
     port: new TcpRedis({ url: embedded.url, commandTimeoutMs: redis.timeoutMs, ...withLog }),
     embedded,
-    describe: `embedded redis-server on ${embedded.url} (pid ${embedded.process.pid}; not persisted)`,
+    describe: embedded.describe,
   };
 }

@@ -5,9 +5,23 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 
 /** What `npm start` prints when Pinboard cannot start. */
 export function describeStartFailure(err: unknown): string {
-  return err instanceof ConfigError
-    ? err.message
-    : `pinboard failed to start: ${err instanceof Error ? err.message : err}`;
+  if (err instanceof ConfigError) return err.message;
+  const message = `pinboard failed to start: ${err instanceof Error ? err.message : err}`;
+  const hint = listenHint(err as NodeJS.ErrnoException);
+  return hint === undefined ? message : `${message}\n${hint}`;
+}
+
+/** What to do when a listener cannot bind: the error names the address, not the setting. */
+function listenHint(err: NodeJS.ErrnoException): string | undefined {
+  if (err?.syscall !== "listen") return undefined;
+  if (err.code === "EADDRINUSE")
+    return (
+      "another program (another Pinboard?) listens on that port: stop it, or set PORT=… " +
+      "(PORT=0 takes a free one); PINBOARD_ADMIN_PORT likewise"
+    );
+  if (err.code === "EACCES") return "ports below 1024 need privileges: set PORT to 1024 or above";
+  if (err.code === "EADDRNOTAVAIL") return "HOST is not an address of this machine: set HOST=127.0.0.1 or 0.0.0.0";
+  return undefined;
 }
 
 /**

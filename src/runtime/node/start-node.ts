@@ -29,16 +29,18 @@ export interface RunningPinboard {
 
 export interface StartNodeOptions {
   /**
-   * Where the development key is kept (`.pinboard/dev-passport-secret` under it) when no
-   * passport key is configured; without it the key is random for this run. `npm start` passes
-   * its working directory.
+   * The folder whose `.pinboard/` keeps the development key (when no passport key is configured)
+   * and the embedded Redis's data (when no Redis is); without it both last for this run only.
+   * `npm start` and `pinboard serve` pass their working directory.
    */
-  devKeyDir?: string;
+  devDir?: string;
   /**
    * What GET /metrics serves, given this process's registry (default: that registry). A process
    * of PINBOARD_PROCESSES > 1 passes clusterMetricsSource: the aggregate of every process.
    */
   metricsSource?: (local: Registry) => MetricsSource;
+  /** Print the start banner (Redis, console, credentials); false in the processes of PINBOARD_PROCESSES, whose primary prints it once. */
+  banner?: boolean;
 }
 
 /** Starts one Pinboard process from the environment's settings; resolves once it listens. */
@@ -48,8 +50,8 @@ export async function startNode(
 ): Promise<RunningPinboard> {
   const parsed = parseConfig(env);
   const log = createLogger(parsed.logLevel);
-  const { config, dev } = await withDevPassport(parsed, options.devKeyDir, log);
-  const redis = await connectRedis(config, log);
+  const { config, dev } = await withDevPassport(parsed, options.devDir, log);
+  const { redis, problem } = await connectRedis(config, log, options.devDir);
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   const deps = buildDeps({
     config,
@@ -59,17 +61,17 @@ export async function startNode(
     log,
     runtime: nodeRuntime(),
   });
-  await deps.fleet.refresh();
-  const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
-  const sweeper = startSweeperTimer(deps);
-
   metrics?.bind(deps);
   if (config.admin.hostname !== undefined)
     log.warn(
       "PINBOARD_ADMIN_HOSTNAME applies to the Workers entry only; " +
         "on Node, PINBOARD_ADMIN_PORT serves the operator surface apart",
     );
+  // Bound first: a port in use fails the start before the fleet is claimed or anything says it serves.
   const { nodeDataPlane, listeners } = await serve(config, deps, metrics, options);
+  await deps.fleet.refresh();
+  const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
+  const sweeper = startSweeperTimer(deps);
   const { url, adminUrl } = listeners;
   log.info("pinboard listening", {
     url,
@@ -77,7 +79,7 @@ export async function startNode(
     redis: redis.describe,
     serving: deps.fleet.peek().serving,
   });
-  printStartBanner(config, redis, dev, listeners);
+  if (options.banner !== false) printStartBanner(config, redis, dev, listeners, problem);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -102,24 +104,31 @@ export async function startNode(
 
 /**
  * Without a configured passport key: the config with the development key (kept under
- * `devKeyDir` when it can be), and the credentials minted with it for the start banner.
+ * `devDir` when it can be), and the credentials minted with it for the start banner.
  */
 async function withDevPassport(
   config: Config,
-  devKeyDir: string | undefined,
+  devDir: string | undefined,
   log: Logger,
 ): Promise<{ config: Config; dev?: DevPassport }> {
   if (config.passport.secret || config.passport.jwks) return { config };
-  const dev = await mintDevPassport(devKeyDir);
+  const dev = await mintDevPassport(devDir);
   if (dev.keyFileError !== undefined)
     log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
   return { config: { ...config, passport: { ...config.passport, secret: dev.secret } }, dev };
 }
 
-/** The configured Redis (or a private redis-server), probed once when it is not Pinboard's own. */
-async function connectRedis(config: Config, log: Logger): Promise<NodeRedis> {
-  const redis = await redisFromConfig(config, log);
-  if (redis.embedded) return redis;
+/**
+ * The configured Redis (or the dev store), probed once when it is not Pinboard's own; `problem`
+ * says why it did not answer.
+ */
+async function connectRedis(
+  config: Config,
+  log: Logger,
+  devDir: string | undefined,
+): Promise<{ redis: NodeRedis; problem?: string }> {
+  const redis = await redisFromConfig(config, log, devDir);
+  if (redis.embedded) return { redis };
   // A Redis that does not answer is no reason not to start (it may come up later), but the
   // operator hears about it now rather than from the first 503.
   const problem = await probeRedis(redis.port, config.redis.timeoutMs);
@@ -129,8 +138,9 @@ async function connectRedis(config: Config, log: Logger): Promise<NodeRedis> {
         "until Redis answers, /readyz is 503 and requests get 503 redis unavailable",
       { redis: redis.describe, error: problem },
     );
+    return { redis, problem };
   }
-  return redis;
+  return { redis };
 }
 
 /**
@@ -163,12 +173,26 @@ async function serve(
   return { nodeDataPlane, listeners };
 }
 
-/** What the operator reads on the terminal once Pinboard listens: the embedded Redis, the development credentials. */
-function printStartBanner(config: Config, redis: NodeRedis, dev: DevPassport | undefined, listeners: Listeners): void {
-  if (redis.embedded)
-    console.log(`Redis: embedded redis-server at ${redis.embedded.url} (not persisted; stopped with Pinboard)`);
+/**
+ * What the operator reads on the terminal once Pinboard listens: the embedded Redis, the console,
+ * the development credentials; with a Redis that did not answer, that it is not ready yet.
+ */
+function printStartBanner(
+  config: Config,
+  redis: NodeRedis,
+  dev: DevPassport | undefined,
+  listeners: Listeners,
+  redisProblem: string | undefined,
+): void {
+  if (redis.embedded) console.log(`Redis: ${redis.embedded.describe}; stopped with Pinboard`);
+  console.log(`Console: ${listeners.adminUrl ?? listeners.url}/console`);
   if (dev) {
     const durableRedisUrl = durableRedisForWorkers(config, redis.embedded?.url);
     console.log(describeDevPassport(dev, listeners.url, durableRedisUrl, listeners.adminUrl));
   }
+  if (redisProblem !== undefined)
+    console.log(
+      `Not ready: ${redis.describe} does not answer (${redisProblem}). ` +
+        "Requests get 503 redis unavailable and /readyz is 503 until it does; check REDIS_URL and that Redis runs.",
+    );
 }

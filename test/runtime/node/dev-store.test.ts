@@ -1,0 +1,120 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { Keys } from "../../../src/redis/keys.ts";
+import { DEV_STORE_DIR, type DevStore, startDevStore } from "../../../src/runtime/node/dev-store.ts";
+
+const config = { prefix: "pinboard:", shards: 4 };
+const keys = new Keys(config.prefix, config.shards);
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "pinboard-dev-store-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function open(dir: string | undefined, warnings: string[] = []): Promise<DevStore> {
+  const store = await startDevStore(config, dir, { warn: (message) => warnings.push(message) });
+  cleanups.push(() => store.stop());
+  return store;
+}
+
+async function withClient<T>(url: string, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(url, { maxRetriesPerRequest: 0 });
+  try {
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+const bootTimes = (url: string) =>
+  withClient(url, (c) => Promise.all(keys.allBuckets().map((b) => c.get(keys.bootTime(b)))));
+
+/** A pid that belonged to a process which has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+  return Number(child.stdout);
+}
+
+describe("the dev store (a start without REDIS_URL)", () => {
+  it("opens a store it created with no cold-start window: every bucket booted at 0", async () => {
+    const store = await open(tempDir());
+    expect(store.fresh).toBe(true);
+    expect(await bootTimes(store.url)).toEqual(keys.allBuckets().map(() => "0"));
+    const memoryOnly = await open(undefined);
+    expect(memoryOnly.fresh).toBe(true);
+    expect(memoryOnly.describe).toContain("not persisted");
+    expect(await bootTimes(memoryOnly.url)).toEqual(keys.allBuckets().map(() => "0"));
+  });
+
+  it("keeps its port and its data across a restart, and leaves a reopened store's boot times alone", async () => {
+    const dir = tempDir();
+    const first = await open(dir);
+    await withClient(first.url, async (c) => {
+      await c.set("kept", "yes");
+      await c.set(keys.bootTime(0), "1234");
+    });
+    await first.stop();
+    const second = await open(dir);
+    expect(second.port).toBe(first.port);
+    expect(second.fresh).toBe(false);
+    expect(second.describe).toContain(`data in ${join(dir, DEV_STORE_DIR)}`);
+    expect(await withClient(second.url, (c) => c.get("kept"))).toBe("yes");
+    expect((await bootTimes(second.url))[0]).toBe("1234");
+  });
+
+  it("takes over the store of a Pinboard that was SIGKILLed: its orphaned redis-server is shut down, its data kept", async () => {
+    const dir = tempDir();
+    const first = await startDevStore(config, dir);
+    await withClient(first.url, (c) => c.set("kept", "yes"));
+    // As if the owner had died without stopping its redis-server: a dead pid owns the store.
+    writeFileSync(join(dir, DEV_STORE_DIR, "owner.pid"), `${deadPid()}\n`);
+    const orphan = first.process;
+    cleanups.push(() => void orphan.kill("SIGKILL"));
+    const second = await open(dir);
+    expect(orphan.exitCode ?? orphan.signalCode).not.toBeNull();
+    expect(second.port).toBe(first.port);
+    expect(await withClient(second.url, (c) => c.get("kept"))).toBe("yes");
+  });
+
+  it("refuses a store another live process serves, naming it and what to do", async () => {
+    const dir = tempDir();
+    await open(dir);
+    const other = spawn("sleep", ["30"]);
+    cleanups.push(() => void other.kill("SIGKILL"));
+    writeFileSync(join(dir, DEV_STORE_DIR, "owner.pid"), `${other.pid}\n`);
+    await expect(startDevStore(config, dir)).rejects.toThrow(
+      `the dev store in ${join(dir, DEV_STORE_DIR)} is in use by process ${other.pid}`,
+    );
+  });
+
+  it("moves to a free port, with a warning naming it, when another program took the old one", async () => {
+    const dir = tempDir();
+    const first = await open(dir);
+    await first.stop();
+    const sockets = new Set<Socket>();
+    const squatter: Server = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => squatter.listen(first.port, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => squatter.close(() => resolve()));
+    });
+    const warnings: string[] = [];
+    const second = await open(dir, warnings);
+    expect(second.port).not.toBe(first.port);
+    expect(warnings).toEqual([
+      `the dev store's port ${first.port} is taken by another program: it moves to ${second.port}; ` +
+        `restart running workers with DURABLE_REDIS_URL=redis://127.0.0.1:${second.port}`,
+    ]);
+    expect(readFileSync(join(dir, DEV_STORE_DIR, "port"), "utf8")).toBe(`${second.port}\n`);
+  });
+});
