@@ -1,14 +1,38 @@
 #!/usr/bin/env node
-// `npx pinboard …`: runs the operator CLI (src/cli/main.ts) under tsx in a child Node process,
-// with this package's own tsx (not whatever the working directory resolves), the same argv and
-// stdio, and the child's exit status. A child killed by a signal re-raises it here.
-import { spawn } from "node:child_process";
+// `npx pinboard …`. `pinboard serve` starts the Node entry (dist/src/node.js, the same settings and
+// Node flags as `npm start`); anything else runs the operator CLI. Installed from the registry or a
+// tarball, the package holds dist/ only and both run from it with plain Node. In a clone, the CLI
+// runs from src/ under tsx (always current) and `serve` first rebuilds a stale dist/ like `npm start`.
+// Either way the child gets the same argv and stdio; its exit status (or signal) is this process's.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const main = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
-const tsx = import.meta.resolve("tsx");
+const root = fileURLToPath(new URL("../", import.meta.url));
+const args = process.argv.slice(2);
+const inClone = existsSync(`${root}src/cli/main.ts`) && existsSync(`${root}scripts/build-if-stale.mjs`);
 
-const child = spawn(process.execPath, ["--import", tsx, main, ...process.argv.slice(2)], { stdio: "inherit" });
+function nodeFlags() {
+  const manifest = JSON.parse(readFileSync(`${root}package.json`, "utf8"));
+  return String(manifest.config?.nodeFlags ?? "")
+    .split(/\s+/)
+    .filter(Boolean);
+}
+
+function serveCommand() {
+  if (inClone) {
+    const build = spawnSync(process.execPath, [`${root}scripts/build-if-stale.mjs`, root], { stdio: "inherit" });
+    if (build.status !== 0) process.exit(build.status ?? 1);
+  }
+  return ["--enable-source-maps", ...nodeFlags(), `${root}dist/src/node.js`, ...args.slice(1)];
+}
+
+function cliCommand() {
+  if (inClone) return ["--import", import.meta.resolve("tsx"), `${root}src/cli/main.ts`, ...args];
+  return ["--enable-source-maps", `${root}dist/src/cli/main.js`, ...args];
+}
+
+const child = spawn(process.execPath, args[0] === "serve" ? serveCommand() : cliCommand(), { stdio: "inherit" });
 
 // Ctrl-C reaches the child through the terminal's process group; the launcher just waits for it.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
@@ -18,7 +42,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 }
 
 child.on("error", (err) => {
-  process.stderr.write(`pinboard: cannot start the CLI: ${err.message}\n`);
+  process.stderr.write(`pinboard: cannot start: ${err.message}\n`);
   process.exit(1);
 });
 

@@ -1,0 +1,244 @@
+/**
+ * `npm run check:package`: what a user gets from `npm install pinboard`, checked end to end.
+ *
+ *   1. `npm pack` (prepack builds dist/), then the tarball is installed into a fresh temporary
+ *      project, with nothing of this clone on its module path;
+ *   2. a TypeScript user of `pinboard`, `pinboard/pinned` and `pinboard/node` type-checks with
+ *      moduleResolution node16 and with bundler;
+ *   3. `npx pinboard serve` starts (embedded redis-server, development key), the README's worker
+ *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node`, and
+ *      a request through Pinboard reaches it.
+ *
+ * Every process it starts is stopped by pid; the temporary project is removed unless --keep.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "../src/runtime/node/free-port.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const TSC = join(ROOT, "node_modules", ".bin", "tsc");
+const SNIPPET_MARK = "<!-- package-check: worker.mjs -->";
+const keep = process.argv.includes("--keep");
+
+function step(text: string): void {
+  console.log(`check:package: ${text}`);
+}
+
+/** Runs a command to completion; on failure the error carries what it printed on stdout too (tsc's diagnostics). */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    const options = { cwd, env: { ...process.env, ...env }, encoding: "utf8" as const };
+    return execFileSync(command, args, { ...options, stdio: ["ignore", "pipe", "inherit"] });
+  } catch (err) {
+    const stdout = (err as { stdout?: string }).stdout ?? "";
+    throw new Error(`${command} ${args.join(" ")} failed:\n${stdout}`);
+  }
+}
+
+/** The README's worker snippet: the first ```js block after the marker. */
+export function readmeWorkerSnippet(readme: string): string {
+  const after = readme.slice(readme.indexOf(SNIPPET_MARK));
+  const block = /```js\n([\s\S]*?)```/.exec(after);
+  if (!readme.includes(SNIPPET_MARK) || !block?.[1])
+    throw new Error(`README.md has no \`\`\`js block after ${SNIPPET_MARK}`);
+  return block[1];
+}
+
+function packInto(dir: string): string {
+  const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], ROOT)) as [
+    { filename: string },
+  ];
+  return join(dir, packed.filename);
+}
+
+function installProject(dir: string, tarball: string): void {
+  const manifest = { name: "pinboard-user", private: true, type: "module" };
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  const typesNode = JSON.parse(readFileSync(join(ROOT, "node_modules/@types/node/package.json"), "utf8")).version;
+  run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, `@types/node@${typesNode}`], dir);
+}
+
+const TYPESCRIPT_USER = `import { createWorker, type Instance, type RequestContext, RedisDurabilityStore } from "pinboard/pinned";
+import { parseConfig, type Config } from "pinboard";
+import { startNode, type RunningPinboard } from "pinboard/node";
+
+class Counter implements Instance {
+  async fetch(_request: Request, ctx: RequestContext): Promise<Response> {
+    return Response.json({ epoch: ctx.epoch });
+  }
+}
+export const worker = createWorker({
+  pinboardUrl: "http://127.0.0.1:8787",
+  credential: "token",
+  namespaces: { "/counter": Counter },
+  durability: new RedisDurabilityStore({ redis: "redis://127.0.0.1:6379" }),
+});
+export const config: Config = parseConfig({});
+export const start: (env: Record<string, string | undefined>) => Promise<RunningPinboard> = startNode;
+`;
+
+function typeCheck(dir: string): void {
+  writeFileSync(join(dir, "user.ts"), TYPESCRIPT_USER);
+  const variants = [
+    { name: "node16", module: "node16", moduleResolution: "node16" },
+    { name: "bundler", module: "esnext", moduleResolution: "bundler" },
+  ];
+  for (const variant of variants) {
+    const compilerOptions = {
+      module: variant.module,
+      moduleResolution: variant.moduleResolution,
+      target: "es2022",
+      lib: ["es2023", "dom"],
+      types: ["node"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+    };
+    const file = `tsconfig.${variant.name}.json`;
+    writeFileSync(join(dir, file), JSON.stringify({ compilerOptions, files: ["user.ts"] }, null, 2));
+    run(TSC, ["-p", file], dir);
+    step(`a TypeScript user type-checks (moduleResolution ${variant.name})`);
+  }
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+function startLogged(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Started {
+  // A process group of its own: `npx` and the launcher run Pinboard as grandchildren, and stop() ends them all.
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  started: Started[],
+  ms = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const found = await probe().catch(() => undefined);
+    if (found !== undefined) return found;
+    for (const s of started) {
+      if (s.child.exitCode !== null) throw new Error(`${what}: a process exited early:\n${s.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what}: not within ${ms} ms\n${started.map((s) => s.output()).join("\n---\n")}`);
+}
+
+/** A banner line `  export NAME=value` or `NAME=value` printed by `pinboard serve`. */
+function bannerValue(output: string, name: string): string | undefined {
+  return new RegExp(`${name}=(\\S+)`).exec(output)?.[1];
+}
+
+async function serveAndForward(dir: string): Promise<void> {
+  const started: Started[] = [];
+  try {
+    const port = await freePort();
+    const pinboard = startLogged("npx", ["pinboard", "serve"], dir, { PORT: String(port), HOST: "127.0.0.1" });
+    started.push(pinboard);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor("pinboard serve", async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), started);
+    const out = await waitFor(
+      "the start banner",
+      async () => bannerValue(pinboard.output(), "DURABLE_REDIS_URL"),
+      started,
+    );
+    step("`npx pinboard serve` is listening with an embedded redis-server");
+    writeFileSync(join(dir, "worker.mjs"), readmeWorkerSnippet(readFileSync(join(ROOT, "README.md"), "utf8")));
+    const worker = startLogged(process.execPath, ["worker.mjs"], dir, {
+      PINBOARD_URL: base,
+      PINBOARD_WORKER_TOKEN: bannerValue(pinboard.output(), "PINBOARD_WORKER_TOKEN"),
+      DURABLE_REDIS_URL: out,
+      PORT: String(await freePort()),
+    });
+    started.push(worker);
+    const refusals: string[] = [];
+    const body = await waitFor(
+      "a request through Pinboard to the README's worker",
+      async () => {
+        const answer = await fetch(`${base}/counter/package-check/increment`, { method: "POST" });
+        if (answer.status === 200) return (await answer.json()) as { count: number; epoch: string };
+        refusals.push(`${answer.status} ${await answer.text()}`);
+        return undefined;
+      },
+      started,
+    );
+    if (body.count !== 1 || typeof body.epoch !== "string")
+      throw new Error(`unexpected answer ${JSON.stringify(body)}`);
+    // A store this Pinboard created has no cold-start window: nothing was placed before it existed.
+    const coldStarts = refusals.filter((r) => r.includes("registry cold start, retry"));
+    if (coldStarts.length > 0) throw new Error(`a brand-new dev store refused with a cold start: ${coldStarts[0]}`);
+    step(`POST /counter/package-check/increment → 200 ${JSON.stringify(body)} from \`node worker.mjs\``);
+    const operatorToken = bannerValue(pinboard.output(), "PINBOARD_OPERATOR_TOKEN") ?? "";
+    const health = run("npx", ["pinboard", "health"], dir, {
+      PINBOARD_URL: base,
+      PINBOARD_OPERATOR_TOKEN: operatorToken,
+    });
+    step(`\`npx pinboard health\` answers from the installed CLI:\n${health.trimEnd()}`);
+  } finally {
+    for (const s of started.reverse()) await stop(s.child);
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-(child.pid as number), signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    signalGroup(child, "SIGKILL");
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => signalGroup(child, "SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      signalGroup(child, "SIGKILL");
+      resolve();
+    });
+    signalGroup(child, "SIGTERM");
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "pinboard-package-"));
+  try {
+    const tarball = packInto(dir);
+    step(`packed ${tarball}`);
+    installProject(dir, tarball);
+    step(`installed into ${dir}`);
+    typeCheck(dir);
+    await serveAndForward(dir);
+    step("passed");
+  } finally {
+    if (keep) step(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    console.error(`check:package: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
