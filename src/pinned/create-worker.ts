@@ -47,6 +47,9 @@ interface WorkerState {
   advertiseUrl: string | undefined;
 }
 
+const NO_ADVERTISE_URL =
+  "start(): no URL to advertise: call listen() first, or set the advertiseUrl option (where Pinboard reaches this worker)";
+
 export function createWorker(options: WorkerOptions): PinnedWorker {
   const settings = checkWorkerOptions(options);
   const { log, now } = settings;
@@ -111,7 +114,7 @@ function registrationFields(options: WorkerOptions, settings: WorkerSettings, st
     secret: settings.secret,
     namespaces: settings.namespaces,
     advertiseUrl: () => {
-      if (!state.advertiseUrl) throw new Error("createWorker: set advertiseUrl or call listen() before start()");
+      if (!state.advertiseUrl) throw new Error(NO_ADVERTISE_URL);
       return state.advertiseUrl;
     },
     hostname: options.hostname,
@@ -191,7 +194,11 @@ function workerHandle(parts: {
     get draining() {
       return draining();
     },
-    start: () => registration.start(),
+    async start() {
+      // Without a URL to advertise, every register would fail the same way: say so once.
+      if (!state.advertiseUrl) throw new Error(NO_ADVERTISE_URL);
+      return registration.start();
+    },
     async stop() {
       state.ownDraining = true;
       windDowns.cancelAll();

@@ -28,9 +28,27 @@ export class PinboardClient {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
+  /** Pinboard's URL as configured (the pinboardUrl option). */
+  get pinboardUrl(): string {
+    return this.options.pinboardUrl;
+  }
+
   private async token(): Promise<string> {
     const c = this.options.credential;
-    return typeof c === "function" ? await c() : c;
+    if (typeof c !== "function") return c;
+    let token: unknown;
+    try {
+      token = await c();
+    } catch (err) {
+      throw new CredentialError(
+        `the credential function threw: ${err instanceof Error ? err.message : String(err)}`,
+        err,
+      );
+    }
+    if (typeof token !== "string" || token.trim() === "") {
+      throw new CredentialError(`the credential function returned ${JSON.stringify(token) ?? String(token)}`);
+    }
+    return token;
   }
 
   /** The URL a call to `path` goes to. */
@@ -45,9 +63,10 @@ export class PinboardClient {
       this.timeoutMs,
     );
     try {
+      const token = await this.token();
       const response = await this.fetch(this.url(path), {
         method: "POST",
-        headers: { authorization: `Bearer ${await this.token()}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify(body),
         redirect: "manual",
         signal: controller.signal,
@@ -75,10 +94,18 @@ export class PinboardTimeoutError extends Error {
   }
 }
 
+/** A credential function that threw or returned no credential: the call was not made. */
+export class CredentialError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = "CredentialError";
+  }
+}
+
 /**
  * A failed call, as the registration loop reports it. The message names the URL called and,
  * when no answer came, why: `register: no answer from http://127.0.0.1:8787/registry/register
- * (ECONNREFUSED)`.
+ * (ECONNREFUSED)`; then `hint`, what it likely means and what to do (register-diagnosis.ts).
  */
 export class PinboardCallError extends Error {
   constructor(
@@ -87,14 +114,14 @@ export class PinboardCallError extends Error {
     readonly body: Record<string, unknown> = {},
     cause?: unknown,
     readonly url?: string,
+    readonly hint?: string,
   ) {
     const from = url ? ` from ${url}` : "";
-    super(
+    const said =
       status === null
         ? `${route}: no answer${from} (${describeNetworkError(cause)})`
-        : `${route}: ${status}${typeof body.error === "string" && body.error ? ` ${body.error}` : ""}${from}`,
-      { cause },
-    );
+        : `${route}: ${status}${typeof body.error === "string" && body.error ? ` ${body.error}` : ""}${from}`;
+    super(hint ? `${said} — ${hint}` : said, { cause });
     this.name = "PinboardCallError";
   }
 }

@@ -1,6 +1,8 @@
 import type { ChallengeState } from "./challenge.ts";
 import { type ControlMessage, MessageLedger } from "./control-messages.ts";
-import { backoffMs, type PinboardAnswer, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
+import { backoffMs, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
+import { failureFields, isProbeFailure } from "./register-diagnosis.ts";
+import { RegistryCalls, sleep } from "./registry-calls.ts";
 import type { PinnedLogger } from "./types.ts";
 
 export type { ControlMessage };
@@ -38,8 +40,6 @@ export interface RegistrationOptions {
   leaseUnhealthyAfterMs?: number;
 }
 
-const TRIES = 3;
-
 /**
  * How long attestations for the session this worker just lost (a 409 from a heartbeat) or gave up
  * (deregister) are still accepted: forwards Pinboard signed for it before it learned may still be
@@ -76,15 +76,17 @@ export class Registration {
   private tick: Promise<void> | null = null;
   private readonly ledger = new MessageLedger();
   private readonly random: () => number;
+  private readonly calls: RegistryCalls;
 
   constructor(
-    private readonly client: PinboardClient,
+    client: PinboardClient,
     private readonly challenge: ChallengeState,
     private readonly fields: RegistrationFields,
     private readonly hooks: RegistrationHooks,
     private readonly options: RegistrationOptions,
   ) {
     this.random = options.random ?? Math.random;
+    this.calls = new RegistryCalls(client, options.log, this.random);
   }
 
   get isStarted(): boolean {
@@ -104,8 +106,12 @@ export class Registration {
           this.stopped = true;
           throw err;
         }
-        this.options.log.warn("register failed, retrying", { error: describe(err) });
-        await sleep(backoffMs(attempt, 250, 5000, this.random));
+        const delayMs = backoffMs(attempt, 250, 5000, this.random);
+        this.options.log.warn(
+          "register failed, retrying",
+          failureFields({ attempt: attempt + 1, retryInMs: delayMs }, err),
+        );
+        await sleep(delayMs);
         continue;
       }
       if (this.stopped) {
@@ -142,7 +148,7 @@ export class Registration {
     if (sessionId) {
       // Forwards already on their way carry this audience: accepted for the grace only.
       this.retire(sessionId);
-      await this.tries("deregister", { sessionId });
+      await this.calls.tries("deregister", { sessionId });
     }
   }
 
@@ -161,7 +167,7 @@ export class Registration {
     const sessionId = this.sessionId;
     if (!sessionId || items.length === 0) return false;
     const body = items.map((i) => ({ sessionId, namespace: i.ns, id: i.id, epoch: i.epoch }));
-    return (await this.tries("release", body)) !== null;
+    return (await this.calls.tries("release", body)) !== null;
   }
 
   /** True while the lease was renewed recently enough; counts each healthy → unhealthy flap. */
@@ -195,9 +201,13 @@ export class Registration {
         this.leaseHealthy();
         this.schedule(this.interval());
       } catch (err) {
-        this.options.log.warn("heartbeat failed", { error: describe(err), failures: this.failures + 1 });
+        const delayMs = backoffMs(this.failures++, 250, this.interval(), this.random);
+        this.options.log.warn(
+          "heartbeat failed, retrying",
+          failureFields({ failures: this.failures, retryInMs: delayMs }, err),
+        );
         this.leaseHealthy();
-        this.schedule(backoffMs(this.failures++, 250, this.interval(), this.random));
+        this.schedule(delayMs);
       }
     })();
     this.tick = tick.finally(() => {
@@ -211,7 +221,7 @@ export class Registration {
     if (!this.sessionId) return this.reregister();
     const pair = this.challenge.current!;
     const acks = this.ledger.acks();
-    const answer = await this.call("heartbeat", {
+    const answer = await this.calls.post("heartbeat", {
       sessionId: this.sessionId,
       headroom: this.headroom(),
       draining: this.hooks.ownDraining(),
@@ -225,13 +235,13 @@ export class Registration {
       return;
     }
     if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
-      this.options.log.warn("session lost, re-registering", { error: answer.body.error });
+      this.options.log.warn("session lost, re-registering", failureFields({}, answer.body.error));
       this.prevSessionId = this.sessionId;
       this.retire(this.sessionId);
       this.sessionId = null;
       return this.reregister();
     }
-    throw new PinboardCallError("heartbeat", answer.status, answer.body, undefined, this.urlOf("heartbeat"));
+    throw this.calls.failure("heartbeat", answer);
   }
 
   private async reregister(): Promise<void> {
@@ -244,11 +254,12 @@ export class Registration {
     const f = this.fields;
     const prev = this.prevSessionId;
     const instances = prev ? this.hooks.instances() : {};
-    const answer = await this.call("register", {
+    const advertiseUrl = f.advertiseUrl();
+    const answer = await this.calls.post("register", {
       clientId: f.clientId,
       secret: f.secret,
       namespaces: f.namespaces,
-      advertiseUrl: f.advertiseUrl(),
+      advertiseUrl,
       headroom: this.headroom(),
       draining: this.hooks.ownDraining(),
       challenge: pair.challenge,
@@ -261,7 +272,10 @@ export class Registration {
       ...(prev ? { prevSessionId: prev, instances } : {}),
     });
     if (answer.status !== 200 || typeof answer.body.sessionId !== "string") {
-      throw new PinboardCallError("register", answer.status, answer.body, undefined, this.urlOf("register"));
+      const hint = isProbeFailure(answer)
+        ? await this.calls.probeFailureHint({ advertiseUrl, secret: f.secret, ...pair })
+        : undefined;
+      throw this.calls.failure("register", answer, undefined, hint);
     }
     this.sessionId = answer.body.sessionId;
     this.prevSessionId = null;
@@ -289,59 +303,21 @@ export class Registration {
     const value = this.hooks.headroom();
     return Number.isFinite(value) ? Math.max(0, value) : 0;
   }
-
-  private urlOf(route: string): string {
-    return this.client.url(`/registry/${route}`);
-  }
-
-  private async call(route: string, body: unknown): Promise<PinboardAnswer> {
-    try {
-      return await this.client.post(`/registry/${route}`, body);
-    } catch (err) {
-      throw new PinboardCallError(route, null, {}, err, this.urlOf(route));
-    }
-  }
-
-  /** Three tries for release and deregister: retried only when no answer or a 5xx came back. */
-  private async tries(route: string, body: unknown): Promise<PinboardAnswer | null> {
-    for (let attempt = 0; attempt < TRIES; attempt++) {
-      if (attempt > 0) await sleep(backoffMs(attempt - 1, 200, 2000, this.random));
-      try {
-        const answer = await this.call(route, body);
-        if (answer.status === 200) return answer;
-        this.options.log.warn(`${route} refused`, {
-          status: answer.status,
-          error: answer.body.error,
-          url: this.urlOf(route),
-        });
-        if (answer.status < 500) return null;
-      } catch (err) {
-        this.options.log.warn(`${route} failed`, { error: describe(err), attempt: attempt + 1 });
-      }
-    }
-    this.options.log.warn(`${route}: gave up after ${TRIES} tries`, { url: this.urlOf(route) });
-    return null;
-  }
 }
 
-/** Register failures that retrying cannot fix: bad credential, scope, conflicts, invalid body. */
+/**
+ * Register failures that retrying cannot fix: bad credential, scope, conflicts, invalid body, a
+ * wrong base path (404). A failed probe of the advertise URL is retried: the worker may yet come up.
+ */
 export function isFatal(err: unknown): boolean {
   if (!(err instanceof PinboardCallError) || err.status === null) return false;
   const s = err.status;
   if (s >= 500 || s === 408 || s === 429) return false;
-  if (s === 400 && err.body.error === "registration probe failed") return false;
+  if (isProbeFailure({ status: s, body: err.body })) return false;
   return s >= 400;
 }
 
 function isRef(value: unknown): value is { ns: string; id: string } {
   const v = value as { ns?: unknown; id?: unknown } | null;
   return typeof v === "object" && v !== null && typeof v.ns === "string" && typeof v.id === "string";
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -56,10 +56,23 @@ export interface WorkerOptions {
   now?: () => number;
 }
 
+/**
+ * One line per event: `[pinned] message key=value …: error`, the error (a failure's cause and fix)
+ * last. A logger of the user's own gets the message and the fields apart.
+ */
+export function consoleLine(message: string, fields?: Record<string, unknown>): string {
+  const { error, ...rest } = fields ?? {};
+  const pairs = Object.entries(rest).map(
+    ([key, value]) => ` ${key}=${typeof value === "string" ? value : JSON.stringify(value)}`,
+  );
+  const tail = error === undefined ? "" : `: ${typeof error === "string" ? error : JSON.stringify(error)}`;
+  return `[pinned] ${message}${pairs.join("")}${tail}`.replace(/\s*[\r\n]+\s*/g, " ");
+}
+
 const consoleLogger: PinnedLogger = {
-  info: (message, fields) => console.log(`[pinned] ${message}`, fields ?? ""),
-  warn: (message, fields) => console.warn(`[pinned] ${message}`, fields ?? ""),
-  error: (message, fields) => console.error(`[pinned] ${message}`, fields ?? ""),
+  info: (message, fields) => console.log(consoleLine(message, fields)),
+  warn: (message, fields) => console.warn(consoleLine(message, fields)),
+  error: (message, fields) => console.error(consoleLine(message, fields)),
 };
 
 /** The shortest secret Pinboard accepts at register. */

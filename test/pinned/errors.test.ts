@@ -9,7 +9,7 @@ import { Registration } from "../../src/pinned/registration.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
-import { memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";
+import { consoleFormatLogger, memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";
 import { startTestRedis } from "../support/redis.ts";
 
 /**
@@ -23,9 +23,9 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const lineWith = (lines: string[], text: string) => lines.find((l) => l.includes(text));
 
 describe("calls to Pinboard that get no answer name the URL and the cause", () => {
-  it("register: retried, each failure naming the URL and ECONNREFUSED", async () => {
+  it("register: retried, each failure one line naming the URL, ECONNREFUSED and what to check", async () => {
     const port = await freePort(); // nothing listens here
-    const logger = memoryLogger();
+    const logger = consoleFormatLogger();
     const worker = createWorker({
       pinboardUrl: `http://127.0.0.1:${port}`,
       credential: "token",
@@ -37,7 +37,13 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
     started.catch(() => {});
     try {
       const line = await until(() => lineWith(logger.lines, "register failed, retrying"));
-      expect(line).toContain(`register: no answer from http://127.0.0.1:${port}/registry/register (ECONNREFUSED)`);
+      expect(line).toMatch(/^warn \[pinned\] register failed, retrying attempt=1 retryInMs=\d+: /);
+      expect(line).toContain(
+        `register: no answer from http://127.0.0.1:${port}/registry/register (ECONNREFUSED) — cannot reach ` +
+          `Pinboard at http://127.0.0.1:${port}: is Pinboard running, and is the pinboardUrl option (PINBOARD_URL) ` +
+          "right (host, port, http:// or https://)?",
+      );
+      expect(line.endsWith("?")).toBe(true); // one line: no object printed after it
     } finally {
       await worker.stop();
       await listening.close();
@@ -81,7 +87,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       await fleet?.close().catch(() => {});
     });
 
-    it("a refusal names the URL: a wrong base path is register: 404 from …/registry/register", async () => {
+    it("a refusal names the URL: a wrong base path is register: 404 from …/registry/register, and says so", async () => {
       const worker = createWorker({
         pinboardUrl: `${fleet.pb.url}/nope`,
         credential: await fleet.pb.workerCredential(),
@@ -91,7 +97,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       const listening = await worker.listen({ port: 0 });
       try {
         await expect(worker.start()).rejects.toThrow(
-          /^register: 404 .*from http:\/\/127\.0\.0\.1:\d+\/nope\/registry\/register$/,
+          /^register: 404 .*from http:\/\/127\.0\.0\.1:\d+\/nope\/registry\/register — the Pinboard URL http:\/\/127\.0\.0\.1:\d+\/nope probably misses or has an extra base path/,
         );
       } finally {
         await listening.close();
@@ -162,6 +168,15 @@ describe("configuration errors fail fast and say what to do", () => {
     expect(() =>
       createWorker({ ...base, pinboardUrl, maxInstances: 0, advertiseUrl: "https://w.example/base" }),
     ).not.toThrow();
+  });
+
+  it("start() with no URL to advertise (no listen(), no advertiseUrl) rejects at once", async () => {
+    const logger = memoryLogger();
+    const worker = createWorker({ ...base, pinboardUrl: "http://127.0.0.1:8787", logger });
+    await expect(worker.start()).rejects.toThrow(
+      "start(): no URL to advertise: call listen() first, or set the advertiseUrl option (where Pinboard reaches this worker)",
+    );
+    expect(logger.lines).toEqual([]); // not retried
   });
 
   it("listen() on a port in use", async () => {

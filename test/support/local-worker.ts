@@ -2,10 +2,19 @@ import { signAttestation } from "../../src/contract/attestation.ts";
 import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import type { PinnedLogger } from "../../src/pinned/types.ts";
+import { consoleLine } from "../../src/pinned/worker-options.ts";
 import { Counter, Room, Slow } from "./sample-instances.ts";
 
 export const SECRET = "pinned-test-secret-0123456789abcdef";
 export const LOCAL_AUD = "local-test-audience";
+
+/** Lines as the library's console logger prints them (`[pinned] message key=value …: error`), after the level. */
+export function consoleFormatLogger(): PinnedLogger & { lines: string[] } {
+  const lines: string[] = [];
+  const push = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    lines.push(`${level} ${consoleLine(message, fields)}`);
+  return { lines, info: push("info"), warn: push("warn"), error: push("error") };
+}
 
 /** Collects log lines instead of printing them; tests may assert on them. */
 export function memoryLogger(): PinnedLogger & { lines: string[] } {
