@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { unknownCommandMessage } from "./suggest.ts";
 import { type CommandName, isCommand } from "./usage.ts";
 
 /** A command line the CLI cannot act on: exit status 2, the message and a pointer to --help. */
@@ -23,10 +24,19 @@ export type Command =
   | { name: "drain"; clientId: string; deadline: number | null }
   | { name: "undrain"; clientId: string };
 
-/** Where and as whom to talk; `token` is absent only for sweep-now, which goes to Redis. */
+/** Where the URL came from, for messages that tell the operator what to change. */
+export type UrlSource = "--url" | "PINBOARD_URL" | "default";
+export type TokenSource = "--token" | "PINBOARD_OPERATOR_TOKEN";
+
+/**
+ * Where and as whom to talk, and where each came from; the URL's and the credential's fields are
+ * absent (url "") only for sweep-now, which goes to Redis.
+ */
 export interface Globals {
   url: string;
+  urlFrom?: UrlSource;
   token?: string;
+  tokenFrom?: TokenSource;
   json: boolean;
 }
 
@@ -74,14 +84,14 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
   if (first === "help") {
     if (rest.length === 0) return { help: true };
     const topic = rest[0]!;
-    if (!isCommand(topic) || rest.length > 1) throw new UsageError(`unknown command ${JSON.stringify(rest.join(" "))}`);
+    if (!isCommand(topic) || rest.length > 1) throw new UsageError(unknownCommandMessage(rest.join(" ")));
     return { help: true, command: topic };
   }
   if (first === undefined) {
     if (values.help) return { help: true };
     throw new UsageError("no command given");
   }
-  if (!isCommand(first)) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
+  if (!isCommand(first)) throw new UsageError(unknownCommandMessage(first));
   if (values.help) return { help: true, command: first };
 
   const shape = SHAPES[first];
@@ -129,6 +139,7 @@ function parseGlobals(
     }
     return { url: "", json };
   }
+  const urlFrom: UrlSource = values.url !== undefined ? "--url" : env.PINBOARD_URL ? "PINBOARD_URL" : "default";
   const url = (values.url as string | undefined) ?? (env.PINBOARD_URL || DEFAULT_URL);
   let parsedUrl: URL;
   try {
@@ -139,10 +150,11 @@ function parseGlobals(
   if (parsedUrl.protocol !== "http:" && parsedUrl.protocol !== "https:") {
     throw new UsageError(`--url: expected an http(s) URL, got ${JSON.stringify(url)}`, command);
   }
+  const tokenFrom: TokenSource = values.token !== undefined ? "--token" : "PINBOARD_OPERATOR_TOKEN";
   const token = ((values.token as string | undefined) ?? env.PINBOARD_OPERATOR_TOKEN ?? "").trim();
   if (token === "")
     throw new UsageError("no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN", command);
-  return { url, token, json };
+  return { url, urlFrom, token, tokenFrom, json };
 }
 
 function buildCommand(

@@ -1,11 +1,16 @@
 import type { z } from "zod";
 import { describeIssues, errorAnswer } from "./schemas.ts";
 
-/** A request the server refused: its {"error"} string (or status text) and the HTTP status. */
+/**
+ * A request the server refused: its {"error"} string (or status text), the HTTP status, and the
+ * request it refused (the URL without its query), for messages that say what to fix.
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly error: string,
+    readonly method: "GET" | "POST",
+    readonly url: string,
   ) {
     super(`${error} (HTTP ${status})`);
     this.name = "HttpError";
@@ -42,9 +47,9 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** The operator routes over HTTP with a bearer credential. */
+/** The operator routes over HTTP with a bearer credential, and the node's readiness probe. */
 export class OperatorClient {
-  private readonly base: string;
+  readonly base: string;
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: ClientOptions) {
@@ -63,6 +68,26 @@ export class OperatorClient {
     return this.request("POST", path, body);
   }
 
+  /**
+   * GET /readyz (unauthenticated, empty body): true on 200, false on 503. Any other status means
+   * the URL does not lead to a Pinboard's probe: an HttpError, like a refused operator route.
+   */
+  async ready(): Promise<boolean> {
+    const url = `${this.base}/readyz`;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? REQUEST_TIMEOUT_MS),
+      });
+      await response.arrayBuffer();
+    } catch (err) {
+      throw new UnreachableError(this.base, reasonOf(err));
+    }
+    if (response.status === 200 || response.status === 503) return response.status === 200;
+    throw new HttpError(response.status, response.statusText || "no error message", "GET", url);
+  }
+
   /** The answer checked against a schema: UnexpectedAnswerError when it does not match. */
   static check<T extends z.ZodType>(path: string, schema: T, answer: unknown): z.infer<T> {
     const parsed = schema.safeParse(answer);
@@ -76,9 +101,10 @@ export class OperatorClient {
       accept: "application/json",
     };
     if (body !== undefined) headers["content-type"] = "application/json";
+    const url = `${this.base}${path}`;
     let response: Response;
     try {
-      response = await this.fetchImpl(`${this.base}${path}`, {
+      response = await this.fetchImpl(url, {
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -100,7 +126,7 @@ export class OperatorClient {
       const message = error.success
         ? error.data.error
         : response.statusText || text.trim().slice(0, 200) || "no error message";
-      throw new HttpError(response.status, message);
+      throw new HttpError(response.status, message, method, url.replace(/\?.*$/, ""));
     }
     if (json === undefined) throw new UnexpectedAnswerError(path, `not JSON (HTTP ${response.status})`);
     return json;

@@ -1,5 +1,6 @@
 import type { Command, Globals } from "./args.ts";
 import { OperatorClient } from "./client.ts";
+import { notReadyLines } from "./explain.ts";
 import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
 import {
@@ -12,9 +13,10 @@ import {
   workersAnswer,
 } from "./schemas.ts";
 
-/** What a command prints on stdout, and its exit status when it is not 0. */
+/** What a command prints on stdout, lines for stderr when it failed, and its exit status when it is not 0. */
 export interface Output {
   text: string;
+  stderr?: string[];
   exitCode?: number;
 }
 
@@ -65,8 +67,13 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       return globals.json ? json(answer) : { text: renderStats(check("/registry/stats", statsAnswer, answer)) };
     }
     case "health": {
+      // /registry/health answers even without Redis; only /readyz says whether its numbers hold.
       const answer = await client.get("/registry/health");
-      return globals.json ? json(answer) : { text: renderHealth(check("/registry/health", healthAnswer, answer)) };
+      const ready = await client.ready();
+      const out = globals.json
+        ? json(answer)
+        : { text: renderHealth(check("/registry/health", healthAnswer, answer), ready) };
+      return ready ? out : { ...out, stderr: notReadyLines(`${client.base}/readyz`), exitCode: 1 };
     }
     case "wind-down": {
       const body = {

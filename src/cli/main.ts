@@ -3,12 +3,14 @@ import { fileURLToPath } from "node:url";
 import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
 import { type CommandContext, runCommand } from "./commands.ts";
+import { explainHttpError, explainUnreachable } from "./explain.ts";
 import { usage } from "./usage.ts";
 
 /**
  * `pinboard …`: the operator command-line tool (launched by bin/pinboard.mjs through tsx).
- * Exit status: 0 on success, 1 when the server refuses (its {"error"} and status on stderr),
- * cannot be reached or answers unexpectedly, 2 on a usage or configuration error.
+ * Exit status: 0 on success, 1 when the server refuses (its {"error"} and status on stderr, with
+ * hint lines naming the likely cause and fix), cannot be reached, answers unexpectedly, or (health)
+ * is not ready; 2 on a usage or configuration error.
  */
 
 export const EXIT_OK = 0;
@@ -36,16 +38,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT_OK;
   }
 
+  const { command, globals } = invocation;
   try {
-    const output = await runCommand(invocation.command, invocation.globals, io);
+    const output = await runCommand(command, globals, io);
     io.stdout(line(output.text));
+    for (const text of output.stderr ?? []) io.stderr(line(text));
     return output.exitCode ?? EXIT_OK;
   } catch (err) {
+    // The server's error string first, exactly as sent; the cause and the fix on hint lines.
     if (err instanceof HttpError) {
-      io.stderr(line(`pinboard: ${err.error} (HTTP ${err.status})`));
+      const hints = explainHttpError(err, { command, globals, now: io.now() });
+      for (const text of [`pinboard: ${err.error} (HTTP ${err.status})`, ...hints]) io.stderr(line(text));
       return EXIT_FAILURE;
     }
-    if (err instanceof UnreachableError || err instanceof UnexpectedAnswerError) {
+    if (err instanceof UnreachableError) {
+      for (const text of [`pinboard: ${err.message}`, ...explainUnreachable(err, globals)]) io.stderr(line(text));
+      return EXIT_FAILURE;
+    }
+    if (err instanceof UnexpectedAnswerError) {
       io.stderr(line(`pinboard: ${err.message}`));
       return EXIT_FAILURE;
     }

@@ -167,11 +167,17 @@ export function coldStart(answer: HealthAnswer): string {
         "(a bucket's first request opens its window: one lease of 503s for new placements there)";
 }
 
-export function renderHealth(answer: HealthAnswer): string {
+/**
+ * The node's health. `ready` is its /readyz: a node that is not ready (Redis unreachable, no
+ * fleet license, draining) reports a full lease of cold start it cannot actually know, so the
+ * window shows as unknown rather than as a countdown.
+ */
+export function renderHealth(answer: HealthAnswer, ready: boolean): string {
   const pairs: Array<[string, string]> = [
+    ["ready", ready ? "yes" : "no (GET /readyz answered 503)"],
     ["uptime", seconds(answer.uptimeMs)],
     ["connections", String(answer.connections)],
-    ["cold start", coldStart(answer)],
+    ["cold start", ready ? coldStart(answer) : "unknown while the node is not ready"],
   ];
   if (answer.rssBytes !== undefined) pairs.push(["memory (rss)", bytes(answer.rssBytes)]);
   const outcomes = Object.entries(answer.resolutions).sort(([a], [b]) => a.localeCompare(b));

@@ -29,11 +29,13 @@ const SUMMARY = `usage: pinboard <command> [arguments] [options]
 Operate a Pinboard fleet through its operator endpoints.
 
 Commands:
+  serve                            run Pinboard itself (the Node entry, as \`npm start\`), configured by
+                                   PORT, HOST, REDIS_URL and the PINBOARD_* variables
   workers                          live workers, sorted by hostname then session
   overview [--ns /x] [--prefix p] [--tag t]
                                    workers, bindings and live placements (filters ANDed)
   stats                            each live worker's own /_pinned/stats
-  health                           this node's resolutions, connections and cold-start window
+  health                           this node's readiness, resolutions, connections and cold start
   wind-down <namespace> [id] --deadline <seconds|none> [--env e]
                                    fence a placement (or a whole namespace) and notify its owner
   drain <clientId> [--deadline <seconds>]
@@ -43,7 +45,8 @@ Commands:
 
 ${GLOBALS}
 
-Exit status: 0 on success, 1 when the server refuses or cannot be reached, 2 on a usage error.
+Exit status: 0 on success, 1 when the server refuses or cannot be reached (or, for health, the
+node is not ready), 2 on a usage error. Refusals print the server's error, then hint lines.
 Run "pinboard help <command>" or "pinboard <command> --help" for a command's details.
 `;
 
@@ -67,8 +70,10 @@ GET /registry/stats: each live worker's /_pinned/stats (instances, inflight, soc
 uptime), or "unreachable" when the worker did not answer within 3 s.`,
   health: `usage: pinboard health [--json]
 
-GET /registry/health: resolutions by outcome, open connections, the remaining cold-start window,
-uptime and memory of the node that answers. Answers while the node boots or drains.`,
+GET /registry/health and GET /readyz: whether the node that answers is ready, its resolutions by
+outcome, open connections, the remaining cold-start window, uptime and memory. A node that is not
+ready (it cannot reach Redis, does not hold the fleet license, or is draining) still answers, but
+its cold start is unknown: health then says why on stderr and exits with status 1.`,
   "wind-down": `usage: pinboard wind-down <namespace> [id] --deadline <seconds|none> [--env <env>] [--json]
 
 POST /registry/wind_down: stamps the placement's wind-down fence at now + max(deadline, lease)

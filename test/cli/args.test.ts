@@ -23,7 +23,13 @@ function usageError(argv: string[], env: Record<string, string | undefined> = TO
 
 describe("parseCommandLine: commands", () => {
   it("reads each command with its options and positionals", () => {
-    const globals = { url: DEFAULT_URL, token: "op-token", json: false };
+    const globals = {
+      url: DEFAULT_URL,
+      urlFrom: "default",
+      token: "op-token",
+      tokenFrom: "PINBOARD_OPERATOR_TOKEN",
+      json: false,
+    };
     expect(parseCommandLine(["workers"], TOKEN)).toEqual({ help: false, globals, command: { name: "workers" } });
     expect(parseCommandLine(["stats"], TOKEN)).toEqual({ help: false, globals, command: { name: "stats" } });
     expect(parseCommandLine(["health"], TOKEN)).toEqual({ help: false, globals, command: { name: "health" } });
@@ -76,14 +82,20 @@ describe("parseCommandLine: where the URL and the credential come from", () => {
   it("--url, else PINBOARD_URL, else the default; --token, else PINBOARD_OPERATOR_TOKEN, trimmed", () => {
     expect(DEFAULT_URL).toBe("http://127.0.0.1:8787");
     const env = { PINBOARD_URL: "http://env.example:1", PINBOARD_OPERATOR_TOKEN: " env-token " };
+    // Where each came from is kept: messages name the setting to change.
     expect(parseCommandLine(["workers"], env)).toMatchObject({
-      globals: { url: "http://env.example:1", token: "env-token" },
+      globals: {
+        url: "http://env.example:1",
+        urlFrom: "PINBOARD_URL",
+        token: "env-token",
+        tokenFrom: "PINBOARD_OPERATOR_TOKEN",
+      },
     });
     expect(parseCommandLine(["workers", "--url", "https://flag.example", "--token", "flag-token"], env)).toMatchObject({
-      globals: { url: "https://flag.example", token: "flag-token" },
+      globals: { url: "https://flag.example", urlFrom: "--url", token: "flag-token", tokenFrom: "--token" },
     });
     expect(parseCommandLine(["workers"], { ...TOKEN, PINBOARD_URL: "" })).toMatchObject({
-      globals: { url: DEFAULT_URL },
+      globals: { url: DEFAULT_URL, urlFrom: "default" },
     });
   });
 
@@ -126,8 +138,12 @@ describe("parseCommandLine: help", () => {
     expect(parseCommandLine(["drain", "--help"], {})).toEqual({ help: true, command: "drain" });
   });
 
-  it("refuses help for an unknown command", () => {
+  it("refuses help for an unknown command, suggesting a close one", () => {
     expect(usageError(["help", "nope"])).toEqual({ message: 'unknown command "nope"', command: undefined });
+    expect(usageError(["help", "worker"])).toEqual({
+      message: 'unknown command "worker"; did you mean `workers`?',
+      command: undefined,
+    });
     expect(usageError(["help", "drain", "x"])).toEqual({ message: 'unknown command "drain x"', command: undefined });
   });
 });
@@ -136,6 +152,7 @@ describe("parseCommandLine: usage errors", () => {
   it("names what is wrong with the command line", () => {
     const cases: Array<[string[], string, string | undefined]> = [
       [["nope"], 'unknown command "nope"', undefined],
+      [["worker"], 'unknown command "worker"; did you mean `workers`?', undefined],
       [["workers", "--tag", "x"], "workers does not take --tag", "workers"],
       [["drain", "c", "--env", "prod"], "drain does not take --env", "drain"],
       [["drain"], "drain: missing <clientId>", "drain"],

@@ -1,5 +1,3 @@
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import type { OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
@@ -9,6 +7,7 @@ import { type ChallengeServer, startChallengeServer } from "../support/challenge
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { registerBody } from "../support/registration.ts";
 import { getRow, putRow, putRows } from "../support/rows.ts";
+import { type CliRun, spawnCli as spawnCliProcess } from "./cli-process.ts";
 
 /**
  * The operator CLI as operators run it: a separate process (`node --import tsx src/cli/main.ts`,
@@ -16,7 +15,6 @@ import { getRow, putRow, putRows } from "../support/rows.ts";
  * built on the worker library and two challenge-only workers registered over HTTP.
  */
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Long enough that the challenge-only workers (no heartbeats) stay live for the whole file. */
 const LEASE_MS = 600_000;
 const SERVER_ENV = {
@@ -32,11 +30,7 @@ let token: string;
 let a: string;
 let b: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** CLI processes at once: enough to overlap start-up, few enough for a two-core runner. */
 const MAX_PARALLEL = 4;
@@ -63,25 +57,9 @@ function spawnCli(
   args: readonly string[],
   options: { env?: Record<string, string>; launcher?: boolean },
 ): Promise<Run> {
-  const entry = options.launcher ? ["bin/pinboard.mjs"] : ["--import", "tsx", "src/cli/main.ts"];
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...entry, ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "",
-          PINBOARD_URL: fleet.pb.url,
-          PINBOARD_OPERATOR_TOKEN: token,
-          ...options.env,
-        },
-        timeout: 30_000,
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
-    );
+  return spawnCliProcess(args, {
+    ...options,
+    env: { PINBOARD_URL: fleet.pb.url, PINBOARD_OPERATOR_TOKEN: token, ...options.env },
   });
 }
 
@@ -231,7 +209,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(lines.find((l) => l.startsWith(a))).toMatch(/ cli-a +- +unreachable +- +- +- +- +- +- +-$/);
     expect(health).toMatchObject({ code: 0, stderr: "" });
     expect(health.stdout).toMatch(
-      /^uptime: +\d+s\nconnections: +\d+\ncold start: +(no bucket has opened its window yet|over in every bucket|\d+s left)[^\n]*\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/,
+      /^ready: +yes\nuptime: +\d+s\nconnections: +\d+\ncold start: +(no bucket has opened its window yet|over in every bucket|\d+s left)[^\n]*\nmemory \(rss\): +[\d.]+ MiB\n\nRESOLUTIONS\n/,
     );
   });
 
@@ -245,8 +223,23 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
         PINBOARD_OPERATOR_TOKEN: await fleet.pb.operatorCredential({ namespaces: ["/rooms"] }),
       }),
     ]);
-    expect(drain).toEqual({ code: 1, stdout: "", stderr: "pinboard: forbidden (HTTP 403)\n" });
-    expect(windDown).toEqual({ code: 1, stdout: "", stderr: "pinboard: namespace not allowed: /threads (HTTP 403)\n" });
+    // The server's string stays first and exact; the hint says why, from what the credential holds.
+    expect(drain).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "pinboard: forbidden (HTTP 403)\n" +
+        "hint: `pinboard drain` needs the pinboard:operator scope, which the credential from --token has; " +
+        'so Pinboard refused the client: "cli-a" is unknown, or its workers are outside the credential\'s ' +
+        "namespaces, hostnames or envs\n",
+    });
+    expect(windDown).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "pinboard: namespace not allowed: /threads (HTTP 403)\n" +
+        "hint: the credential's pinboard claim does not cover it: use one minted with --namespaces including it (or '*')\n",
+    });
     // Refused means untouched (the real worker's heartbeats keep other keys moving).
     expect(await getRow(fleet.t, "/threads", "H~1")).toEqual(rowBefore);
     expect(await fleet.t.redis.client.exists("pinboard:{global}:drain:cli-a")).toBe(0);
@@ -262,8 +255,9 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
 
   it("exits 2 on a usage error, 0 for help, 1 when the server is unreachable", async () => {
     const port = await freePort();
-    const [unknown, help, unreachable] = await Promise.all([
+    const [unknown, typo, help, unreachable] = await Promise.all([
       cli(["frobnicate"]),
+      cli(["worker"]),
       cli(["wind-down", "--help"]),
       cli(["health", "--url", `http://127.0.0.1:${port}`]),
     ]);
@@ -271,6 +265,11 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
       code: 2,
       stdout: "",
       stderr: 'pinboard: unknown command "frobnicate"\nRun "pinboard --help" for usage.\n',
+    });
+    expect(typo).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'pinboard: unknown command "worker"; did you mean `workers`?\nRun "pinboard --help" for usage.\n',
     });
     expect(help).toMatchObject({ code: 0, stderr: "" });
     expect(help.stdout).toMatch(/^usage: pinboard wind-down <namespace> \[id\] --deadline <seconds\|none>/);
@@ -283,7 +282,10 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     expect(unreachable).toEqual({
       code: 1,
       stdout: "",
-      stderr: `pinboard: cannot reach Pinboard at http://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`,
+      stderr:
+        `pinboard: cannot reach Pinboard at http://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n` +
+        `hint: Pinboard is not running at http://127.0.0.1:${port}, or the host, port or URL is wrong: ` +
+        "start it (`npm start` listens on http://127.0.0.1:8787 unless PORT or HOST say otherwise) or check --url\n",
     });
   });
 

@@ -14,8 +14,8 @@ const health = (quarantineMs: number, resolutions: Record<string, number> = {}):
   quarantineMs,
   uptimeMs: 4000,
 });
-const coldStartLine = (answer: HealthAnswer) =>
-  renderHealth(answer)
+const coldStartLine = (answer: HealthAnswer, ready = true) =>
+  renderHealth(answer, ready)
     .split("\n")
     .find((l) => l.startsWith("cold start:"))!;
 
@@ -30,6 +30,13 @@ describe("pinboard health: the cold-start line", () => {
   });
   it("after placements went through says over, for the buckets opened so far", () => {
     expect(coldStartLine(health(0, { forward: 5, quarantine: 2 }))).toMatch(/: +over in every bucket opened so far/);
+  });
+  it("on a node that is not ready says unknown, not the full lease it reports as a countdown", () => {
+    expect(coldStartLine(health(15_000), false)).toMatch(/^cold start: +unknown while the node is not ready$/);
+    expect(coldStartLine(health(0, { forward: 5 }), false)).toMatch(
+      /^cold start: +unknown while the node is not ready$/,
+    );
+    expect(renderHealth(health(15_000), false)).toMatch(/^ready: +no \(GET \/readyz answered 503\)\n/);
   });
 });
 
@@ -81,8 +88,9 @@ describe("exact output", () => {
       uptimeMs: 4000,
       rssBytes: 50_541_363,
     };
-    expect(renderHealth(answer)).toBe(
+    expect(renderHealth(answer, true)).toBe(
       [
+        "ready:         yes",
         "uptime:        4s",
         "connections:   3",
         "cold start:    over in every bucket opened so far (a bucket's first request opens its window: one lease of 503s for new placements there)",
@@ -94,7 +102,7 @@ describe("exact output", () => {
         "quarantine      2",
       ].join("\n"),
     );
-    expect(renderHealth(health(0)).split("\n").slice(-2)).toEqual(["RESOLUTIONS", "no resolutions yet"]);
+    expect(renderHealth(health(0), true).split("\n").slice(-2)).toEqual(["RESOLUTIONS", "no resolutions yet"]);
   });
 
   it("an empty fleet: each section says so", () => {

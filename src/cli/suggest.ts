@@ -1,0 +1,45 @@
+import { COMMANDS, type CommandName } from "./usage.ts";
+
+/** Typos this far (in single-character edits) from a command still suggest it. */
+const MAX_EDITS = 2;
+/** A shorter prefix ("s", "w") names too many commands to be worth a guess. */
+const MIN_PREFIX = 2;
+
+/**
+ * The commands an unknown one most likely meant: those it is a prefix of, or within two edits of
+ * (case-insensitive), the closest ones only. Empty when nothing is close, and for several words.
+ */
+export function suggestCommands(typed: string): CommandName[] {
+  const input = typed.trim().toLowerCase();
+  if (input === "" || /\s/.test(input)) return [];
+  const scored = COMMANDS.map((command) => ({
+    command,
+    edits: input.length >= MIN_PREFIX && command.startsWith(input) ? 0 : editDistance(input, command),
+  })).filter(({ edits }) => edits <= MAX_EDITS);
+  const best = Math.min(...scored.map(({ edits }) => edits));
+  return scored.filter(({ edits }) => edits === best).map(({ command }) => command);
+}
+
+/** `unknown command "x"`, with "; did you mean `y`?" when a command is close. */
+export function unknownCommandMessage(typed: string): string {
+  const suggestions = suggestCommands(typed).map((command) => `\`${command}\``);
+  const message = `unknown command ${JSON.stringify(typed)}`;
+  if (suggestions.length === 0) return message;
+  const last = suggestions.pop()!;
+  const options = suggestions.length === 0 ? last : `${suggestions.join(", ")} or ${last}`;
+  return `${message}; did you mean ${options}?`;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions, one row at a time. */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
