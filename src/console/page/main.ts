@@ -1,4 +1,5 @@
 import { type Answer, basePath, call, credentialStore, explain } from "./api.ts";
+import type { OverviewCount } from "./glance.ts";
 import { type Health, HealthView } from "./health-view.ts";
 import { PlacementsView } from "./placements-view.ts";
 import { type Worker, WorkersView } from "./workers-view.ts";
@@ -45,9 +46,11 @@ function signedIn(yes: boolean, message = ""): void {
 
 async function refresh(): Promise<void> {
   clearTimeout(timer);
-  const [healthAnswer, workersAnswer, ready] = await Promise.all([
+  // Everything the first paint shows, fetched before it: nothing is drawn empty and filled later.
+  const [healthAnswer, workersAnswer, overviewAnswer, ready] = await Promise.all([
     call<Health>("GET", "/registry/health"),
     call<{ workers: Worker[] }>("GET", "/registry/workers"),
+    call<OverviewCount>("GET", "/registry/overview"),
     fetch(`${basePath}/readyz`, { cache: "no-store" }).then(
       (r) => r.ok,
       () => false,
@@ -59,7 +62,8 @@ async function refresh(): Promise<void> {
     signedIn(false, explain(refused));
     return;
   }
-  const list = workersAnswer.status === 200 ? (workersAnswer.body?.workers ?? []) : [];
+  const listed = workersAnswer.status === 200 ? workersAnswer.body?.workers : undefined;
+  const list = listed ?? [];
   health.update({
     health: healthAnswer,
     ready,
@@ -68,6 +72,8 @@ async function refresh(): Promise<void> {
     ejected: list
       .filter((w) => w.ejectedUntil !== undefined)
       .map((w) => `${w.clientId} until ${new Date(w.ejectedUntil!).toLocaleTimeString()}`),
+    workers: listed ?? explain(workersAnswer),
+    overview: (overviewAnswer.status === 200 ? overviewAnswer.body : null) ?? explain(overviewAnswer),
   });
   if (workersAnswer.status === 200) workers.update(list, Date.now());
   $("status").textContent = statusLine(workersAnswer);
