@@ -11,9 +11,12 @@ import { configDefaults, defineConfig } from "vitest/config";
 export const UNIT_TESTS = [
   "test/auth/claims.test.ts",
   "test/cli/args.test.ts",
+  "test/cli/explain.test.ts",
   "test/cli/render.test.ts",
+  "test/cli/suggest.test.ts",
   "test/cli/table.test.ts",
   "test/config.test.ts",
+  "test/console/series.test.ts",
   "test/contract/attestation.test.ts",
   "test/contract/base64url.test.ts",
   "test/contract/durable-index.test.ts",

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { startChallengeServer } from "../support/challenge-server.ts";
+import { cloneLayout } from "../support/clone-layout.ts";
 import { heartbeatBody, registerBody } from "../support/registration.ts";
 
 /**
@@ -14,7 +14,6 @@ import { heartbeatBody, registerBody } from "../support/registration.ts";
  * to come up on a small machine, hence the generous timeouts.
  */
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const children: ChildProcess[] = [];
 
 interface Dev {
@@ -24,11 +23,14 @@ interface Dev {
   exited: Promise<number | null>;
 }
 
+// `npm run dev` keeps its dev store and key under the working folder's .pinboard/: the test's own.
+const clone = cloneLayout();
+
 function runDev(env: Record<string, string>): Dev {
   // Its own process group, so a signal reaches npm, the script and everything under it, as a
   // Ctrl-C in a terminal does (npm itself does not relay signals to the script).
   const child = spawn("npm", ["run", "dev"], {
-    cwd: ROOT,
+    cwd: clone.dir,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -51,6 +53,7 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) signalGroup(child, "SIGKILL");
+  clone.remove();
 });
 
 async function waitFor<T>(what: string, dev: Dev, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -117,13 +120,17 @@ describe("npm run dev", () => {
         async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1],
         10_000,
       );
-      const redisPort = Number(/embedded redis-server redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.output())?.[1]);
+      // npm start's dev store and key, under the working folder's .pinboard/.
+      const store = /embedded redis-server at redis:\/\/127\.0\.0\.1:(\d+) \(data in \.pinboard\/redis, new\)/;
+      const redisPort = Number(store.exec(dev.output())?.[1]);
       expect(redisPort).toBeGreaterThan(0);
+      expect(readFileSync(join(clone.dir, ".pinboard", "redis", "port"), "utf8")).toBe(`${redisPort}\n`);
 
       // No secret on a command line (`ps` shows those to every user): wrangler reads the
       // Worker's settings from a 0600 env file in a private temporary directory.
       const secret = /PINBOARD_PASSPORT_SECRET=(\S+)/.exec(dev.output())?.[1];
       expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(readFileSync(join(clone.dir, ".pinboard", "dev-passport-secret"), "utf8").trim()).toBe(secret);
       const commands = groupCommandLines(dev.child.pid!);
       const wranglerLine = commands.find((line) => line.includes("wrangler.js dev"));
       expect(wranglerLine).toBeDefined();

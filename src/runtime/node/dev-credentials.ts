@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mintCredential } from "../../auth/mint.ts";
@@ -123,8 +124,7 @@ export function describeDevPassport(
     ...(durableRedisUrl
       ? [
           "Start a worker (in another terminal, after the exports above):",
-          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} ` +
-            "CLIENT_ID=worker-a npx tsx examples/worker.ts",
+          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a ${exampleWorkerCommand()}`,
         ]
       : []),
     "Try:",
@@ -132,6 +132,16 @@ export function describeDevPassport(
     `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
     `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${adminUrl}/registry/health`,
   ].join("\n");
+}
+
+/**
+ * The example worker in a clone (run from its root); where Pinboard was installed as a package,
+ * the README's worker snippet saved as worker.mjs.
+ */
+function exampleWorkerCommand(): string {
+  return existsSync(join("examples", "worker.ts"))
+    ? "npx tsx examples/worker.ts"
+    : "node worker.mjs  # README: Writing a worker";
 }
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join, resolve } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { Redis } from "ioredis";
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../log.ts";
@@ -56,13 +56,19 @@ export async function startDevStore(
   });
   await writeFile(join(dataDir, PORT_FILE), `${port}\n`);
   if (fresh) await openWithoutColdStart(embedded.url, config);
-  const kept = `data in ${join(dir === "." ? "" : dir, DEV_STORE_DIR)}`;
+  const kept = `data in ${shortPath(dataDir)}`;
   return {
     ...embedded,
     dataDir,
     fresh,
     describe: `embedded redis-server at ${embedded.url} (${kept}, ${fresh ? "new" : "reopened"})`,
   };
+}
+
+/** A path under the working folder relative to it (what the banner shows for `npm start`), any other absolute. */
+function shortPath(path: string): string {
+  const cwd = process.cwd();
+  return path.startsWith(cwd + sep) ? relative(cwd, path) : path;
 }
 
 /** Refuses a store another live process serves; a dead owner's (SIGKILLed) is taken over. */
