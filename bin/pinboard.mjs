@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npx pinboard …`. `pinboard serve` starts the Node entry (dist/src/node.js, the same settings and
-// Node flags as `npm start`); anything else runs the operator CLI. Installed from the registry or a
+// Node flags as `npm start`); `pinboard mint-credential` mints a credential offline; anything else
+// runs the operator CLI. Installed from the registry or a
 // tarball, the package holds dist/ only and both run from it with plain Node. In a clone, the CLI
 // runs from src/ under tsx (always current) and `serve` first rebuilds a stale dist/ like `npm start`.
 // Either way the child gets the same argv and stdio; its exit status (or signal) is this process's.
@@ -27,12 +28,19 @@ function serveCommand() {
   return ["--enable-source-maps", ...nodeFlags(), `${root}dist/src/node.js`, ...args.slice(1)];
 }
 
-function cliCommand() {
-  if (inClone) return ["--import", import.meta.resolve("tsx"), `${root}src/cli/main.ts`, ...args];
-  return ["--enable-source-maps", `${root}dist/src/cli/main.js`, ...args];
+/** A module of src/cli/ (`main` or `mint-credential`) with its arguments. */
+function cliCommand(module, moduleArgs) {
+  if (inClone) return ["--import", import.meta.resolve("tsx"), `${root}src/cli/${module}.ts`, ...moduleArgs];
+  return ["--enable-source-maps", `${root}dist/src/cli/${module}.js`, ...moduleArgs];
 }
 
-const child = spawn(process.execPath, args[0] === "serve" ? serveCommand() : cliCommand(), { stdio: "inherit" });
+function command() {
+  if (args[0] === "serve") return serveCommand();
+  if (args[0] === "mint-credential") return cliCommand("mint-credential", args.slice(1));
+  return cliCommand("main", args);
+}
+
+const child = spawn(process.execPath, command(), { stdio: "inherit" });
 
 // Ctrl-C reaches the child through the terminal's process group; the launcher just waits for it.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {

@@ -7,7 +7,8 @@
  *      moduleResolution node16 and with bundler;
  *   3. `npx pinboard serve` starts (embedded redis-server, development key), the README's worker
  *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node`, and
- *      a request through Pinboard reaches it.
+ *      a request through Pinboard reaches it; `npx pinboard mint-credential` mints an operator
+ *      credential with the key `serve` kept, and `npx pinboard health` answers with it.
  *
  * Every process it starts is stopped by pid; the temporary project is removed unless --keep.
  */
@@ -185,7 +186,10 @@ async function serveAndForward(dir: string): Promise<void> {
     const coldStarts = refusals.filter((r) => r.includes("registry cold start, retry"));
     if (coldStarts.length > 0) throw new Error(`a brand-new dev store refused with a cold start: ${coldStarts[0]}`);
     step(`POST /counter/package-check/increment → 200 ${JSON.stringify(body)} from \`node worker.mjs\``);
-    const operatorToken = bannerValue(pinboard.output(), "PINBOARD_OPERATOR_TOKEN") ?? "";
+    // An operator credential minted by the installed package with the development key `serve` kept.
+    const secret = readFileSync(join(dir, ".pinboard", "dev-passport-secret"), "utf8").trim();
+    const mint = ["pinboard", "mint-credential", "--secret", secret, "--scope", "pinboard:operator"];
+    const operatorToken = run("npx", mint, dir).trim();
     const health = run("npx", ["pinboard", "health"], dir, {
       PINBOARD_URL: base,
       PINBOARD_OPERATOR_TOKEN: operatorToken,

@@ -1,10 +1,9 @@
 import cluster from "node:cluster";
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { parseConfig } from "./config.ts";
 import { clusterMetricsSource } from "./runtime/node/cluster-metrics.ts";
 import { describeMinting } from "./runtime/node/dev-credentials.ts";
 import { processCount, runProcessCluster } from "./runtime/node/process-cluster.ts";
+import { isProcessEntry } from "./runtime/node/process-entry.ts";
 import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/serving-process.ts";
 import { type RunningPinboard, startNode } from "./runtime/node/start-node.ts";
 
@@ -53,15 +52,4 @@ async function main(): Promise<void> {
   process.once("SIGINT", () => shutdown("SIGINT"));
 }
 
-/** True when this file is the process's entry (`npm start`, `pinboard serve`, a forked process), however it was reached. */
-function isEntry(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntry()) void main();
+if (isProcessEntry(import.meta.url)) void main();

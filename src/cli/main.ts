@@ -1,5 +1,4 @@
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { isProcessEntry } from "../runtime/node/process-entry.ts";
 import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
 import { type CommandContext, runCommand } from "./commands.ts";
@@ -91,15 +90,4 @@ function flush(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => stream.write("", () => resolve()));
 }
 
-/** True when this file is the process's entry (not imported by a test or another module). */
-function isEntry(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntry()) void main();
+if (isProcessEntry(import.meta.url)) void main();

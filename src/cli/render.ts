@@ -159,12 +159,12 @@ export function coldStart(answer: HealthAnswer): string {
     const seconds = Math.ceil(answer.quarantineMs / 1000);
     return `${seconds}s left in the longest open window (new placements in its bucket get 503 until then)`;
   }
-  const placed = (answer.resolutions.forward ?? 0) + (answer.resolutions.quarantine ?? 0);
-  return placed === 0
-    ? "no bucket has opened its window yet, as far as this node has seen " +
-        "(the first request in each bucket opens it and waits one lease)"
-    : "over in every bucket opened so far " +
-        "(a bucket's first request opens its window: one lease of 503s for new placements there)";
+  // The same words whether no bucket was used yet or every window closed: a dev store Pinboard
+  // created never opens one, and the answer cannot tell the cases apart.
+  return (
+    "no window open (in a Redis Pinboard did not create, a bucket's first request opens one: " +
+    "a lease of 503s for new placements there)"
+  );
 }
 
 /**

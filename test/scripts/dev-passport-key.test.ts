@@ -97,7 +97,7 @@ describe("the development key", { timeout: 30_000 }, () => {
     const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
     const run = await start(cwd, { PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" });
     expect(run.banner).toContain(
-      `export PINBOARD_WORKER_TOKEN=$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
+      `export PINBOARD_WORKER_TOKEN=$(npx pinboard mint-credential --secret "$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
     );
     expect(run.banner).toContain("--scope pinboard:operator");
     expect(run.banner).not.toContain("a-real-secret-of-at-least-32-characters!");

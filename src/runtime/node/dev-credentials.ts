@@ -146,7 +146,7 @@ function exampleWorkerCommand(): string {
 
 /**
  * What a start with PINBOARD_PASSPORT_SECRET prints: how to mint credentials with that secret
- * (scripts/mint-credential.ts; `-s` keeps npm's own lines out of the token). Nothing for a JWKS:
+ * (`pinboard mint-credential`, src/cli/mint-credential.ts). Nothing for a JWKS:
  * its credentials come from the identity provider.
  */
 export function describeMinting(passport: { secret?: string; issuer?: string; audience?: string }): string | undefined {
@@ -156,11 +156,11 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
     ...(passport.audience !== undefined ? [`--audience ${shellQuote(passport.audience)}`] : []),
   ].join(" ");
   const mint = (args: string) =>
-    `$(npm run -s mint-credential -- --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
+    `$(npx pinboard mint-credential --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
   return [
     "Passport: HS256 with PINBOARD_PASSPORT_SECRET. " +
       "Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
-    "narrow --namespaces and --hosts for real workers, `npm run -s mint-credential -- --help` lists every flag):",
+    "narrow --namespaces and --hosts for real workers, `npx pinboard mint-credential --help` lists every flag):",
     `  export PINBOARD_WORKER_TOKEN=${mint("--sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*'")}`,
     `  export PINBOARD_OPERATOR_TOKEN=${mint("--sub operator --scope pinboard:operator --namespaces '*'")}`,
   ].join("\n");

@@ -17,7 +17,7 @@ function mint(args: readonly string[], env: Record<string, string> = {}): Promis
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "scripts/mint-credential.ts", ...args],
+      ["--import", "tsx", "src/cli/mint-credential.ts", ...args],
       { cwd: root, env: { ...process.env, PINBOARD_PASSPORT_SECRET: "", ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
@@ -28,7 +28,7 @@ function mint(args: readonly string[], env: Record<string, string> = {}): Promis
 }
 
 // Each case spawns its own process; running them side by side keeps the file fast.
-describe.concurrent("scripts/mint-credential.ts", () => {
+describe.concurrent("pinboard mint-credential", () => {
   it("prints a credential that Passport accepts, with the defaults", async ({ expect }) => {
     const run = await mint(["--secret", secret]);
     expect(run.code).toBe(0);
@@ -104,7 +104,7 @@ describe.concurrent("scripts/mint-credential.ts", () => {
   it("prints usage on --help", async ({ expect }) => {
     const run = await mint(["--help"]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^usage: tsx scripts\/mint-credential\.ts/);
+    expect(run.stdout).toMatch(/^usage: pinboard mint-credential/);
   });
 
   it.for([
@@ -121,6 +121,6 @@ describe.concurrent("scripts/mint-credential.ts", () => {
     const run = await mint(args);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain("usage: tsx scripts/mint-credential.ts");
+    expect(run.stderr).toContain("usage: pinboard mint-credential");
   });
 });

@@ -1,14 +1,16 @@
 /**
- * Prints an HS256 Passport credential (a JWT) for the registry routes.
- *   tsx scripts/mint-credential.ts --secret <s> --scope pinboard:worker --namespaces /threads
+ * `pinboard mint-credential` (and `npm run mint-credential` in a clone): prints an HS256 Passport
+ * credential (a JWT) for the registry routes. Offline: it needs the secret, not a server.
+ *   npx pinboard mint-credential --secret <s> --scope pinboard:worker --namespaces /threads
  * Exit status: 0 on success, 2 on bad arguments (usage on stderr).
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { pinboardClaimSchema } from "../src/auth/claims.ts";
-import { DEFAULT_CREDENTIAL_TTL_S, type MintOptions, mintCredential } from "../src/auth/mint.ts";
+import { pinboardClaimSchema } from "../auth/claims.ts";
+import { DEFAULT_CREDENTIAL_TTL_S, type MintOptions, mintCredential } from "../auth/mint.ts";
+import { isProcessEntry } from "../runtime/node/process-entry.ts";
 
-const USAGE = `usage: tsx scripts/mint-credential.ts --secret <secret> [options]
+const USAGE = `usage: pinboard mint-credential --secret <secret> [options]
 
 Prints an HS256 Passport credential to stdout.
 
@@ -124,4 +126,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main();
+if (isProcessEntry(import.meta.url)) process.exitCode = await main();
