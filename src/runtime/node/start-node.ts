@@ -68,7 +68,10 @@ export async function startNode(
         "on Node, PINBOARD_ADMIN_PORT serves the operator surface apart",
     );
   // Bound first: a port in use fails the start before the fleet is claimed or anything says it serves.
-  const { nodeDataPlane, listeners } = await serve(config, deps, metrics, options);
+  const { nodeDataPlane, listeners } = await serve(config, deps, metrics, options).catch(async (err: unknown) => {
+    await closeRedis(redis);
+    throw err;
+  });
   await deps.fleet.refresh();
   const renew = setInterval(() => void deps.fleet.refresh(), Math.max(250, Math.floor(config.leaseTtlMs / 3)));
   const sweeper = startSweeperTimer(deps);
@@ -93,13 +96,17 @@ export async function startNode(
         await sweeper.stop();
         await nodeDataPlane.close();
         await listeners.close();
-        await redis.port.close();
-        await redis.durable?.close();
-        await redis.embedded?.stop();
+        await closeRedis(redis);
       })();
       return stopping;
     },
   };
+}
+
+async function closeRedis(redis: NodeRedis): Promise<void> {
+  await redis.port.close();
+  await redis.durable?.close();
+  await redis.embedded?.stop();
 }
 
 /**
