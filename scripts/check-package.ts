@@ -8,7 +8,9 @@
  *   3. `npx pinboard serve` starts (embedded redis-server, development key), the README's worker
  *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node`, and
  *      a request through Pinboard reaches it; `npx pinboard mint-credential` mints an operator
- *      credential with the key `serve` kept, and `npx pinboard health` answers with it.
+ *      credential with the key `serve` kept, and `npx pinboard health` answers with it;
+ *   4. the Workers entry: wrangler bundles the README's wrangler.toml for the package, and that
+ *      bundle in workerd (Miniflare), on the same Redis over REST, forwards to the same placement.
  *
  * Every process it starts is stopped by pid; the temporary project is removed unless --keep.
  */
@@ -18,10 +20,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../src/runtime/node/free-port.ts";
+import { checkWorkersEntry } from "./check-package/workers-entry.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
-const SNIPPET_MARK = "<!-- package-check: worker.mjs -->";
 const keep = process.argv.includes("--keep");
 
 function step(text: string): void {
@@ -39,12 +41,12 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   }
 }
 
-/** The README's worker snippet: the first ```js block after the marker. */
-export function readmeWorkerSnippet(readme: string): string {
-  const after = readme.slice(readme.indexOf(SNIPPET_MARK));
-  const block = /```js\n([\s\S]*?)```/.exec(after);
-  if (!readme.includes(SNIPPET_MARK) || !block?.[1])
-    throw new Error(`README.md has no \`\`\`js block after ${SNIPPET_MARK}`);
+/** The README's block of `lang` after `<!-- package-check: name -->`: what the check runs as the user would. */
+export function readmeBlock(readme: string, name: string, lang: string): string {
+  const mark = `<!-- package-check: ${name} -->`;
+  const fence = "```";
+  const block = new RegExp(`${fence}${lang}\\n([\\s\\S]*?)${fence}`).exec(readme.slice(readme.indexOf(mark)));
+  if (!readme.includes(mark) || !block?.[1]) throw new Error(`README.md has no ${fence}${lang} block after ${mark}`);
   return block[1];
 }
 
@@ -155,17 +157,20 @@ async function serveAndForward(dir: string): Promise<void> {
     started.push(pinboard);
     const base = `http://127.0.0.1:${port}`;
     await waitFor("pinboard serve", async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), started);
-    const out = await waitFor(
+    const redisUrl = await waitFor(
       "the start banner",
       async () => bannerValue(pinboard.output(), "DURABLE_REDIS_URL"),
       started,
     );
     step("`npx pinboard serve` is listening with an embedded redis-server");
-    writeFileSync(join(dir, "worker.mjs"), readmeWorkerSnippet(readFileSync(join(ROOT, "README.md"), "utf8")));
+    writeFileSync(
+      join(dir, "worker.mjs"),
+      readmeBlock(readFileSync(join(ROOT, "README.md"), "utf8"), "worker.mjs", "js"),
+    );
     const worker = startLogged(process.execPath, ["worker.mjs"], dir, {
       PINBOARD_URL: base,
       PINBOARD_WORKER_TOKEN: bannerValue(pinboard.output(), "PINBOARD_WORKER_TOKEN"),
-      DURABLE_REDIS_URL: out,
+      DURABLE_REDIS_URL: redisUrl,
       PORT: String(await freePort()),
     });
     started.push(worker);
@@ -195,6 +200,16 @@ async function serveAndForward(dir: string): Promise<void> {
       PINBOARD_OPERATOR_TOKEN: operatorToken,
     });
     step(`\`npx pinboard health\` answers from the installed CLI:\n${health.trimEnd()}`);
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const forwarded = await checkWorkersEntry({
+      dir,
+      wranglerToml: readmeBlock(readme, "wrangler.toml", "toml"),
+      redisUrl,
+      passportSecret: secret,
+      operatorToken,
+      placed: { path: "/counter/package-check", count: 1 },
+    });
+    step(`the Workers entry, bundled by wrangler from the README's wrangler.toml, in workerd: ${forwarded}`);
   } finally {
     for (const s of started.reverse()) await stop(s.child);
   }

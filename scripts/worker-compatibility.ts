@@ -8,9 +8,9 @@ export interface WorkerCompatibility {
 
 const WRANGLER_TOML = new URL("../wrangler.toml", import.meta.url);
 
-/** Reads compatibility_date and compatibility_flags from wrangler.toml (the flags may be absent). */
-export async function workerCompatibility(): Promise<WorkerCompatibility> {
-  const toml = await readFile(WRANGLER_TOML, "utf8");
+/** Reads compatibility_date and compatibility_flags from a wrangler.toml (the flags may be absent); the repository's by default. */
+export async function workerCompatibility(path: string | URL = WRANGLER_TOML): Promise<WorkerCompatibility> {
+  const toml = await readFile(path, "utf8");
   const date = /^\s*compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
   if (!date) throw new Error("wrangler.toml has no compatibility_date");
   const flags = /^\s*compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
