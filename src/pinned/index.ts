@@ -15,6 +15,7 @@ export {
   type ListOptions,
   StaleEpochError,
 } from "./durability.ts";
+export { type FencedCommand, FencedRedis, type FencedRedisOptions, fenceKeyOf } from "./fenced-redis.ts";
 export { MemoryDurabilityStore } from "./memory-durability.ts";
 export { createPinnedServer, type Listening, type ListenOptions, listenPinned } from "./node-server.ts";
 export { handleShutdownSignals, type ShutdownOptions } from "./node-signals.ts";

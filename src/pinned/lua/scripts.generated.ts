@@ -229,3 +229,34 @@ return 0
 `,
   "ce3d525e54900177e1c0bcdd9b2970ccf1ee8c7f",
 );
+
+/** src/pinned/lua/fenced-write-2.lua */
+export const fencedWriteScript = defineScript(
+  "fenced-write",
+  `
+local function norm(s)
+  local t = string.gsub(s, '^0+', '')
+  if t == '' then return '0' end
+  return t
+end
+local function cmp(a, b)
+  a = norm(a) b = norm(b)
+  if #a ~= #b then if #a < #b then return -1 else return 1 end end
+  if a == b then return 0 end
+  if a < b then return -1 else return 1 end
+end
+local stored = redis.call('HGET', KEYS[1], 'epoch')
+if stored then
+  local c = cmp(ARGV[1], stored)
+  if c < 0 then return {0, stored} end
+  if c > 0 then redis.call('HSET', KEYS[1], 'epoch', ARGV[1]) end
+else
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1])
+end
+
+local allowed = { SET = true, RPUSH = true, HSET = true, INCRBY = true, DEL = true }
+if not allowed[ARGV[2]] then return redis.error_reply('fenced-write: unsupported command ' .. ARGV[2]) end
+return {1, redis.call(ARGV[2], KEYS[2], unpack(ARGV, 3))}
+`,
+  "34fd13bff0d3c684bb7d51cf4cc920739b8eb1f1",
+);
