@@ -1,7 +1,8 @@
-import { type Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { evalScript } from "../contract/lua-script.ts";
 import { StaleEpochError } from "./durability.ts";
 import { fencedWriteScript } from "./lua/scripts.generated.ts";
+import { ownRedisConnection } from "./redis-connection.ts";
 
 /**
  * The placement epoch as a fencing token for a database of your own. Pinboard hands each
@@ -30,6 +31,8 @@ const COMMANDS = new Set(["SET", "RPUSH", "HSET", "INCRBY", "DEL"]);
 export interface FencedRedisOptions {
   /** A connected ioredis client (single node or Cluster), or a redis:// URL to connect to. */
   redis: Redis | Cluster | string;
+  /** With a URL: how long one write may take before it fails (default 5000 ms). */
+  commandTimeoutMs?: number;
 }
 
 /** Where the fence of `key` lives: a hash beside it, in the key's hash slot. */
@@ -49,11 +52,8 @@ export class FencedRedis {
 
   constructor(options: FencedRedisOptions) {
     this.owned = typeof options.redis === "string";
-    // A write is never sent twice: a script whose connection died may have run.
     this.client =
-      typeof options.redis === "string"
-        ? new Redis(options.redis, { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 })
-        : options.redis;
+      typeof options.redis === "string" ? ownRedisConnection(options.redis, options.commandTimeoutMs) : options.redis;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { DEFAULT_DURABLE_PREFIX, DurableKeys, instanceMember } from "../contract/durable-index.ts";
 import { evalScript, type LuaScript } from "../contract/lua-script.ts";
 import {
@@ -21,12 +21,15 @@ import {
   durableSetAlarm,
   durableUnindexAlarm,
 } from "./durability-scripts.ts";
+import { ownRedisConnection } from "./redis-connection.ts";
 
 export interface RedisDurabilityStoreOptions {
   /** A connected ioredis client (single node or Cluster), or a redis:// URL to connect to. */
   redis: Redis | Cluster | string;
   /** Key prefix, default "pinned:". */
   prefix?: string;
+  /** With a URL: how long one command may take before it fails (default 5000 ms); see redis-connection.ts. */
+  commandTimeoutMs?: number;
 }
 
 type Arg = string | number | Buffer;
@@ -51,11 +54,7 @@ export class RedisDurabilityStore implements DurabilityStore {
       this.name = redactRedisUrl(options.redis);
       // A script written to a connection that then dies may have run: it fails (the caller sees
       // an error, Pinboard retries the request) and is never written again on the next connection.
-      this.client = new Redis(options.redis, {
-        autoResendUnfulfilledCommands: false,
-        maxRetriesPerRequest: 0,
-        enableAutoPipelining: true,
-      });
+      this.client = ownRedisConnection(options.redis, options.commandTimeoutMs);
       // ioredis reconnects on its own; keep the cause for the messages of failed commands.
       this.client.on("error", (err: unknown) => (this.connectionError = connectionCause(err)));
       this.client.on("ready", () => (this.connectionError = undefined));

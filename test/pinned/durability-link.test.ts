@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FaultProxy, startFaultProxy } from "../../scripts/chaos/fault-proxy.ts";
+import { DurabilityUnavailableError, RedisDurabilityStore } from "../../src/pinned/index.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+
+/**
+ * The durability store's own connection on a link that loses its state without a reset (a
+ * middlebox or host that forgot the connection: the chaos campaign's blackhole): a write fails
+ * within its timeout instead of hanging, and once the link is back the store recovers on a new
+ * connection instead of waiting on the dead one for good.
+ */
+
+let redis: EmbeddedRedis;
+let proxy: FaultProxy;
+let store: RedisDurabilityStore;
+const ref = { ns: "/lists", id: "k1" };
+
+beforeAll(async () => {
+  redis = await startEmbeddedRedis();
+  proxy = await startFaultProxy("store", "127.0.0.1", redis.port);
+  store = new RedisDurabilityStore({ redis: `redis://127.0.0.1:${proxy.port}`, commandTimeoutMs: 300 });
+  await store.activate(ref, "5");
+});
+afterAll(async () => {
+  await store.close();
+  await proxy.close();
+  await redis.stop();
+});
+
+describe("a durability store on a link that silently lost its connection", () => {
+  it("fails a write within its timeout, then writes again once the link is back", async () => {
+    proxy.setMode("blackhole");
+    const started = Date.now();
+    await expect(store.put(ref, "5", [["list", "[1]"]])).rejects.toThrow(DurabilityUnavailableError);
+    expect(Date.now() - started).toBeLessThan(2000);
+    proxy.setMode("pass");
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const ok = await store.put(ref, "5", [["list", "[1,2]"]]).then(
+        () => true,
+        () => false,
+      );
+      if (ok) break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await store.get(ref, ["list"])).toEqual(["[1,2]"]);
+  });
+});
