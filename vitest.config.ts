@@ -40,6 +40,9 @@ export const UNIT_TESTS = [
   "test/runtime/node/data-plane/deadline-timer.test.ts",
   "test/runtime/node/jws.test.ts",
   "test/runtime/workers/misconfigured.test.ts",
+  "test/scripts/chaos/checker.test.ts",
+  "test/scripts/chaos/report.test.ts",
+  "test/scripts/chaos/statistics.test.ts",
   "test/scripts/demo/instructions.test.ts",
   "test/scripts/dev/worker-env-file.test.ts",
 ];

@@ -1,0 +1,130 @@
+/**
+ * The epoch checks: the epochs a client sees for one key never go down in real-time order; no two
+ * workers serve one key at one epoch, and none serves after another served a higher epoch (a zombie);
+ * the user database never takes a write at an epoch lower than one it already took.
+ */
+
+import type { Operation, Served, UserDbWrite } from "./history.ts";
+import { groupByKey, parseEpoch, sweepAcknowledged } from "./real-time.ts";
+import type { ViolationLog } from "./verdict.ts";
+
+interface EpochedOp {
+  op: Operation;
+  epoch: bigint;
+  start: number;
+  end: number;
+}
+
+export function checkClientEpochs(operations: readonly Operation[], log: ViolationLog): void {
+  const epoched: EpochedOp[] = [];
+  for (const op of operations) {
+    const epoch = op.outcome === "ok" ? parseEpoch(op.epoch) : undefined;
+    if (epoch !== undefined) epoched.push({ op, epoch, start: op.start, end: op.end });
+  }
+  for (const [key, ops] of groupByKey(epoched.map((e) => ({ ...e, key: e.op.key })))) {
+    sweepAcknowledged(
+      ops,
+      ops,
+      (a, b) => a.epoch > b.epoch,
+      (later, highest) => {
+        if (highest === undefined || later.epoch >= highest.epoch) return;
+        const { op: a } = highest;
+        const { op: b } = later;
+        const detail = `op ${b.id} (${b.kind}, started ${b.start}) saw epoch ${b.epoch} from worker ${b.worker ?? "?"} after op ${a.id} (${a.kind}, ended ${a.end}) saw epoch ${a.epoch} from worker ${a.worker ?? "?"}`;
+        log.add({ kind: "epoch-regression", key, detail, operations: [a.id, b.id], ...who(a, b) });
+      },
+    );
+  }
+}
+
+function who(a: { worker?: string; epoch?: string }, b: { worker?: string; epoch?: string }) {
+  return { workers: [a.worker ?? "?", b.worker ?? "?"], epochs: [a.epoch ?? "?", b.epoch ?? "?"] };
+}
+
+/** One (late worker, late epoch) served after (earlier worker, higher epoch): how often, first and last time. */
+interface Overlap<T> {
+  late: T;
+  ahead: T;
+  count: number;
+  lastAt: number;
+}
+
+export function checkServed(served: readonly Served[], log: ViolationLog): void {
+  for (const [key, entries] of groupByKey(served)) {
+    checkSharedEpochs(key, entries, log);
+    for (const { late, ahead, count, lastAt } of overlaps(entries, true)) {
+      const times = count > 1 ? ` (${count} times, until ${lastAt})` : "";
+      const detail = `worker ${late.worker} served ${key} at epoch ${late.epoch} at ${late.at}${times} after worker ${ahead.worker} had served epoch ${ahead.epoch} at ${ahead.at}`;
+      log.add({ kind: "split-brain", key, detail, ...who(ahead, late) });
+    }
+  }
+}
+
+function checkSharedEpochs(key: string, entries: Served[], log: ViolationLog): void {
+  const byEpoch = new Map<bigint, Map<string, Served>>();
+  for (const entry of entries) {
+    const epoch = parseEpoch(entry.epoch);
+    if (epoch === undefined) continue;
+    const workers = byEpoch.get(epoch) ?? new Map<string, Served>();
+    if (!workers.has(entry.worker)) workers.set(entry.worker, entry);
+    byEpoch.set(epoch, workers);
+  }
+  for (const [epoch, workers] of byEpoch) {
+    if (workers.size < 2) continue;
+    const firsts = [...workers.values()].map((e) => `${e.worker} (first at ${e.at})`).join(", ");
+    const detail = `workers ${firsts} all served ${key} at epoch ${epoch}`;
+    log.add({ kind: "split-brain", key, detail, workers: [...workers.keys()], epochs: [String(epoch)] });
+  }
+}
+
+export function checkUserDb(writes: readonly UserDbWrite[], log: ViolationLog): void {
+  for (const [key, entries] of groupByKey(writes.filter((w) => w.accepted))) {
+    for (const { late, ahead, count, lastAt } of overlaps(entries, false)) {
+      const times = count > 1 ? ` (${count} writes, until ${lastAt})` : "";
+      const detail = `the user database took worker ${late.worker}'s write of ${key} at epoch ${late.epoch} at ${late.at}${times} after it took worker ${ahead.worker}'s at epoch ${ahead.epoch} at ${ahead.at}`;
+      log.add({ kind: "user-db-stale-write", key, detail, ...who(ahead, late) });
+    }
+  }
+}
+
+/**
+ * Entries (by time) whose epoch is lower than one logged strictly earlier, grouped by the pair.
+ * With `otherWorkerOnly`, only a higher epoch of another worker counts (a worker's own later
+ * activation supersedes nothing of its own), so the sweep keeps the highest entry and the highest
+ * entry of a different worker.
+ */
+function overlaps<T extends { worker: string; epoch: string; at: number }>(entries: T[], otherWorkerOnly: boolean) {
+  const sorted = entries
+    .map((entry) => ({ entry, epoch: parseEpoch(entry.epoch) }))
+    .filter((e): e is { entry: T; epoch: bigint } => e.epoch !== undefined)
+    .sort((a, b) => a.entry.at - b.entry.at);
+  type Ranked = (typeof sorted)[number];
+  let best: Ranked | undefined;
+  let bestOfOther: Ranked | undefined;
+  const found = new Map<string, Overlap<T>>();
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    for (; j < sorted.length && sorted[j]!.entry.at === sorted[i]!.entry.at; j++) {
+      const late = sorted[j]!;
+      const ahead = otherWorkerOnly && best?.entry.worker === late.entry.worker ? bestOfOther : best;
+      if (ahead === undefined || late.epoch >= ahead.epoch) continue;
+      const pair = `${late.entry.worker}@${late.epoch}<${ahead.entry.worker}@${ahead.epoch}`;
+      const seen = found.get(pair);
+      if (seen === undefined)
+        found.set(pair, { late: late.entry, ahead: ahead.entry, count: 1, lastAt: late.entry.at });
+      else Object.assign(seen, { count: seen.count + 1, lastAt: late.entry.at });
+    }
+    for (; i < j; i++) {
+      const next = sorted[i]!;
+      if (best === undefined || next.epoch > best.epoch) {
+        if (best !== undefined && best.entry.worker !== next.entry.worker) bestOfOther = best;
+        best = next;
+      } else if (
+        next.entry.worker !== best.entry.worker &&
+        (bestOfOther === undefined || next.epoch > bestOfOther.epoch)
+      )
+        bestOfOther = next;
+    }
+  }
+  return found.values();
+}

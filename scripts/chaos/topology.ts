@@ -1,0 +1,159 @@
+import { join } from "node:path";
+import { mintCredential } from "../../src/auth/mint.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/free-port.ts";
+import { type RedisCluster, startRedisCluster } from "../../test/support/redis-cluster.ts";
+import { type FaultProxy, startFaultProxy } from "./fault-proxy.ts";
+import { ManagedProcess } from "./processes.ts";
+
+/**
+ * Everything a campaign runs, on loopback: the placement Redis (one server, or a 3-primary Cluster
+ * with a replica each), the durability store's Redis, the "user database" Redis, two Pinboard
+ * nodes and the workers. Each Pinboard node reaches a single Redis through a fault proxy of its
+ * own; each worker is reached through one (its advertise URL) and reaches its store through
+ * another, so a fault can cut one link at a time.
+ */
+
+export interface TopologyOptions {
+  redis: "single" | "cluster";
+  workers: number;
+  leaseTtlMs: number;
+  /** The control run: workers with the fence turned off. */
+  noFence: boolean;
+  logDir: string;
+}
+
+export interface PinboardNode {
+  index: number;
+  url: string;
+  process: ManagedProcess;
+  /** Between this node and a single Redis (none on a Cluster). */
+  redisProxy?: FaultProxy;
+}
+
+export interface ChaosWorker {
+  id: string;
+  process: ManagedProcess;
+  /** Pinboard reaches the worker through it (its advertise URL). */
+  advertiseProxy: FaultProxy;
+  /** The worker reaches its durability store through it. */
+  storeProxy: FaultProxy;
+}
+
+export interface Topology {
+  options: TopologyOptions;
+  single?: EmbeddedRedis;
+  cluster?: RedisCluster;
+  durable: EmbeddedRedis;
+  userDb: EmbeddedRedis;
+  pinboards: PinboardNode[];
+  workers: ChaosWorker[];
+  servedLog: string;
+  userDbLog: string;
+}
+
+const SECRET = "chaos-campaign-passport-secret-0123456789";
+
+export async function startTopology(options: TopologyOptions): Promise<Topology> {
+  const [durable, userDb] = await Promise.all([startEmbeddedRedis(), startEmbeddedRedis()]);
+  const topology: Topology = {
+    options,
+    durable,
+    userDb,
+    pinboards: [],
+    workers: [],
+    servedLog: join(options.logDir, "served.jsonl"),
+    userDbLog: join(options.logDir, "user-db.jsonl"),
+  };
+  if (options.redis === "cluster")
+    topology.cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 2000 });
+  else topology.single = await startEmbeddedRedis();
+  for (const index of [0, 1]) topology.pinboards.push(await startPinboardNode(topology, index));
+  const credential = await mintCredential({
+    secret: SECRET,
+    sub: "chaos",
+    scopes: ["pinboard:worker"],
+    pinboard: { namespaces: ["*"], allowedBackendHosts: ["*"] },
+    ttlSeconds: 3600,
+  });
+  for (let i = 1; i <= options.workers; i++)
+    topology.workers.push(await startChaosWorker(topology, `w${i}`, credential));
+  return topology;
+}
+
+async function startPinboardNode(topology: Topology, index: number): Promise<PinboardNode> {
+  const { options } = topology;
+  const port = await freePort();
+  const redisProxy = topology.single
+    ? await startFaultProxy(`pinboard${index}-redis`, "127.0.0.1", topology.single.port)
+    : undefined;
+  const redisEnv: Record<string, string> = topology.cluster
+    ? { REDIS_CLUSTER_NODES: topology.cluster.nodes }
+    : { REDIS_URL: `redis://127.0.0.1:${redisProxy!.port}` };
+  const url = `http://127.0.0.1:${port}`;
+  const process = new ManagedProcess(`pinboard${index}`, "src/node.ts", {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    ...redisEnv,
+    PINBOARD_DURABLE_REDIS_URL: topology.durable.url,
+    PINBOARD_PASSPORT_SECRET: SECRET,
+    PINBOARD_LEASE_TTL_MS: String(options.leaseTtlMs),
+    PINBOARD_SWEEP_INTERVAL_MS: "1000",
+    PINBOARD_FORWARD_TIMEOUT_MS: "5000",
+    PINBOARD_LOG_LEVEL: "error",
+    PINBOARD_METRICS: "false",
+    PINBOARD_TRUSTED_PROXIES: "127.0.0.1",
+  });
+  await process.start(async () => (await fetch(`${url}/healthz`)).ok);
+  return { index, url, process, ...(redisProxy ? { redisProxy } : {}) };
+}
+
+async function startChaosWorker(topology: Topology, id: string, credential: string): Promise<ChaosWorker> {
+  const port = await freePort();
+  const advertiseProxy = await startFaultProxy(`${id}-advertise`, "127.0.0.1", port);
+  const storeProxy = await startFaultProxy(`${id}-store`, "127.0.0.1", topology.durable.port);
+  const pinboard = topology.pinboards[Number(id.slice(1)) % topology.pinboards.length]!;
+  const process = new ManagedProcess(
+    id,
+    "scripts/chaos/chaos-worker.ts",
+    {
+      PINBOARD_URL: pinboard.url,
+      CREDENTIAL: credential,
+      CLIENT_ID: id,
+      PORT: String(port),
+      ADVERTISE_URL: `http://127.0.0.1:${advertiseProxy.port}`,
+      DURABLE_REDIS_URL: `redis://127.0.0.1:${storeProxy.port}`,
+      USER_DB_URL: topology.userDb.url,
+      SERVED_LOG: topology.servedLog,
+      USER_DB_LOG: topology.userDbLog,
+      ...(topology.options.noFence ? { NO_FENCE: "1" } : {}),
+    },
+    /^ready /m,
+  );
+  await process.start();
+  return { id, process, advertiseProxy, storeProxy };
+}
+
+/** Stops the single placement Redis and starts it again, empty, on the same port. */
+export async function restartRedisEmpty(topology: Topology): Promise<void> {
+  if (topology.cluster) return topology.cluster.restart();
+  const port = topology.single!.port;
+  await topology.single!.stop();
+  topology.single = await startEmbeddedRedis({ port });
+}
+
+export async function stopTopology(topology: Topology): Promise<void> {
+  for (const worker of topology.workers) await worker.process.kill();
+  for (const node of topology.pinboards) await node.process.kill();
+  const proxies = [
+    ...topology.pinboards.flatMap((n) => (n.redisProxy ? [n.redisProxy] : [])),
+    ...topology.workers.flatMap((w) => [w.advertiseProxy, w.storeProxy]),
+  ];
+  await Promise.all(proxies.map((p) => p.close()));
+  await Promise.all([
+    topology.durable.stop(),
+    topology.userDb.stop(),
+    topology.single?.stop(),
+    topology.cluster?.stop(),
+  ]);
+}
