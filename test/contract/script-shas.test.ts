@@ -33,6 +33,7 @@ describe("Lua script registry", () => {
         "durable-set-alarm",
         "durable-unindex-alarm",
         "enqueue-message",
+        "fenced-write",
         "fleet-claim",
         "gc-bucket",
         "gc-fleet",
