@@ -28,6 +28,7 @@ export const UNIT_TESTS = [
   "test/errors.test.ts",
   "test/layering.test.ts",
   "test/outbound/worker-url.test.ts",
+  "test/pinned/lease.test.ts",
   "test/pinned/registration.test.ts",
   "test/pinned/wind-down.test.ts",
   "test/placement/affinity.test.ts",

@@ -53,6 +53,15 @@ async function writeUserDb(key: string, epoch: string, value: string): Promise<v
 }
 
 /**
+ * Whether this activation may still answer a read from memory: a read that waited in the
+ * instance's queue (Serial) while the process was paused past its lease must not answer beside
+ * the new owner. Writes need no such check: the fences refuse them (and the report counts the
+ * user database's refusals). The control run skips the check, as it skips the fences.
+ */
+const owner = (ctx: RequestContext) => NO_FENCE || ctx.isCurrent();
+const notOwner = () => Response.json({ detail: "no longer the owner" }, { status: 503 });
+
+/**
  * One request at a time per instance: the library runs an instance's requests concurrently (no
  * input gate), and two read-modify-writes interleaved on one object would lose one of them.
  */
@@ -77,6 +86,7 @@ class ChaosList implements Instance {
     const key = `${ctx.ns}/${ctx.id}`;
     this.list ??= (await ctx.storage.get<string[]>("list")) ?? [];
     if (request.method === "GET") {
+      if (!owner(ctx)) return notOwner();
       logServed(key, ctx.epoch, "read");
       return Response.json({ list: this.list, epoch: ctx.epoch, worker: WORKER });
     }
@@ -104,6 +114,7 @@ class ChaosCounter implements Instance {
   private async handle(request: Request, ctx: RequestContext): Promise<Response> {
     this.count ??= (await ctx.storage.get<number>("n")) ?? 0;
     if (request.method === "GET") {
+      if (!owner(ctx)) return notOwner();
       logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "read");
       return Response.json({ counter: this.count, epoch: ctx.epoch, worker: WORKER });
     }
@@ -136,7 +147,11 @@ const worker = createWorker({
   advertiseUrl: env.ADVERTISE_URL || undefined,
   namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
   durability: NO_FENCE ? unfenced(store) : store,
-  logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(`[${WORKER}] ${m}`, f ?? "") },
+  logger: {
+    info: () => {},
+    warn: (m, f) => console.error(`${new Date().toISOString()} warn ${m}`, JSON.stringify(f ?? {})),
+    error: (m, f) => console.error(`${new Date().toISOString()} error ${m}`, JSON.stringify(f ?? {})),
+  },
 });
 const listening = await worker.listen({ port: Number(env.PORT ?? 0) });
 handleShutdownSignals(worker, { listening, graceMs: 1000 });

@@ -30,11 +30,16 @@ export class Nemesis {
     private readonly options: NemesisOptions,
   ) {}
 
-  /** Injects faults until `deadline`; each is healed before the next starts. */
+  /**
+   * Injects faults until `deadline`; each is healed before the next starts. The last one starts
+   * early enough for the workload to see its keys served again: it may last a lease + 3 s (a
+   * pause) and recovery may take a lease + 2 s.
+   */
   async run(deadline: number): Promise<void> {
-    while (!this.stopping && Date.now() < deadline) {
+    const lastStart = deadline - (2 * this.topology.options.leaseTtlMs + 5000);
+    while (!this.stopping && Date.now() < lastStart) {
       await sleep(this.between(...this.options.gapMs));
-      if (this.stopping || Date.now() >= deadline) break;
+      if (this.stopping || Date.now() >= lastStart) break;
       const kind = this.pick(this.options.kinds);
       if (kind === "cluster-failover" && this.failovers >= 2) continue; // one replica per primary
       this.faults.push(await this.inject(kind));

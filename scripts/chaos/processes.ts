@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
 
@@ -7,7 +8,8 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /**
  * A child process of the campaign (a Pinboard node, a worker) that can be killed, paused, resumed
  * and started again with the same settings. Its output is kept (the last 20 kB) for the report of
- * a failed start; every process is reaped when the harness exits, however it exits.
+ * a failed start and appended to `logPath` when given; every process is reaped when the harness
+ * exits, however it exits.
  */
 export class ManagedProcess {
   private child: ChildProcess | undefined;
@@ -19,6 +21,8 @@ export class ManagedProcess {
     private readonly env: Record<string, string>,
     /** The line on stdout that says it is up, or undefined to wait on `ready()` instead. */
     private readonly readyLine?: RegExp,
+    /** Where every run of the process appends its output. */
+    private readonly logPath?: string,
   ) {}
 
   get pid(): number | undefined {
@@ -42,7 +46,11 @@ export class ManagedProcess {
     });
     reapOnExit(child);
     this.child = child;
-    const keep = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-20_000));
+    const logPath = this.logPath;
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+      if (logPath) appendFileSync(logPath, chunk);
+    };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
     const deadline = Date.now() + timeoutMs;

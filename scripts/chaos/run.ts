@@ -23,7 +23,7 @@ import { checkHistory } from "./checker.ts";
 import { type FaultKind, Nemesis } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
 import { summarize, writeReport } from "./report.ts";
-import { startTopology, stopTopology, type Topology } from "./topology.ts";
+import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
 import { Workload } from "./workload.ts";
 
 interface RunOptions {
@@ -166,7 +166,7 @@ async function campaign(options: RunOptions): Promise<History> {
       listKeys: 12,
       userDbKeys: 4,
       counterKeys: 6,
-      timeoutMs: 8000,
+      timeoutMs: FORWARD_TIMEOUT_MS + 5000,
       random,
     });
     const nemesis = new Nemesis(topology, {

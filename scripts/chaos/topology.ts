@@ -53,6 +53,8 @@ export interface Topology {
 }
 
 const SECRET = "chaos-campaign-passport-secret-0123456789";
+/** Pinboard's forward timeout in the campaign; clients wait a little longer (run.ts). */
+export const FORWARD_TIMEOUT_MS = 15_000;
 
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
   const [durable, userDb] = await Promise.all([startEmbeddedRedis(), startEmbeddedRedis()]);
@@ -91,19 +93,27 @@ async function startPinboardNode(topology: Topology, index: number): Promise<Pin
     ? { REDIS_CLUSTER_NODES: topology.cluster.nodes }
     : { REDIS_URL: `redis://127.0.0.1:${redisProxy!.port}` };
   const url = `http://127.0.0.1:${port}`;
-  const process = new ManagedProcess(`pinboard${index}`, "src/node.ts", {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    ...redisEnv,
-    PINBOARD_DURABLE_REDIS_URL: topology.durable.url,
-    PINBOARD_PASSPORT_SECRET: SECRET,
-    PINBOARD_LEASE_TTL_MS: String(options.leaseTtlMs),
-    PINBOARD_SWEEP_INTERVAL_MS: "1000",
-    PINBOARD_FORWARD_TIMEOUT_MS: "5000",
-    PINBOARD_LOG_LEVEL: "error",
-    PINBOARD_METRICS: "false",
-    PINBOARD_TRUSTED_PROXIES: "127.0.0.1",
-  });
+  const process = new ManagedProcess(
+    `pinboard${index}`,
+    "src/node.ts",
+    {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ...redisEnv,
+      PINBOARD_DURABLE_REDIS_URL: topology.durable.url,
+      PINBOARD_PASSPORT_SECRET: SECRET,
+      PINBOARD_LEASE_TTL_MS: String(options.leaseTtlMs),
+      PINBOARD_SWEEP_INTERVAL_MS: "1000",
+      // Longer than a paused worker sleeps (lease + 3 s at most): what a zombie answers reaches
+      // the client, so the checker sees it.
+      PINBOARD_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS),
+      PINBOARD_LOG_LEVEL: "warn",
+      PINBOARD_METRICS: "false",
+      PINBOARD_TRUSTED_PROXIES: "127.0.0.1",
+    },
+    undefined,
+    join(topology.options.logDir, `pinboard${index}.log`),
+  );
   await process.start(async () => (await fetch(`${url}/healthz`)).ok);
   return { index, url, process, ...(redisProxy ? { redisProxy } : {}) };
 }
@@ -129,6 +139,7 @@ async function startChaosWorker(topology: Topology, id: string, credential: stri
       ...(topology.options.noFence ? { NO_FENCE: "1" } : {}),
     },
     /^ready /m,
+    join(topology.options.logDir, `${id}.log`),
   );
   await process.start();
   return { id, process, advertiseProxy, storeProxy };

@@ -6,6 +6,11 @@ import type { Operation } from "./history.ts";
  * Elle-style list-append (a unique value appended, or the list read) and, on other keys, a
  * read-modify-write counter. Keys are skewed (a few hot ones take most requests), so several hot
  * instances are always under fire when a fault strikes.
+ *
+ * Beside the clients, one prober per key reads it every PROBE_EVERY_MS with a short timeout: a
+ * client whose request waits on a stopped owner is stuck until the forward times out, and when
+ * every client is stuck so, nobody would ask for the key once it moved. The probes are what
+ * measures when each key is served again (and their reads are checked like any other).
  */
 
 export interface WorkloadOptions {
@@ -18,6 +23,9 @@ export interface WorkloadOptions {
   timeoutMs: number;
   random: () => number;
 }
+
+const PROBE_EVERY_MS = 250;
+const PROBE_TIMEOUT_MS = 1000;
 
 /** Refusals Pinboard answers before it forwards anything: the operation certainly did not happen. */
 const REFUSED_BEFORE_FORWARD = new Set([
@@ -52,7 +60,8 @@ export class Workload {
   /** Runs the client loops until `deadline` (ms), then waits for the requests in flight. */
   async run(deadline: number): Promise<void> {
     const loops = Array.from({ length: this.options.clients }, () => this.loop(deadline));
-    await Promise.all(loops);
+    const probes = [...this.listKeys(), ...this.counterKeys()].map((key) => this.probe(key, deadline));
+    await Promise.all([...loops, ...probes]);
   }
 
   stop(): void {
@@ -60,7 +69,12 @@ export class Workload {
   }
 
   /** One request, recorded: what the final reads of the checker use too. */
-  async request(key: string, kind: Operation["kind"], node = this.pickNode()): Promise<Operation> {
+  async request(
+    key: string,
+    kind: Operation["kind"],
+    node = this.pickNode(),
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Operation> {
     const value = kind === "append" ? `v${this.nextId}` : undefined;
     const op: Operation = { id: this.nextId++, key, kind, node, start: Date.now(), end: 0, outcome: "info" };
     if (value) op.value = value;
@@ -71,7 +85,7 @@ export class Workload {
       const res = await fetch(url, {
         headers: this.clientHeaders(),
         method: kind === "read" ? "GET" : "POST",
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await res.text();
       op.end = Date.now();
@@ -82,6 +96,14 @@ export class Workload {
     }
     this.operations.push(op);
     return op;
+  }
+
+  private async probe(key: string, deadline: number): Promise<void> {
+    while (!this.stopping && Date.now() < deadline) {
+      const started = Date.now();
+      await this.request(key, "read", this.pickNode(), PROBE_TIMEOUT_MS);
+      await new Promise((r) => setTimeout(r, Math.max(0, started + PROBE_EVERY_MS - Date.now())));
+    }
   }
 
   private async loop(deadline: number): Promise<void> {

@@ -8,6 +8,8 @@ export interface AlarmDeps {
   /** Runs the instance's alarm() handler (counted as in-flight work). */
   run(info: AlarmInfo): Promise<void>;
   onStale(err: StaleEpochError): void;
+  /** The worker's lease lapsed: a due alarm waits (LAPSED_RECHECK_MS at a time) until it is renewed. */
+  lapsed(): boolean;
   log: PinnedLogger;
   now(): number;
 }
@@ -15,6 +17,8 @@ export interface AlarmDeps {
 /** Attempts per due alarm, the first included; retries back off 1 s, 2 s, 4 s, … */
 export const ALARM_ATTEMPTS = 6;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often a due alarm looks again while the lease has lapsed (the instance may be evicted meanwhile). */
+export const LAPSED_RECHECK_MS = 1000;
 
 export type SweepOutcome = "fired" | "not-due" | "running";
 
@@ -109,6 +113,10 @@ export class InstanceAlarm {
       this.timer = null;
       if (this.retryAt !== null && this.retryAt > this.deps.now()) return this.arm();
       this.retryAt = null;
+      if (this.deps.lapsed()) {
+        this.retryAt = this.deps.now() + LAPSED_RECHECK_MS;
+        return this.arm();
+      }
       this.fireIfDue().then(
         (fired) => fired || this.arm(),
         () => {},

@@ -26,6 +26,10 @@ export class InstanceContextImpl implements InstanceContext {
     return this.live.storage;
   }
 
+  isCurrent(): boolean {
+    return this.live.isCurrent();
+  }
+
   setAlarm(at: number | Date | null): Promise<void> {
     return this.live.alarm.set(at instanceof Date ? at.getTime() : at);
   }

@@ -60,7 +60,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
   const headroom = options.headroom ?? (() => Math.max(0, settings.maxInstances - table.size));
   const draining = () => state.ownDraining || registration.operatorDraining;
   const refusal = (): RefusalReason | null =>
-    draining() ? "draining" : registration.leaseHealthy() ? null : "lease-unhealthy";
+    draining() ? "draining" : registration.lease.healthy() ? null : "lease-unhealthy";
 
   const table: InstanceTable = new InstanceTable({
     classes: settings.classes,
@@ -69,6 +69,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     maxInstances: settings.maxInstances,
     activationTimeoutMs: options.activationTimeoutMs ?? DEFAULT_ACTIVATION_TIMEOUT_MS,
     refusal,
+    lapsed: () => registration.lease.lapsed(),
     log,
     now,
   });

@@ -26,6 +26,8 @@ export interface TableDeps {
   activationTimeoutMs?: number;
   /** Why a new activation must be refused right now (draining, lease unhealthy), or null. */
   refusal(): RefusalReason | null;
+  /** The worker's lease may have expired at Pinboard: no activation may serve (Lease.lapsed). */
+  lapsed(): boolean;
   log: PinnedLogger;
   now(): number;
 }
@@ -42,7 +44,8 @@ const keyOf = (ns: string, id: string) => `${ns}/${id}`;
  *  - a higher one retires the activation (its sockets close with 1012) and activates afresh
  *    from the durability store at the new epoch, which claims the instance there.
  * New activations (also at a higher epoch) are refused while `refusal()` says so or at
- * maxInstances.
+ * maxInstances, and every request while the lease has lapsed: Pinboard may have placed the
+ * instance elsewhere by then, so serving it from here could answer beside its new owner.
  */
 export class InstanceTable {
   private readonly live = new Map<string, LiveInstance>();
@@ -96,10 +99,10 @@ export class InstanceTable {
       throw err instanceof StaleEpochError ? err : new ActivationError(err);
     }
     const current = this.live.get(key);
-    if (current !== live) {
+    if (current !== live || this.deps.lapsed()) {
       live.leave();
       if (current && current.epochValue > value) throw new StaleEpochError(epoch, current.epoch);
-      throw new RefusedError("evicted");
+      throw new RefusedError(current === live ? "lease-lapsed" : "evicted");
     }
     return live;
   }
@@ -117,6 +120,7 @@ export class InstanceTable {
       activationTimeoutMs: this.deps.activationTimeoutMs ?? DEFAULT_ACTIVATION_TIMEOUT_MS,
       log: this.deps.log,
       now: this.deps.now,
+      lapsed: this.deps.lapsed,
       onStale: (stale, err) => {
         if (this.live.get(keyOf(ns, id)) !== stale) return;
         this.deps.log.warn("instance fenced by a newer epoch", { ns, id, epoch: stale.epoch, stored: err.stored });

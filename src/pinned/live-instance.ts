@@ -18,6 +18,8 @@ export interface LiveInstanceDeps {
   now(): number;
   /** A write of this activation was fenced: a newer owner holds the instance. */
   onStale(live: LiveInstance, err: StaleEpochError): void;
+  /** The worker's lease lapsed (Lease.lapsed): the instance may have another owner by now. */
+  lapsed(): boolean;
 }
 
 /** How long an activation waits for the durability store by default (createWorker's activationTimeoutMs). */
@@ -67,6 +69,7 @@ export class LiveInstance {
       epoch: deps.epoch,
       run: (info) => this.runAlarm(info),
       onStale,
+      lapsed: deps.lapsed,
       log: deps.log,
       now: deps.now,
     });
@@ -124,6 +127,11 @@ export class LiveInstance {
     const result = fn();
     this.gate = Promise.all([this.gate, result.catch(() => {})]);
     return result;
+  }
+
+  /** Not retired, and the worker's lease has not lapsed: this activation may still own the instance. */
+  isCurrent(): boolean {
+    return this.state !== "retired" && !this.deps.lapsed();
   }
 
   enter(): void {

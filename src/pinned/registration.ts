@@ -1,5 +1,6 @@
 import type { ChallengeState } from "./challenge.ts";
 import { type ControlMessage, MessageLedger } from "./control-messages.ts";
+import { Lease } from "./lease.ts";
 import { backoffMs, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
 import { failureFields, isProbeFailure } from "./register-diagnosis.ts";
 import { RegistryCalls, sleep } from "./registry-calls.ts";
@@ -61,16 +62,13 @@ export class Registration {
   prevSessionId: string | null = null;
   /** The session held before, and until when attestations for it are accepted. */
   private retired: { sessionId: string; untilMs: number } | null = null;
-  expiresInMs = 15_000;
+  readonly lease: Lease;
   operatorDraining = false;
   degraded = false;
   drainDeadline: number | undefined;
-  leaseFlaps = 0;
   reregistrations = 0;
-  lastRenewalAt: number | null = null;
   private started = false;
   private stopped = false;
-  private unhealthy = false;
   private failures = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private tick: Promise<void> | null = null;
@@ -86,6 +84,7 @@ export class Registration {
     private readonly options: RegistrationOptions,
   ) {
     this.random = options.random ?? Math.random;
+    this.lease = new Lease(options.now, options.leaseUnhealthyAfterMs);
     this.calls = new RegistryCalls(client, options.log, this.random);
   }
 
@@ -97,6 +96,7 @@ export class Registration {
   async start(): Promise<void> {
     if (this.started) throw new Error("the worker was already started");
     this.started = true;
+    this.lease.held = true;
     for (let attempt = 0; ; attempt++) {
       if (this.stopped) throw new Error("the worker was stopped before it registered");
       try {
@@ -104,6 +104,7 @@ export class Registration {
       } catch (err) {
         if (isFatal(err)) {
           this.stopped = true;
+          this.lease.held = false;
           throw err;
         }
         const delayMs = backoffMs(attempt, 250, 5000, this.random);
@@ -136,6 +137,7 @@ export class Registration {
   async stop(): Promise<void> {
     if (this.stopped && this.sessionId === null) return;
     this.stopped = true;
+    this.lease.held = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.tick) await this.tick;
@@ -170,18 +172,8 @@ export class Registration {
     return (await this.calls.tries("release", body)) !== null;
   }
 
-  /** True while the lease was renewed recently enough; counts each healthy → unhealthy flap. */
-  leaseHealthy(): boolean {
-    if (!this.started || this.stopped) return true;
-    const threshold = this.options.leaseUnhealthyAfterMs ?? Math.floor((this.expiresInMs * 2) / 3);
-    const healthy = this.lastRenewalAt !== null && this.options.now() - this.lastRenewalAt <= threshold;
-    if (!healthy && !this.unhealthy && this.lastRenewalAt !== null) this.leaseFlaps++;
-    this.unhealthy = !healthy;
-    return healthy;
-  }
-
   private interval(): number {
-    return Math.max(50, Math.floor(this.expiresInMs / 3));
+    return Math.max(50, Math.floor(this.lease.ttlMs / 3));
   }
 
   private schedule(delayMs: number): void {
@@ -198,7 +190,6 @@ export class Registration {
       try {
         await this.beat();
         this.failures = 0;
-        this.leaseHealthy();
         this.schedule(this.interval());
       } catch (err) {
         const delayMs = backoffMs(this.failures++, 250, this.interval(), this.random);
@@ -206,7 +197,7 @@ export class Registration {
           "heartbeat failed, retrying",
           failureFields({ failures: this.failures, retryInMs: delayMs }, err),
         );
-        this.leaseHealthy();
+        this.lease.healthy();
         this.schedule(delayMs);
       }
     })();
@@ -221,6 +212,7 @@ export class Registration {
     if (!this.sessionId) return this.reregister();
     const pair = this.challenge.current!;
     const acks = this.ledger.acks();
+    const sentAt = this.options.now();
     const answer = await this.calls.post("heartbeat", {
       sessionId: this.sessionId,
       headroom: this.headroom(),
@@ -231,7 +223,7 @@ export class Registration {
     });
     if (answer.status === 200) {
       this.ledger.acked(acks);
-      this.renewed(answer.body);
+      this.renewed(answer.body, sentAt);
       return;
     }
     if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
@@ -255,6 +247,7 @@ export class Registration {
     const prev = this.prevSessionId;
     const instances = prev ? this.hooks.instances() : {};
     const advertiseUrl = f.advertiseUrl();
+    const sentAt = this.options.now();
     const answer = await this.calls.post("register", {
       clientId: f.clientId,
       secret: f.secret,
@@ -280,17 +273,16 @@ export class Registration {
     this.sessionId = answer.body.sessionId;
     this.prevSessionId = null;
     this.ledger.clear();
-    this.renewed(answer.body);
+    this.renewed(answer.body, sentAt);
     const duplicates = answer.body.duplicates;
     if (Array.isArray(duplicates) && duplicates.length) {
       this.hooks.duplicates(duplicates.filter(isRef));
     }
   }
 
-  private renewed(body: Record<string, unknown>): void {
+  private renewed(body: Record<string, unknown>, sentAt: number): void {
     const now = this.options.now();
-    if (typeof body.expiresInMs === "number" && body.expiresInMs > 0) this.expiresInMs = body.expiresInMs;
-    this.lastRenewalAt = now;
+    this.lease.renewed(sentAt, body.expiresInMs);
     this.degraded = body.degraded === true;
     this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
     const draining = body.draining === true;

@@ -23,12 +23,13 @@ export const unknownNamespace = (): Response => detail(404, "unknown namespace")
 export const notFound = (): Response => detail(404, "not found");
 export const internalError = (): Response => detail(500, "internal error");
 
-/** Why a new activation was refused; the refusal's detail says it, the header is always the same. */
-export type RefusalReason = "draining" | "lease-unhealthy" | "capacity" | "winding-down" | "evicted";
+/** Why a request was refused; the refusal's detail says it, the header is always the same. */
+export type RefusalReason = "draining" | "lease-unhealthy" | "lease-lapsed" | "capacity" | "winding-down" | "evicted";
 
 const REFUSAL_DETAIL: Record<RefusalReason, string> = {
   draining: "worker draining",
   "lease-unhealthy": "lease unhealthy",
+  "lease-lapsed": "lease lapsed",
   capacity: "instance limit reached",
   "winding-down": "instance winding down",
   evicted: "instance evicted",

@@ -40,9 +40,9 @@ export function buildStats(s: StatsSources): Record<string, unknown> {
   const proc = (globalThis as { process?: NodeJS.Process }).process;
   return {
     draining: s.draining(),
-    leaseFlaps: r.leaseFlaps,
+    leaseFlaps: r.lease.flaps,
     reregistrations: r.reregistrations,
-    leaseHealthy: r.leaseHealthy(),
+    leaseHealthy: r.lease.healthy(),
     degraded: r.degraded,
     headroom: s.headroom(),
     process: {

@@ -38,6 +38,14 @@ export interface InstanceContext {
   /** The placement epoch this instance object was activated at (a decimal string). */
   readonly epoch: string;
   readonly storage: InstanceStorage;
+  /**
+   * False once this activation may no longer own the instance: it was retired (a newer epoch
+   * arrived, a write was fenced, it was wound down) or the worker's lease lapsed, so Pinboard may
+   * have placed the instance elsewhere. Storage writes are fenced whatever this says; check it
+   * before an effect no fence guards (an answer built from memory after a long wait, a message
+   * sent to another system), or quote `epoch` to that system as a fencing token (FencedRedis).
+   */
+  isCurrent(): boolean;
   /** Stores the alarm (due time in ms or a Date) with the instance; null clears it. */
   setAlarm(at: number | Date | null): Promise<void>;
   getAlarm(): Promise<number | null>;

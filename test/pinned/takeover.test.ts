@@ -120,6 +120,14 @@ describe("two workers holding one id", () => {
     expect(placedOnA.count).toBe(1);
     const b = await fleet.addWorker({ durability: sharedStore() });
 
+    // A takes a read-modify-write while its lease holds; it writes only after x has moved
+    // (…/slow-increment sleeps between its read and its write).
+    const late = directForward(a.worker, `/counter/x/slow-increment?ms=${3 * LEASE_MS}`, placedOnA.epoch, {
+      method: "POST",
+    });
+    const inflight = () => (a.worker.stats().instances as { id: string; inflight: number }[]).find((i) => i.id === "x");
+    await until(() => inflight()?.inflight === 1);
+
     // A loses its lease but keeps the instance in memory; Pinboard re-places x on B.
     net.down = true;
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
@@ -128,8 +136,18 @@ describe("two workers holding one id", () => {
     expect(BigInt(onB.epoch)).toBeGreaterThan(BigInt(placedOnA.epoch));
     expect(a.worker.instances()).toContainEqual({ ns: "/counter", id: "x", epoch: placedOnA.epoch });
 
-    // A late forward at A's epoch reaches A: its write is fenced, and A drops the instance.
-    const stale = await directForward(a.worker, "/counter/x/increment", placedOnA.epoch, { method: "POST" });
+    // A forward at A's epoch arriving now is refused before it reaches the instance: A's lease
+    // lapsed, so it cannot know it still owns x (the refusal makes Pinboard re-place it).
+    const lapsed = await directForward(a.worker, "/counter/x", placedOnA.epoch);
+    expect({
+      status: lapsed.status,
+      refusal: lapsed.headers.get("pinned-refusal"),
+      body: await lapsed.json(),
+    }).toEqual({ status: 503, refusal: "lease-unhealthy", body: { detail: "lease lapsed" } });
+    expect(a.worker.instances()).toContainEqual({ ns: "/counter", id: "x", epoch: placedOnA.epoch });
+
+    // The write A took before is fenced, and A drops the instance.
+    const stale = await late;
     expect(stale.status).toBe(409);
     expect(await stale.json()).toEqual({ detail: "stale placement epoch" });
     expect(a.worker.instances()).toEqual([]);

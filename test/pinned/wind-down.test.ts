@@ -15,6 +15,7 @@ function setup(graceMs = 2000) {
     store: new MemoryDurabilityStore(),
     maxInstances: 100,
     refusal: () => null,
+    lapsed: () => false,
     log,
     now: Date.now,
   });
