@@ -1,3 +1,4 @@
+import type { ClusterNode } from "../../test/support/redis-cluster.ts";
 import type { Fault, Operation } from "./history.ts";
 import { restartRedisEmpty, type Topology } from "./topology.ts";
 
@@ -22,6 +23,8 @@ const PROXY_MODES = ["drop", "delay", "blackhole", "reset"] as const;
 
 export class Nemesis {
   readonly faults: Fault[] = [];
+  /** Why the nemesis stopped early (a fault it could not inject or heal), if it did. */
+  failure: string | undefined;
   private stopping = false;
   private failovers = 0;
 
@@ -42,7 +45,13 @@ export class Nemesis {
       if (this.stopping || Date.now() >= lastStart) break;
       const kind = this.pick(this.options.kinds);
       if (kind === "cluster-failover" && this.failovers >= 2) continue; // one replica per primary
-      this.faults.push(await this.inject(kind));
+      try {
+        this.faults.push(await this.inject(kind));
+      } catch (err) {
+        // The run goes on without faults: its history is still checked and reported.
+        this.failure = `${kind}: ${err instanceof Error ? err.message : String(err)}`;
+        return;
+      }
     }
   }
 
@@ -83,15 +92,10 @@ export class Nemesis {
         return this.proxyFault(kind, start);
       case "redis-restart-empty":
         await restartRedisEmpty(this.topology);
+        this.failovers = 0; // every node is back, as a primary or a replica
         return fault("redis");
-      case "cluster-failover": {
-        const cluster = this.topology.cluster!;
-        const primary = this.pick(await cluster.primaries()).node;
-        this.failovers++;
-        await cluster.kill(primary.port);
-        await cluster.waitUntilOk(30_000);
-        return fault(primary.address);
-      }
+      case "cluster-failover":
+        return this.clusterFailover(fault);
       case "kill-pinboard": {
         const node = this.pick(this.topology.pinboards);
         await node.process.kill();
@@ -99,6 +103,40 @@ export class Nemesis {
         await node.process.start(async () => (await fetch(`${node.url}/healthz`)).ok);
         return fault(`pinboard${node.index}`);
       }
+    }
+  }
+
+  /**
+   * SIGKILL of a primary that has a live replica, then the wait for the replica's promotion. A
+   * cluster that has not converged after a minute (seen once on a loaded two-core machine) is
+   * restarted, so the campaign goes on; the fault says so.
+   */
+  private async clusterFailover(fault: (target: string, extra?: Partial<Fault>) => Fault): Promise<Fault> {
+    const cluster = this.topology.cluster!;
+    const candidates: ClusterNode[] = [];
+    for (const { node } of await cluster.primaries()) {
+      const info = String(await cluster.command(node.port, "INFO", "replication"));
+      if (/connected_slaves:[1-9]/.test(info)) candidates.push(node);
+    }
+    if (candidates.length === 0) return fault("none", { mode: "no primary with a replica" });
+    const primary = this.pick(candidates);
+    this.failovers++;
+    await cluster.kill(primary.port);
+    try {
+      await cluster.waitUntilOk(60_000);
+      return fault(primary.address);
+    } catch (err) {
+      console.error(`chaos: ${err instanceof Error ? err.message : String(err)}; restarting the cluster`);
+      for (const node of cluster.all.filter((n) => n.alive)) {
+        const info = String(await cluster.command(node.port, "CLUSTER", "INFO").catch((e) => e));
+        if (!info.includes("cluster_state:ok"))
+          console.error(
+            `chaos: ${node.address} CLUSTER NODES:\n${await cluster.command(node.port, "CLUSTER", "NODES")}`,
+          );
+      }
+      await cluster.restart();
+      this.failovers = 0;
+      return fault(primary.address, { mode: "not converged in 60 s: cluster restarted empty" });
     }
   }
 

@@ -88,4 +88,6 @@ export interface History {
   leaseTtlMs: number;
   started: number;
   ended: number;
+  /** Why the nemesis stopped injecting early, if it did: the run then fails whatever the verdict. */
+  nemesisFailure?: string;
 }

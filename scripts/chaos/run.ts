@@ -186,6 +186,7 @@ async function campaign(options: RunOptions): Promise<History> {
     return {
       operations: workload.operations,
       faults: nemesis.faults,
+      ...(nemesis.failure ? { nemesisFailure: nemesis.failure } : {}),
       served: readJsonLines<Served>(topology.servedLog),
       userDb: readJsonLines<UserDbWrite>(topology.userDbLog),
       finalReads: reads,
@@ -197,6 +198,21 @@ async function campaign(options: RunOptions): Promise<History> {
     await stopTopology(topology).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The history beside the workers' own logs, for a look at what the verdict names (not kept by
+ * CI): one operation per line, a read's list by its length (the lists of a 10-minute run add up
+ * to gigabytes; the final reads are kept whole), and the faults.
+ */
+function writeHistoryLogs(dir: string, history: History): void {
+  const lines = history.operations.map((op) => {
+    const { list, ...rest } = op;
+    return JSON.stringify(list ? { ...rest, listLength: list.length } : rest);
+  });
+  writeFileSync(join(dir, "operations.jsonl"), `${lines.join("\n")}\n`);
+  const { faults, finalReads, leaseTtlMs, started, ended } = history;
+  writeFileSync(join(dir, "run.json"), JSON.stringify({ faults, finalReads, leaseTtlMs, started, ended }));
 }
 
 async function main(): Promise<number> {
@@ -213,9 +229,12 @@ async function main(): Promise<number> {
   const history = await campaign(options);
   const verdict = checkHistory(history);
   await writeReport(options.out, history, verdict);
-  // The whole history, for a look at what the verdict names (not kept by CI).
-  writeFileSync(join(options.out, "logs", "history.json"), JSON.stringify(history));
+  writeHistoryLogs(join(options.out, "logs"), history);
   console.log(summarize(verdict));
+  if (history.nemesisFailure) {
+    console.error(`chaos: the nemesis stopped early: ${history.nemesisFailure}`);
+    return 1;
+  }
   // The control run must find what the fence prevents; a real run must find nothing and meet the SLO.
   if (options.control) return verdict.valid ? 1 : 0;
   return verdict.valid && verdict.sloMet ? 0 : 1;

@@ -53,6 +53,8 @@ export interface Topology {
 }
 
 const SECRET = "chaos-campaign-passport-secret-0123456789";
+/** cluster-node-timeout: how long a silent primary goes before its replica takes over (Redis' default: 15 s). */
+const CLUSTER_NODE_TIMEOUT_MS = 5000;
 /** Pinboard's forward timeout in the campaign; clients wait a little longer (run.ts). */
 export const FORWARD_TIMEOUT_MS = 15_000;
 
@@ -68,7 +70,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     userDbLog: join(options.logDir, "user-db.jsonl"),
   };
   if (options.redis === "cluster")
-    topology.cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 2000 });
+    topology.cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: CLUSTER_NODE_TIMEOUT_MS });
   else topology.single = await startEmbeddedRedis();
   for (const index of [0, 1]) topology.pinboards.push(await startPinboardNode(topology, index));
   const credential = await mintCredential({

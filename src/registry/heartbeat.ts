@@ -11,7 +11,7 @@ import { drainDeadlineSeconds } from "./session-ids.ts";
 import { ownedSession } from "./sessions.ts";
 
 /** What this module uses of the app's dependencies. */
-export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log">;
+export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now">;
 
 export interface HeartbeatAnswer {
   expiresInMs: number;
@@ -25,6 +25,11 @@ export interface HeartbeatAnswer {
  * POST /registry/heartbeat: re-probes the advertise URL, renews the lease, replaces headroom,
  * applies drains and delivers control messages. A probe that fails marks the worker degraded
  * (and still renews); one that answers another value voids the registration.
+ *
+ * A passing probe shows the worker alive when it answered, so the lease runs from then. A failing
+ * one shows nothing: the lease runs from the heartbeat's arrival, not from the end of a probe
+ * that may have waited PINBOARD_VERIFY_TIMEOUT_MS on a process that has stopped since. Otherwise
+ * a worker stopped just after a heartbeat would keep its instances for that much longer.
  */
 export async function heartbeat(
   deps: HeartbeatDeps,
@@ -32,6 +37,7 @@ export async function heartbeat(
   body: HeartbeatBody,
 ): Promise<HeartbeatAnswer> {
   const { config, keys, redis } = deps;
+  const arrivedAt = deps.now();
   const known = await ownedSession(deps, principal, body.sessionId, { live: true });
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
@@ -48,7 +54,7 @@ export async function heartbeat(
     headroom: body.headroom,
     draining: body.draining,
     probe,
-    leaseTtlMs: config.leaseTtlMs,
+    leaseTtlMs: probe === "pass" ? config.leaseTtlMs : Math.max(1, config.leaseTtlMs - (deps.now() - arrivedAt)),
     hostnameAware: config.hostnameAware,
     acks: (body.acks ?? []).map(String),
   });
