@@ -7,7 +7,8 @@ import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/e
  * The durability store's own connection on a link that loses its state without a reset (a
  * middlebox or host that forgot the connection: the chaos campaign's blackhole): a write fails
  * within its timeout instead of hanging, and once the link is back the store recovers on a new
- * connection instead of waiting on the dead one for good.
+ * connection instead of waiting on the dead one for good. A connection that died while idle is
+ * found by the store's own PING and made again before the next write needs it.
  */
 
 let redis: EmbeddedRedis;
@@ -45,5 +46,19 @@ describe("a durability store on a link that silently lost its connection", () =>
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(await store.get(ref, ["list"])).toEqual(["[1,2]"]);
+  });
+
+  it("replaces a connection that died while idle before the next write needs it", async () => {
+    // The link forgets the connection while nothing is sent, and comes back.
+    proxy.setMode("blackhole");
+    await new Promise((r) => setTimeout(r, 100));
+    proxy.setMode("pass");
+    // Long enough for a PING (every 300 ms) to go unanswered for the socket timeout (600 ms) and
+    // for the reconnection; without the PING the dead connection would still be waiting here.
+    await new Promise((r) => setTimeout(r, 2000));
+    const started = Date.now();
+    await store.put(ref, "5", [["list", "[1,2,3]"]]);
+    expect(Date.now() - started).toBeLessThan(300);
+    expect(await store.get(ref, ["list"])).toEqual(["[1,2,3]"]);
   });
 });
