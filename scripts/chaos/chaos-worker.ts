@@ -34,8 +34,9 @@ const userDbLog = createWriteStream(env.USER_DB_LOG!, { flags: "a" });
 const userDb = NO_FENCE ? new Redis(env.USER_DB_URL!, { maxRetriesPerRequest: 0 }) : undefined;
 const fencedUserDb = NO_FENCE ? undefined : new FencedRedis({ redis: env.USER_DB_URL! });
 
-function logServed(key: string, epoch: string, kind: Served["kind"]): void {
-  servedLog.write(`${JSON.stringify({ worker: WORKER, key, epoch, at: Date.now(), kind } satisfies Served)}\n`);
+function logServed(key: string, epoch: string, kind: Served["kind"], start: number): void {
+  const entry: Served = { worker: WORKER, key, epoch, start, at: Date.now(), kind };
+  servedLog.write(`${JSON.stringify(entry)}\n`);
 }
 
 async function writeUserDb(key: string, epoch: string, value: string): Promise<void> {
@@ -79,15 +80,16 @@ class ChaosList implements Instance {
   private readonly serial = new Serial();
 
   fetch(request: Request, ctx: RequestContext): Promise<Response> {
-    return this.serial.run(() => this.handle(request, ctx));
+    const start = Date.now();
+    return this.serial.run(() => this.handle(request, ctx, start));
   }
 
-  private async handle(request: Request, ctx: RequestContext): Promise<Response> {
+  private async handle(request: Request, ctx: RequestContext, start: number): Promise<Response> {
     const key = `${ctx.ns}/${ctx.id}`;
     this.list ??= (await ctx.storage.get<string[]>("list")) ?? [];
     if (request.method === "GET") {
       if (!owner(ctx)) return notOwner();
-      logServed(key, ctx.epoch, "read");
+      logServed(key, ctx.epoch, "read", start);
       return Response.json({ list: this.list, epoch: ctx.epoch, worker: WORKER });
     }
     const value = new URL(request.url).searchParams.get("v");
@@ -98,7 +100,7 @@ class ChaosList implements Instance {
     if (ctx.id.startsWith("u")) await writeUserDb(key, ctx.epoch, value);
     await ctx.storage.put("list", next);
     this.list = next;
-    logServed(key, ctx.epoch, "append");
+    logServed(key, ctx.epoch, "append", start);
     return Response.json({ ok: true, epoch: ctx.epoch, worker: WORKER });
   }
 }
@@ -108,21 +110,22 @@ class ChaosCounter implements Instance {
   private readonly serial = new Serial();
 
   fetch(request: Request, ctx: RequestContext): Promise<Response> {
-    return this.serial.run(() => this.handle(request, ctx));
+    const start = Date.now();
+    return this.serial.run(() => this.handle(request, ctx, start));
   }
 
-  private async handle(request: Request, ctx: RequestContext): Promise<Response> {
+  private async handle(request: Request, ctx: RequestContext, start: number): Promise<Response> {
     this.count ??= (await ctx.storage.get<number>("n")) ?? 0;
     if (request.method === "GET") {
       if (!owner(ctx)) return notOwner();
-      logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "read");
+      logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "read", start);
       return Response.json({ counter: this.count, epoch: ctx.epoch, worker: WORKER });
     }
     if (request.method !== "POST" || ctx.path !== "/incr") return new Response("bad request", { status: 400 });
     const next = this.count + 1;
     await ctx.storage.put("n", next);
     this.count = next;
-    logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "incr");
+    logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "incr", start);
     return Response.json({ counter: next, epoch: ctx.epoch, worker: WORKER });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The epoch checks: the epochs a client sees for one key never go down in real-time order; no two
- * workers serve one key at one epoch, and none serves after another served a higher epoch (a zombie);
+ * workers serve one key at one epoch, and none begins serving after another served a higher epoch (a
+ * zombie: a request it was already handling may still finish, and linearizes before);
  * the user database never takes a write at an epoch lower than one it already took.
  */
 
@@ -52,7 +53,7 @@ interface Overlap<T> {
 export function checkServed(served: readonly Served[], log: ViolationLog): void {
   for (const [key, entries] of groupByKey(served)) {
     checkSharedEpochs(key, entries, log);
-    for (const { late, ahead, count, lastAt } of overlaps(entries, true)) {
+    for (const { late, ahead, count, lastAt } of overlaps(entries, true, (e) => e.start ?? e.at)) {
       const times = count > 1 ? ` (${count} times, until ${lastAt})` : "";
       const detail = `worker ${late.worker} served ${key} at epoch ${late.epoch} at ${late.at}${times} after worker ${ahead.worker} had served epoch ${ahead.epoch} at ${ahead.at}`;
       log.add({ kind: "split-brain", key, detail, ...who(ahead, late) });
@@ -88,34 +89,31 @@ export function checkUserDb(writes: readonly UserDbWrite[], log: ViolationLog): 
 }
 
 /**
- * Entries (by time) whose epoch is lower than one logged strictly earlier, grouped by the pair.
- * With `otherWorkerOnly`, only a higher epoch of another worker counts (a worker's own later
+ * Entries whose epoch is lower than one logged strictly before the entry began (`startOf`: its
+ * handling's start for a served request, which may linearize anywhere from then until it was
+ * logged; the log time itself for the user database), grouped by the pair. With
+ * `otherWorkerOnly`, only a higher epoch of another worker counts (a worker's own later
  * activation supersedes nothing of its own), so the sweep keeps the highest entry and the highest
  * entry of a different worker.
  */
-function overlaps<T extends { worker: string; epoch: string; at: number }>(entries: T[], otherWorkerOnly: boolean) {
-  const sorted = entries
+function overlaps<T extends { worker: string; epoch: string; at: number }>(
+  entries: T[],
+  otherWorkerOnly: boolean,
+  startOf: (entry: T) => number = (entry) => entry.at,
+) {
+  const ranked = entries
     .map((entry) => ({ entry, epoch: parseEpoch(entry.epoch) }))
-    .filter((e): e is { entry: T; epoch: bigint } => e.epoch !== undefined)
-    .sort((a, b) => a.entry.at - b.entry.at);
-  type Ranked = (typeof sorted)[number];
+    .filter((e): e is { entry: T; epoch: bigint } => e.epoch !== undefined);
+  type Ranked = (typeof ranked)[number];
+  const byLogged = [...ranked].sort((a, b) => a.entry.at - b.entry.at);
+  const byStart = [...ranked].sort((a, b) => startOf(a.entry) - startOf(b.entry));
   let best: Ranked | undefined;
   let bestOfOther: Ranked | undefined;
+  let logged = 0;
   const found = new Map<string, Overlap<T>>();
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    for (; j < sorted.length && sorted[j]!.entry.at === sorted[i]!.entry.at; j++) {
-      const late = sorted[j]!;
-      const ahead = otherWorkerOnly && best?.entry.worker === late.entry.worker ? bestOfOther : best;
-      if (ahead === undefined || late.epoch >= ahead.epoch) continue;
-      const pair = `${late.entry.worker}@${late.epoch}<${ahead.entry.worker}@${ahead.epoch}`;
-      const seen = found.get(pair);
-      if (seen === undefined)
-        found.set(pair, { late: late.entry, ahead: ahead.entry, count: 1, lastAt: late.entry.at });
-      else Object.assign(seen, { count: seen.count + 1, lastAt: late.entry.at });
-    }
-    for (; i < j; i++) {
-      const next = sorted[i]!;
+  for (const late of byStart) {
+    for (; logged < byLogged.length && byLogged[logged]!.entry.at < startOf(late.entry); logged++) {
+      const next = byLogged[logged]!;
       if (best === undefined || next.epoch > best.epoch) {
         if (best !== undefined && best.entry.worker !== next.entry.worker) bestOfOther = best;
         best = next;
@@ -125,6 +123,12 @@ function overlaps<T extends { worker: string; epoch: string; at: number }>(entri
       )
         bestOfOther = next;
     }
+    const ahead = otherWorkerOnly && best?.entry.worker === late.entry.worker ? bestOfOther : best;
+    if (ahead === undefined || late.epoch >= ahead.epoch) continue;
+    const pair = `${late.entry.worker}@${late.epoch}<${ahead.entry.worker}@${ahead.epoch}`;
+    const seen = found.get(pair);
+    if (seen === undefined) found.set(pair, { late: late.entry, ahead: ahead.entry, count: 1, lastAt: late.entry.at });
+    else Object.assign(seen, { count: seen.count + 1, lastAt: Math.max(seen.lastAt, late.entry.at) });
   }
   return found.values();
 }

@@ -64,6 +64,9 @@ export interface Served {
   worker: string;
   key: string;
   epoch: string;
+  /** When the worker began handling the request (its instance's fetch was called). */
+  start?: number;
+  /** When it had served it (a write: once the store took it). */
   at: number;
   kind: Operation["kind"];
 }

@@ -185,6 +185,15 @@ describe("activations in the workers' logs", () => {
     );
   });
 
+  it("judges a served request by when its handling began: one begun before the newer epoch's first answer may finish after it", () => {
+    const begunBefore = [served("w2", "5", 20), { ...served("w1", "4", 27), start: 19 }];
+    expect(checkHistory(history({ served: begunBefore })).violations).toEqual([]);
+    const begunAfter = [served("w2", "5", 20), { ...served("w1", "4", 27), start: 21 }];
+    expect(theViolation(history({ served: begunAfter }), "split-brain").detail).toBe(
+      "worker w1 served /lists/a at epoch 4 at 27 after worker w2 had served epoch 5 at 20",
+    );
+  });
+
   it("does not compare entries logged at the same instant", () => {
     expect(checkHistory(history({ served: [served("w2", "5", 20), served("w1", "4", 20)] })).violations).toEqual([]);
   });
