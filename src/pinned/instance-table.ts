@@ -99,10 +99,17 @@ export class InstanceTable {
       throw err instanceof StaleEpochError ? err : new ActivationError(err);
     }
     const current = this.live.get(key);
-    if (current !== live || this.deps.lapsed()) {
+    if (current !== live) {
       live.leave();
       if (current && current.epochValue > value) throw new StaleEpochError(epoch, current.epoch);
-      throw new RefusedError(current === live ? "lease-lapsed" : "evicted");
+      throw new RefusedError("evicted");
+    }
+    if (this.deps.lapsed()) {
+      // The refusal makes Pinboard release the placement and place it anew: this activation is
+      // done, and a forward still on its way at this epoch must not find it once the lease is back.
+      live.leave();
+      this.retire(live);
+      throw new RefusedError("lease-lapsed");
     }
     return live;
   }

@@ -97,7 +97,7 @@ function table(lapsed: { value: boolean }) {
 }
 
 describe("a lapsed lease in the instance table", () => {
-  it("refuses every request of a resident activation at its own epoch, and serves again once renewed", async () => {
+  it("refuses every request of a resident activation at its own epoch and retires it; a new one serves once renewed", async () => {
     const lapsed = { value: false };
     const t = table(lapsed);
     const live = await t.acquire("/n", "a", "5");
@@ -105,19 +105,21 @@ describe("a lapsed lease in the instance table", () => {
     expect(live.ctx.isCurrent()).toBe(true);
 
     lapsed.value = true;
-    await expect(t.acquire("/n", "a", "5")).rejects.toEqual(new RefusedError("lease-lapsed"));
     expect(live.ctx.isCurrent()).toBe(false);
+    await expect(t.acquire("/n", "a", "5")).rejects.toEqual(new RefusedError("lease-lapsed"));
     expect(live.inflight).toBe(0);
-    // The activation stays: a renewal without a move means nobody else took it.
-    expect(t.get("/n", "a")).toBe(live);
+    // Pinboard releases the placement on that refusal: the activation is gone for good.
+    expect(live.state).toBe("retired");
+    expect(t.get("/n", "a")).toBeUndefined();
 
     lapsed.value = false;
-    const again = await t.acquire("/n", "a", "5");
-    expect(again).toBe(live);
-    again.leave();
-    expect(live.ctx.isCurrent()).toBe(true);
-    t.retire(live);
     expect(live.ctx.isCurrent()).toBe(false);
+    const again = await t.acquire("/n", "a", "5");
+    expect(again).not.toBe(live);
+    again.leave();
+    expect(again.ctx.isCurrent()).toBe(true);
+    t.retire(again);
+    expect(again.ctx.isCurrent()).toBe(false);
   });
 
   it("holds a due alarm until the lease is renewed", async () => {
