@@ -193,7 +193,7 @@ async function serveAndForward(dir: string): Promise<void> {
     step(`POST /counter/package-check/increment → 200 ${JSON.stringify(body)} from \`node worker.mjs\``);
     // An operator credential minted by the installed package with the development key `serve` kept.
     const secret = readFileSync(join(dir, ".pinboard", "dev-passport-secret"), "utf8").trim();
-    const mint = ["pinboard", "mint-credential", "--secret", secret, "--scope", "pinboard:operator"];
+    const mint = ["pinboard", "mint-credential", `--secret=${secret}`, "--scope", "pinboard:operator"];
     const operatorToken = run("npx", mint, dir).trim();
     const health = run("npx", ["pinboard", "health"], dir, {
       PINBOARD_URL: base,

@@ -14,7 +14,7 @@ export const OPERATOR_SCOPE = "pinboard:operator";
 const GET_CREDENTIAL =
   "hint: get an operator credential for this Pinboard: its `npm start` prints " +
   "`export PINBOARD_OPERATOR_TOKEN=…` at start-up; with PINBOARD_PASSPORT_SECRET set, mint one: " +
-  `npx pinboard mint-credential --secret "$PINBOARD_PASSPORT_SECRET" --scope ${OPERATOR_SCOPE} --namespaces '*'`;
+  `npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" --scope ${OPERATOR_SCOPE} --namespaces '*'`;
 
 const DEFAULT_USED = " (neither is set: the CLI used its default)";
 

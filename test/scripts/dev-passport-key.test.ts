@@ -73,6 +73,8 @@ describe("the development key", { timeout: 30_000 }, () => {
     const file = join(cwd, ".pinboard", "dev-passport-secret");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const secret = readFileSync(file, "utf8").trim();
+    // Hex: a shell word after `--secret` that never starts with "-" (the CLI would take it for an option).
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
     expect(first.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
     const token = operatorToken(first.banner);
     await first.stop();
@@ -97,7 +99,7 @@ describe("the development key", { timeout: 30_000 }, () => {
     const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
     const run = await start(cwd, { PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" });
     expect(run.banner).toContain(
-      `export PINBOARD_WORKER_TOKEN=$(npx pinboard mint-credential --secret "$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
+      `export PINBOARD_WORKER_TOKEN=$(npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
     );
     expect(run.banner).toContain("--scope pinboard:operator");
     expect(run.banner).not.toContain("a-real-secret-of-at-least-32-characters!");

@@ -50,7 +50,7 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
     }
     return { secret: existing, path: DEV_SECRET_FILE, created: false };
   }
-  const secret = randomBytes(32).toString("base64url");
+  const secret = newDevSecret();
   try {
     await mkdir(join(dir, ".pinboard"), { recursive: true, mode: 0o700 });
     await writeFile(path, `${secret}\n`, { mode: 0o600, flag: "wx" });
@@ -64,13 +64,21 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
 }
 
 /**
+ * 32 random bytes as hex: a key pasted after `--secret` in a shell must not start with "-" (a
+ * base64url key does once in 64, and the CLI then takes it for an option).
+ */
+function newDevSecret(): string {
+  return randomBytes(32).toString("hex");
+}
+
+/**
  * With no passport key configured, local runs use the development key (see
  * loadOrCreateDevSecret; a random one when `dir` is not given) and mint one credential per role
  * (all namespaces, all backend hosts, 24 h), so `npm start` works with curl at once.
  */
 export async function mintDevPassport(dir?: string): Promise<DevPassport & { keyFileError?: string }> {
   const loaded = dir === undefined ? undefined : await loadOrCreateDevSecret(dir);
-  const secret = loaded?.secret ?? randomBytes(32).toString("base64url");
+  const secret = loaded?.secret ?? newDevSecret();
   const pinboard = { namespaces: ["*"], allowedBackendHosts: ["*"] };
   const ttlSeconds = 24 * 3600;
   return {
@@ -156,7 +164,7 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
     ...(passport.audience !== undefined ? [`--audience ${shellQuote(passport.audience)}`] : []),
   ].join(" ");
   const mint = (args: string) =>
-    `$(npx pinboard mint-credential --secret "$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
+    `$(npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
   return [
     "Passport: HS256 with PINBOARD_PASSPORT_SECRET. " +
       "Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
