@@ -129,7 +129,7 @@ describe("npm run dev", () => {
       // No secret on a command line (`ps` shows those to every user): wrangler reads the
       // Worker's settings from a 0600 env file in a private temporary directory.
       const secret = /PINBOARD_PASSPORT_SECRET=(\S+)/.exec(dev.output())?.[1];
-      expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(secret).toMatch(/^[0-9a-f]{64}$/);
       expect(readFileSync(join(clone.dir, ".pinboard", "dev-passport-secret"), "utf8").trim()).toBe(secret);
       const commands = groupCommandLines(dev.child.pid!);
       const wranglerLine = commands.find((line) => line.includes("wrangler.js dev"));
