@@ -10,7 +10,9 @@
  * `u…` are also written to the "user database" (USER_DB_URL, another Redis) through FencedRedis.
  * Each request served is logged as one JSON line to SERVED_LOG, each user-database write to
  * USER_DB_LOG. NO_FENCE=1 is the control run: the durability store's fence is defeated (every
- * write quotes the stored epoch) and the user database is written without one.
+ * write quotes the stored epoch), the user database is written without one, and the library's
+ * lapsed-lease guard is switched off, so a worker woken past its lease serves what waited in its
+ * sockets as a library without fencing would.
  */
 import { createWriteStream } from "node:fs";
 import { Redis } from "ioredis";
@@ -24,6 +26,7 @@ import {
   type RequestContext,
   StaleEpochError,
 } from "../../src/pinned/index.ts";
+import { Lease } from "../../src/pinned/lease.ts";
 import type { Served, UserDbWrite } from "./history.ts";
 
 const env = process.env;
@@ -33,6 +36,8 @@ const servedLog = createWriteStream(env.SERVED_LOG!, { flags: "a" });
 const userDbLog = createWriteStream(env.USER_DB_LOG!, { flags: "a" });
 const userDb = NO_FENCE ? new Redis(env.USER_DB_URL!, { maxRetriesPerRequest: 0 }) : undefined;
 const fencedUserDb = NO_FENCE ? undefined : new FencedRedis({ redis: env.USER_DB_URL! });
+// The control run only: the guard has no switch in the library, on purpose.
+if (NO_FENCE) Lease.prototype.lapsed = () => false;
 
 function logServed(key: string, epoch: string, kind: Served["kind"], start: number): void {
   const entry: Served = { worker: WORKER, key, epoch, start, at: Date.now(), kind };
