@@ -4,6 +4,7 @@ import { DurableKeys } from "./contract/durable-index.ts";
 import type { AppDeps, RuntimeInfo } from "./deps.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { fanOut, HealthCounters, type MetricsSink } from "./metrics-sink.ts";
+import { TrafficHistory } from "./operator/traffic-history.ts";
 import { GuardedRedis } from "./redis/guarded.ts";
 import { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
@@ -35,10 +36,25 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const passport = createPassport(config.passport, { fetch: fetchImpl, now, log });
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.label}-${newSessionId()}` });
   const counters = new HealthCounters();
-  const metrics = options.metrics ? fanOut([counters, options.metrics]) : counters;
+  const history = new TrafficHistory({ now });
+  const metrics = fanOut([counters, history, ...(options.metrics ? [options.metrics] : [])]);
   const durable = {
     redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis,
     keys: new DurableKeys(config.durable.prefix),
   };
-  return { config, redis, keys, now, fetch: fetchImpl, log, passport, fleet, runtime, metrics, counters, durable };
+  return {
+    config,
+    redis,
+    keys,
+    now,
+    fetch: fetchImpl,
+    log,
+    passport,
+    fleet,
+    runtime,
+    metrics,
+    counters,
+    history,
+    durable,
+  };
 }

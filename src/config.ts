@@ -121,6 +121,7 @@ const variables = z.object({
   PINBOARD_DURABLE_PREFIX: prefix.default("pinned:"),
   PINBOARD_DURABLE_REDIS_URL: url("redis").optional(),
   PINBOARD_SWEEP_BATCH: int(1, 10_000).default(50),
+  PINBOARD_AUDIT_MAX_ENTRIES: int(1, 10_000_000).default(10_000),
   PINBOARD_DATA_PLANE_RULES: z
     .string()
     .transform((v, ctx) => {
@@ -205,6 +206,8 @@ export const configSchema = variables.transform((raw) => ({
   },
   /** Work items (wakes, resurrections, alarms) one sweep pass handles at most, each. */
   sweepBatch: raw.PINBOARD_SWEEP_BATCH,
+  /** The audit trail's cap (entries); Redis trims it approximately (`MAXLEN ~`, docs/operations.md). */
+  auditMaxEntries: raw.PINBOARD_AUDIT_MAX_ENTRIES,
   /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */
   dataPlaneRules:
     raw.PINBOARD_DATA_PLANE_RULES && Object.keys(raw.PINBOARD_DATA_PLANE_RULES).length > 0

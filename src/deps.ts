@@ -4,6 +4,7 @@ import type { SyncJwsHs256 } from "./contract/attestation.ts";
 import type { DurableKeys } from "./contract/durable-index.ts";
 import type { Logger } from "./log.ts";
 import type { HealthCounters, MetricsSink } from "./metrics-sink.ts";
+import type { TrafficHistory } from "./operator/traffic-history.ts";
 import type { Keys } from "./redis/keys.ts";
 import type { RedisPort } from "./redis/port.ts";
 import type { Fleet } from "./serving-fleet.ts";
@@ -47,6 +48,8 @@ export interface AppDeps {
   metrics: MetricsSink;
   /** Node-local counters behind /registry/health (also fed through `metrics`). */
   counters: HealthCounters;
+  /** This node's (isolate's) last 15 minutes of traffic behind /registry/history (fed through `metrics`). */
+  history: TrafficHistory;
   /** The worker library's durability store index, read by the sweeper. */
   durable: { redis: RedisPort; keys: DurableKeys };
 }

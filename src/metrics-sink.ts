@@ -33,7 +33,7 @@ export class HealthCounters implements MetricsSink {
   sweep(): void {}
 }
 
-/** Fans every call out to several sinks (health counters plus Prometheus on Node). */
+/** Fans every call out to several sinks (health counters, traffic history, Prometheus on Node). */
 export function fanOut(sinks: MetricsSink[]): MetricsSink {
   return {
     resolution: (o) => {

@@ -121,6 +121,7 @@ const FOLDER_LAYERS: Readonly<Record<string, number>> = {
   redis: 1,
   http: 1,
   auth: 2,
+  audit: 2,
   outbound: 2,
   registry: 3,
   placement: 4,

@@ -29,6 +29,7 @@ export interface Feature {
 /** The worker library (src/pinned) imports only src/contract, so it includes only its own helpers. */
 export const FEATURES: readonly Feature[] = [
   { dir: "src/redis", includeDirs: ["src/redis"], calls: true },
+  { dir: "src/audit", includeDirs: ["src/audit", "src/redis"], calls: true },
   { dir: "src/registry", includeDirs: ["src/registry", "src/redis"], calls: true },
   { dir: "src/placement", includeDirs: ["src/placement", "src/redis"], calls: true },
   { dir: "src/operator", includeDirs: ["src/operator", "src/redis"], calls: true },

@@ -195,6 +195,18 @@ const OPERATOR_ROUTES: RouteEntry[] = [
   },
   {
     method: "get",
+    path: "/registry/history",
+    summary:
+      "This node's last 15 minutes (an extension): forwards, refusals by kind and forward latency p50/p99 per 10 s slot",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.historyOk,
+    okDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
     path: "/registry/workers",
     summary: "Live workers within the credential's claims, without secrets",
     tag: "operator",
@@ -244,6 +256,69 @@ const OPERATOR_ROUTES: RouteEntry[] = [
     ok: answers.statsOk,
     okDescription: "per worker, its stats or `unreachable`",
     errors: [],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/placement",
+    summary:
+      "One placement's story (an extension): its row in each env, owner, epoch, wind-down fence, tag, alarm and the owner's view of the instance",
+    tag: "operator",
+    credential: "pinboard:operator",
+    query: {
+      ns: { description: "the namespace, e.g. /threads (required)" },
+      id: { description: "the instance id (required)" },
+    },
+    ok: answers.placementOk,
+    okDescription: "the id's rows the credential may see, one per env",
+    errors: [
+      {
+        status: 400,
+        errors: ["ns is required", "invalid namespace", "id is required", "invalid id"],
+        when: "`ns` or `id` is missing or malformed",
+      },
+      {
+        status: 404,
+        errors: ["placement not found"],
+        when: "the id has no row the credential may see (a row outside its claims answers the same)",
+      },
+    ],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/spread",
+    summary:
+      "Placements per visible live worker (an extension), counted inside Redis; kept 10 s (or 20× its cost) per node and claim scope",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.spreadOk,
+    okDescription: "`complete: false` when the census stopped at its budget (the counts are then lower bounds)",
+    errors: [],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/audit",
+    summary:
+      "The audit trail (an extension): operator actions and fleet events, newest first, within the credential's claims",
+    tag: "operator",
+    credential: "pinboard:operator",
+    query: {
+      limit: { description: "at most this many entries, 1–500 (default 100)" },
+      before: { description: "the `cursor` of the previous page (an entry id): only older entries" },
+      kind: { description: "`action` or `event`" },
+      type: { description: "one entry type, e.g. `drain` or `worker.died`" },
+    },
+    ok: answers.auditOk,
+    okDescription: "the entries this credential may see; `cursor` goes on to older ones",
+    errors: [
+      {
+        status: 400,
+        errors: ["invalid limit", "invalid before", "invalid kind", "invalid type"],
+        when: "a `limit` outside 1–500, a `before` that is not an entry id, or an unknown `kind` or `type`",
+      },
+    ],
     servingOnly: true,
   },
   {

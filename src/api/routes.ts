@@ -1,7 +1,7 @@
 import { Hono } from "hono";
+import { PINBOARD_VERSION } from "../contract/version.ts";
 import type { AppEnv } from "../deps.ts";
 import { openApiDocument } from "./openapi.ts";
-import { PINBOARD_VERSION } from "./version.ts";
 
 /**
  * GET /openapi.json, without a credential: the document is built on the first request and kept,

@@ -22,7 +22,8 @@ export type Command =
   | { name: "overview"; ns?: string; prefix?: string; tag?: string }
   | { name: "wind-down"; namespace: string; id?: string; deadline: number | null; env?: string }
   | { name: "drain"; clientId: string; deadline: number | null }
-  | { name: "undrain"; clientId: string };
+  | { name: "undrain"; clientId: string }
+  | { name: "audit"; limit?: number; kind?: "action" | "event" };
 
 /** Where the URL came from, for messages that tell the operator what to change. */
 export type UrlSource = "--url" | "PINBOARD_URL" | "default";
@@ -52,6 +53,8 @@ const OPTIONS = {
   tag: { type: "string" },
   deadline: { type: "string" },
   env: { type: "string" },
+  limit: { type: "string" },
+  kind: { type: "string" },
 } as const;
 type OptionName = keyof typeof OPTIONS;
 
@@ -69,6 +72,7 @@ const SHAPES: Record<
   "wind-down": { options: ["deadline", "env"], required: ["namespace"], optional: ["id"] },
   drain: { options: ["deadline"], required: ["clientId"], optional: [] },
   undrain: { options: [], required: ["clientId"], optional: [] },
+  audit: { options: ["limit", "kind"], required: [], optional: [] },
   "sweep-now": { options: [], required: [], optional: [] },
 };
 
@@ -188,6 +192,12 @@ function buildCommand(
     }
     case "undrain":
       return { name, clientId: args[0]! };
+    case "audit":
+      return {
+        name,
+        ...(str("limit") !== undefined ? { limit: parseLimit(str("limit")!, name) } : {}),
+        ...(str("kind") !== undefined ? { kind: parseKind(str("kind")!, name) } : {}),
+      };
     default:
       return { name };
   }
@@ -204,4 +214,25 @@ export function parseDeadline(raw: string, command: CommandName): number | null 
     );
   }
   return Number(value);
+}
+
+/** The audit route's own bound on a page. */
+const MAX_AUDIT_LIMIT = 500;
+
+/** An entry count from 1 to 500. */
+function parseLimit(raw: string, command: CommandName): number {
+  const value = raw.trim();
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_AUDIT_LIMIT)
+    throw new UsageError(
+      `--limit: expected a number of entries from 1 to ${MAX_AUDIT_LIMIT}, got ${JSON.stringify(raw)}`,
+      command,
+    );
+  return Number(value);
+}
+
+function parseKind(raw: string, command: CommandName): "action" | "event" {
+  const value = raw.trim().toLowerCase();
+  if (value !== "action" && value !== "event")
+    throw new UsageError(`--kind: expected action or event, got ${JSON.stringify(raw)}`, command);
+  return value;
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { VIA_HEADER } from "../audit/via.ts";
 import { describeIssues, errorAnswer } from "./schemas.ts";
 
 /**
@@ -99,6 +100,8 @@ export class OperatorClient {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.token}`,
       accept: "application/json",
+      // The audit trail records the actions the CLI sends as via cli.
+      [VIA_HEADER]: "cli",
     };
     if (body !== undefined) headers["content-type"] = "application/json";
     const url = `${this.base}${path}`;

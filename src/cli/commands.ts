@@ -3,7 +3,9 @@ import { OperatorClient } from "./client.ts";
 import { notReadyLines } from "./explain.ts";
 import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
+import { renderAudit } from "./render-audit.ts";
 import {
+  auditAnswer,
   drainAnswer,
   healthAnswer,
   overviewAnswer,
@@ -43,11 +45,7 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
     return outcome.report.ran ? out : { ...out, exitCode: 1 };
   }
 
-  const client = new OperatorClient({
-    url: globals.url,
-    token: globals.token ?? "",
-    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
-  });
+  const client = operatorClient(globals, ctx);
   const check = OperatorClient.check;
   switch (command.name) {
     case "workers": {
@@ -99,6 +97,8 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
               `its placements are released after max(${command.deadline}s, one lease)`,
       };
     }
+    case "audit":
+      return auditCommand(client, command, globals);
     case "undrain": {
       const answer = await client.post("/registry/undrain", { clientId: command.clientId });
       if (globals.json) return json(answer);
@@ -110,6 +110,29 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       };
     }
   }
+}
+
+function operatorClient(globals: Globals, ctx: CommandContext): OperatorClient {
+  return new OperatorClient({
+    url: globals.url,
+    token: globals.token ?? "",
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+  });
+}
+
+/** One page of the audit trail: --limit entries (the server's default 100), of --kind. */
+async function auditCommand(
+  client: OperatorClient,
+  command: Extract<Command, { name: "audit" }>,
+  globals: Globals,
+): Promise<Output> {
+  const answer = await client.get("/registry/audit", {
+    limit: command.limit === undefined ? undefined : String(command.limit),
+    kind: command.kind,
+  });
+  return globals.json
+    ? json(answer)
+    : { text: renderAudit(OperatorClient.check("/registry/audit", auditAnswer, answer)) };
 }
 
 function describeWindDown(command: Extract<Command, { name: "wind-down" }>, queued: boolean | number): string {

@@ -88,6 +88,21 @@ export const windDownAnswer = z.object({ queued: z.union([z.boolean(), z.number(
 export const drainAnswer = z.object({ drained: z.literal(true) });
 export const undrainAnswer = z.object({ revoked: z.boolean() });
 
+/** GET /registry/audit: entries newest first; target and detail are shown as they come. */
+export const auditEntrySchema = z.object({
+  id: z.string(),
+  at: ms,
+  kind: z.string(),
+  type: z.string(),
+  subject: z.string().nullable(),
+  via: z.string(),
+  target: z.record(z.string(), z.unknown()),
+  detail: z.record(z.string(), z.unknown()),
+});
+export type AuditEntryView = z.infer<typeof auditEntrySchema>;
+export const auditAnswer = z.object({ entries: z.array(auditEntrySchema), cursor: z.string().optional() });
+export type AuditAnswer = z.infer<typeof auditAnswer>;
+
 /** An error answer: {"error": "…"}. */
 export const errorAnswer = z.object({ error: z.string() });
 

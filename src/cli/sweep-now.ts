@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { userInfo } from "node:os";
+import { recordAudit } from "../audit/trail.ts";
 import { buildDeps } from "../bootstrap.ts";
 import { type Config, ConfigError, parseConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
@@ -72,13 +74,37 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
     const deadline = Date.now() + LEASE_WAIT_MS;
     for (;;) {
       const report = await runSweep(deps, `sweep-now-${randomBytes(6).toString("hex")}`);
-      if (report.ran || Date.now() >= deadline) return { report, redis: ports.describe };
+      if (report.ran || Date.now() >= deadline) {
+        await recordAudit(deps, {
+          kind: "action",
+          type: "sweep",
+          subject: localSubject(env),
+          via: "cli",
+          target: {},
+          detail: { ...report },
+        });
+        return { report, redis: ports.describe };
+      }
       await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
     }
   } finally {
     await ports.port.close().catch(() => {});
     await ports.durable?.close().catch(() => {});
   }
+}
+
+/**
+ * Who a local sweep is recorded as in the audit trail: it runs against Redis without a
+ * credential, so the operating-system user that ran it, marked as such (`local:alice`).
+ */
+export function localSubject(env: Record<string, string | undefined>): string {
+  let user = "";
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for this uid (some containers): the environment's word is all there is.
+  }
+  return `local:${user || env.USER || env.USERNAME || "unknown"}`;
 }
 
 /** The report for humans: the pass's counts, then wakes and alarms by outcome. */

@@ -10,6 +10,7 @@ export const COMMANDS = [
   "wind-down",
   "drain",
   "undrain",
+  "audit",
   "sweep-now",
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -43,6 +44,8 @@ Commands:
   drain <clientId> [--deadline <seconds>]
                                    cordon a client, or force its release after the deadline
   undrain <clientId>               revoke a client's drain
+  audit [--limit N] [--kind action|event]
+                                   the audit trail: operator actions and fleet events, newest first
   sweep-now                        run one sweeper pass against Redis now (self-hosting)
 
 ${GLOBALS}
@@ -93,6 +96,15 @@ it at its next heartbeat.`,
   undrain: `usage: pinboard undrain <clientId> [--json]
 
 POST /registry/undrain: revokes the client's drain (a cordon or a timed drain).`,
+  audit: `usage: pinboard audit [--limit <1-500>] [--kind action|event] [--json]
+
+GET /registry/audit: the audit trail, newest first (--limit, default 100): operator actions
+(wind_down, clear_fence, drain, undrain, sweep) with who did them and how (api, console, cli),
+and fleet events (worker registered, died, drained, deregistered, ejected, re-admitted), within
+the credential's claims. Times are local. --json prints the answer as it came, with the cursor
+of older entries.
+
+  pinboard audit --kind action --limit 20`,
   "sweep-now": `usage: pinboard sweep-now [--json]
 
 Runs one sweeper pass (GC, resurrection, orphan scan, durability wakes, due alarms) directly

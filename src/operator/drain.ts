@@ -1,8 +1,11 @@
+import type { AuditActor } from "../audit/entry.ts";
+import { recordAudit } from "../audit/trail.ts";
+import { workerTarget } from "../audit/worker-target.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
 import type { AppDeps } from "../deps.ts";
 import { forbidden } from "../errors.ts";
 import { mirrorEverywhere } from "../registry/mirror.ts";
-import { parseRecord } from "../registry/record.ts";
+import { parseRecord, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import { applyDrain } from "./lua/index.ts";
 import { visibleNamespaces } from "./scope.ts";
@@ -14,10 +17,10 @@ export type DrainDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 export const DRAIN_KEY_GRACE_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * The client a drain names, when the credential covers its whole current registration
- * (namespaces, hostname, envs); else 403 forbidden, like an unknown client.
+ * The current record of the client a drain names, when the credential covers its whole
+ * registration (namespaces, hostname, envs); else 403 forbidden, like an unknown client.
  */
-async function drainableClient(deps: DrainDeps, claim: PinboardClaim, clientId: string): Promise<void> {
+async function drainableClient(deps: DrainDeps, claim: PinboardClaim, clientId: string): Promise<WorkerRecord> {
   // The client map and the records change together (one script), so a record missing behind the
   // map means the client re-registered between the two reads: read the map again.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -26,15 +29,23 @@ async function drainableClient(deps: DrainDeps, claim: PinboardClaim, clientId: 
     const record = await readSession(deps, owner.slice(owner.indexOf("\n") + 1));
     if (!record) continue;
     if (visibleNamespaces(claim, record, deps.config.hostnameAware).length !== record.namespaces.length) break;
-    return;
+    return record;
   }
   throw forbidden();
 }
 
-async function writeDrain(deps: DrainDeps, clientId: string, value: string, ttlMs: number): Promise<boolean> {
+/** Writes the drain; whether there was one before, and the client's record as drained (null: none). */
+async function writeDrain(
+  deps: DrainDeps,
+  clientId: string,
+  value: string,
+  ttlMs: number,
+): Promise<{ existed: boolean; record: WorkerRecord | null }> {
   const { existed, json } = await applyDrain(deps.redis, deps.keys, { clientId, value, ttlMs });
-  if (json !== "") await mirrorEverywhere(deps, parseRecord(json), json);
-  return existed;
+  if (json === "") return { existed, record: null };
+  const record = parseRecord(json);
+  await mirrorEverywhere(deps, record, json);
+  return { existed, record };
 }
 
 /**
@@ -45,24 +56,47 @@ async function writeDrain(deps: DrainDeps, clientId: string, value: string, ttlM
 export async function drain(
   deps: DrainDeps,
   claim: PinboardClaim,
+  actor: AuditActor,
   clientId: string,
   deadline: number | null,
 ): Promise<{ drained: true }> {
-  await drainableClient(deps, claim, clientId);
+  const judged = await drainableClient(deps, claim, clientId);
+  let written: { record: WorkerRecord | null };
+  let deadlineAt: number | undefined;
   if (deadline === null) {
-    await writeDrain(deps, clientId, "cordon", 0);
+    written = await writeDrain(deps, clientId, "cordon", 0);
   } else {
     const window = Math.max(deadline * 1000, deps.config.leaseTtlMs);
-    await writeDrain(deps, clientId, String((await deps.redis.timeMs()) + window), window + DRAIN_KEY_GRACE_MS);
+    deadlineAt = (await deps.redis.timeMs()) + window;
+    written = await writeDrain(deps, clientId, String(deadlineAt), window + DRAIN_KEY_GRACE_MS);
   }
   deps.log.info("client drained", { clientId, deadline });
+  await recordAudit(deps, {
+    kind: "action",
+    type: "drain",
+    ...actor,
+    target: workerTarget(written.record ?? judged),
+    detail: { deadline, ...(deadlineAt !== undefined ? { deadlineAt } : {}) },
+  });
   return { drained: true };
 }
 
 /** POST /registry/undrain: revokes the client's drain; revoked says whether there was one. */
-export async function undrain(deps: DrainDeps, claim: PinboardClaim, clientId: string): Promise<{ revoked: boolean }> {
-  await drainableClient(deps, claim, clientId);
-  const revoked = await writeDrain(deps, clientId, "", 0);
+export async function undrain(
+  deps: DrainDeps,
+  claim: PinboardClaim,
+  actor: AuditActor,
+  clientId: string,
+): Promise<{ revoked: boolean }> {
+  const judged = await drainableClient(deps, claim, clientId);
+  const { existed: revoked, record } = await writeDrain(deps, clientId, "", 0);
   deps.log.info("client undrained", { clientId, revoked });
+  await recordAudit(deps, {
+    kind: "action",
+    type: "undrain",
+    ...actor,
+    target: workerTarget(record ?? judged),
+    detail: { revoked },
+  });
   return { revoked };
 }

@@ -30,15 +30,19 @@ export async function visibleWorkers(
   claim: PinboardClaim,
 ): Promise<{ now: number; workers: VisibleWorker[] }> {
   const { now, records } = await liveRecords(deps);
-  const workers = records
-    .map((record) => ({ record, namespaces: visibleNamespaces(claim, record, deps.config.hostnameAware) }))
+  return { now, workers: visibleAmong(records, claim, deps.config.hostnameAware) };
+}
+
+/** The records a credential may see, with their visible namespaces, sorted by hostname then session. */
+export function visibleAmong(records: WorkerRecord[], claim: PinboardClaim, hostnameAware: boolean): VisibleWorker[] {
+  return records
+    .map((record) => ({ record, namespaces: visibleNamespaces(claim, record, hostnameAware) }))
     .filter((w) => w.namespaces.length > 0)
     .sort((a, b) =>
       a.record.hostname === b.record.hostname
         ? a.record.sessionId.localeCompare(b.record.sessionId)
         : a.record.hostname.localeCompare(b.record.hostname),
     );
-  return { now, workers };
 }
 
 /**

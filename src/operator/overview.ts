@@ -2,6 +2,7 @@ import type { PinboardClaim } from "../auth/claims.ts";
 import { isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest } from "../errors.ts";
+import { prefixPattern } from "../redis/glob.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
 import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, type PageCursor } from "./overview-paging.ts";
@@ -92,6 +93,8 @@ export async function overview(deps: OverviewDeps, claim: PinboardClaim, filters
   const walk = {
     ...(filters.ns !== undefined ? { ns: filters.ns } : {}),
     ...(filters.cursor ? { from: filters.cursor } : {}),
+    // The prefix is matched in Redis (HSCAN MATCH): only matching rows reach acceptRow.
+    ...(filters.prefix !== undefined ? { match: prefixPattern(filters.prefix) } : {}),
     limit: filters.limit ?? Infinity,
   };
   const next = await walkRows(deps, walk, accept);
@@ -139,11 +142,11 @@ interface RowScope {
 
 /**
  * Takes a placement row into its group unless the filters drop it, its owner is not a visible
- * live worker, it is not placed yet (no epoch) or expired, or the claim does not cover it.
+ * live worker, it is not placed yet (no epoch) or expired, or the claim does not cover it. The
+ * walk has already applied the id prefix.
  */
 function acceptRow(scope: RowScope, env: string, ns: string, id: string, raw: string): boolean {
   const { filters } = scope;
-  if (filters.prefix !== undefined && !id.startsWith(filters.prefix)) return false;
   const [sessionId = "", epoch = "", expiry = "", hostname = "", ...tagParts] = raw.split("\n");
   const tag = tagParts.join("\n");
   const owner = scope.live.get(sessionId);

@@ -2,19 +2,24 @@ import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { requireScope, requireServing } from "../registry/guards.ts";
+import { actorOf } from "./audit-actor.ts";
+import { parseAuditQuery } from "./audit-query.ts";
+import { auditPage } from "./audit-read.ts";
 import { drain, undrain } from "./drain.ts";
 import { fleetStats } from "./fleet-stats.ts";
 import { runningEjections, visibleWorkers } from "./fleet-view.ts";
 import { healthReport } from "./health-report.ts";
 import { overview, parseOverviewFilters } from "./overview.ts";
+import { parsePlacementQuery, placementStory } from "./placement-story.ts";
 import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
 import { publicWorker } from "./scope.ts";
+import { spreadReader } from "./spread.ts";
 import { windDown } from "./wind-down-placements.ts";
 
 /**
- * The operator routes (pinboard:operator). /registry/health answers while booting or draining;
- * the rest pass the serving check. They judge the credential's namespace, hostname and env
- * claims, never its account.
+ * The operator routes (pinboard:operator). /registry/health and /registry/history (node-local)
+ * answer while booting or draining; the rest pass the serving check. They judge the credential's
+ * namespace, hostname and env claims, never its account.
  */
 export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -22,6 +27,7 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
   const serving = requireServing(deps);
 
   app.get("/registry/health", operator, async (c) => c.json(await healthReport(deps)));
+  app.get("/registry/history", operator, (c) => c.json(deps.history.snapshot()));
   app.get("/registry/workers", operator, serving, async (c) => {
     const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
     const ejected = await runningEjections(deps, now);
@@ -35,16 +41,25 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
     c.json(await overview(deps, c.var.principal.pinboard, parseOverviewFilters(c.req.query()))),
   );
   app.get("/registry/stats", operator, serving, async (c) => c.json(await fleetStats(deps, c.var.principal.pinboard)));
+  app.get("/registry/placement", operator, serving, async (c) =>
+    c.json(await placementStory(deps, c.var.principal.pinboard, parsePlacementQuery(c.req.query()))),
+  );
+  const spread = spreadReader(deps);
+  app.get("/registry/spread", operator, serving, async (c) => c.json(await spread(c.var.principal.pinboard)));
+  app.get("/registry/audit", operator, serving, async (c) =>
+    c.json(await auditPage(deps, c.var.principal.pinboard, parseAuditQuery(c.req.query()))),
+  );
+  // The actions are recorded in the audit trail by the operations, with the caller's actorOf.
   app.post("/registry/wind_down", operator, serving, async (c) =>
-    c.json(await windDown(deps, c.var.principal.pinboard, await readJsonBody(c, windDownBody))),
+    c.json(await windDown(deps, c.var.principal.pinboard, actorOf(c), await readJsonBody(c, windDownBody))),
   );
   app.post("/registry/drain", operator, serving, async (c) => {
     const body = await readJsonBody(c, drainBody);
-    return c.json(await drain(deps, c.var.principal.pinboard, body.clientId, body.deadline));
+    return c.json(await drain(deps, c.var.principal.pinboard, actorOf(c), body.clientId, body.deadline));
   });
   app.post("/registry/undrain", operator, serving, async (c) => {
     const body = await readJsonBody(c, undrainBody);
-    return c.json(await undrain(deps, c.var.principal.pinboard, body.clientId));
+    return c.json(await undrain(deps, c.var.principal.pinboard, actorOf(c), body.clientId));
   });
   return app;
 }

@@ -1,3 +1,5 @@
+import type { AuditActor, AuditTarget } from "../audit/entry.ts";
+import { recordAudit } from "../audit/trail.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
 import { isId, isNamespace } from "../contract/names.ts";
 import type { AppDeps } from "../deps.ts";
@@ -17,7 +19,7 @@ import type { WindDownBody } from "./schemas.ts";
 import { requestScopeError, rowScopeError } from "./scope.ts";
 
 /** What this module uses of the app's dependencies. */
-export type WindDownDeps = Pick<AppDeps, "config" | "redis" | "keys">;
+export type WindDownDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 
 /** A row's owner can change between the read that judged it and the stamp: judge it again, this often at most. */
 const MAX_ROUNDS = 3;
@@ -46,12 +48,41 @@ type Order = { ns: string; id: string; deadlineAt: number | null };
  * Messages. Only rows with a live owner whose fence had not passed get one (not rows of a dead
  * owner, whose fence waits for the replacement owner, nor placeholder rows); `queued` counts the
  * messages queued (with an id: whether one was).
+ *
+ * The audit trail records it (wind_down, or clear_fence for deadline null) with the answer.
  */
 export async function windDown(
   deps: WindDownDeps,
   claim: PinboardClaim,
+  actor: AuditActor,
   body: WindDownBody,
 ): Promise<{ queued: boolean | number }> {
+  const { queued, deadlineAt, hostname } = await windDownRows(deps, claim, body);
+  const target: AuditTarget = {
+    namespace: body.namespace,
+    ...(body.id != null ? { id: body.id } : {}),
+    ...(body.env != null ? { env: body.env.toLowerCase() } : {}),
+    ...(hostname ? { hostname } : {}),
+  };
+  await recordAudit(deps, {
+    kind: "action",
+    ...(deadlineAt === null
+      ? { type: "clear_fence", detail: { queued } }
+      : { type: "wind_down", detail: { deadline: body.deadline, deadlineAt, queued } }),
+    ...actor,
+    target,
+  });
+  return { queued };
+}
+
+interface WindDownOutcome {
+  queued: boolean | number;
+  deadlineAt: number | null;
+  /** With an id in hostname-aware mode: the hostname the placement was judged on. */
+  hostname?: string;
+}
+
+async function windDownRows(deps: WindDownDeps, claim: PinboardClaim, body: WindDownBody): Promise<WindDownOutcome> {
   const { config } = deps;
   if (config.hostnameAware && body.env == null) throw badRequest("env is required in hostname-aware mode");
   if (!config.hostnameAware && body.env != null) throw badRequest("env requires hostname-aware mode");
@@ -68,10 +99,11 @@ export async function windDown(
   const ctx: WindDownContext = { deps, claim, ns, env, stamp, owners: new Map() };
 
   if (body.id != null) {
-    const notified = await windDownOne(ctx, body.id);
-    if (notified === null) return { queued: false };
+    const { notified, hostname } = await windDownOne(ctx, body.id);
+    const judgedOn = config.hostnameAware && hostname !== "" ? { hostname } : {};
+    if (notified === null) return { queued: false, deadlineAt, ...judgedOn };
     await queueWindDowns(deps, notified, [{ ns, id: body.id, deadlineAt }]);
-    return { queued: true };
+    return { queued: true, deadlineAt, ...judgedOn };
   }
 
   const { keys, redis } = deps;
@@ -91,7 +123,7 @@ export async function windDown(
     }
   }
   await Promise.all([...byOwner].map(([owner, orders]) => queueWindDowns(deps, owner, orders)));
-  return { queued: count };
+  return { queued: count, deadlineAt };
 }
 
 interface WindDownContext {
@@ -104,23 +136,28 @@ interface WindDownContext {
   owners: Map<string, Promise<WorkerRecord | null>>;
 }
 
-/** One id: 403 when it is out of scope (or missing and its scope unknowable); the owner to notify, or null. */
-async function windDownOne(ctx: WindDownContext, id: string): Promise<string | null> {
+/**
+ * One id: 403 when it is out of scope (or missing and its scope unknowable); the owner to notify
+ * (or null) and the hostname the row was judged on ("" for none).
+ */
+async function windDownOne(ctx: WindDownContext, id: string): Promise<{ notified: string | null; hostname: string }> {
   const { deps, claim, ns, env } = ctx;
   const bucket = await deps.keys.bucketOf(id);
   const key = deps.keys.placements(bucket, env, ns);
+  let hostname = "";
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const raw = await deps.redis.hget(key, id);
     const row = raw === null ? null : refOf(id, raw);
     const owner = row ? await ownerOf(ctx, row.sessionId) : null;
     const denied = rowScopeError(claim, ns, env, row, owner, deps.config.hostnameAware);
     if (denied) throw forbidden(denied);
-    if (!row) return null;
+    if (!row) return { notified: null, hostname };
+    hostname = owner?.hostname ?? row.hostname;
     const outcome = (await stampRows(ctx, bucket, [row])).get(id);
-    if (outcome === "notify") return row.sessionId;
-    if (outcome !== "changed") return null;
+    if (outcome === "notify") return { notified: row.sessionId, hostname };
+    if (outcome !== "changed") return { notified: null, hostname };
   }
-  return null;
+  return { notified: null, hostname };
 }
 
 /** One bucket of a namespace-wide wind-down: stamps the rows in scope, returns the owners to notify. */

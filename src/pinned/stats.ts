@@ -1,3 +1,4 @@
+import { PINBOARD_VERSION } from "../contract/version.ts";
 import type { InstanceTable } from "./instance-table.ts";
 import type { Registration } from "./registration.ts";
 
@@ -39,6 +40,8 @@ export function buildStats(s: StatsSources): Record<string, unknown> {
   const r = s.registration;
   const proc = (globalThis as { process?: NodeJS.Process }).process;
   return {
+    // The worker library's version: the operator console shows it on the worker's card.
+    version: PINBOARD_VERSION,
     draining: s.draining(),
     leaseFlaps: r.lease.flaps,
     reregistrations: r.reregistrations,

@@ -1,8 +1,9 @@
+import { recordWorkerEjection } from "../audit/trail.ts";
 import type { AppDeps } from "../deps.ts";
 import { markEjectedCall, recordFailure, recordSuccess } from "./lua/index.ts";
 
 /** What this module uses of the app's dependencies. */
-export type OutliersDeps = Pick<AppDeps, "redis" | "keys" | "log">;
+export type OutliersDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 
 export const EJECT_AFTER_FAILURES = 5;
 export const BASE_EJECTION_MS = 30_000;
@@ -13,7 +14,9 @@ export const MAX_EJECTION_MS = 32 * BASE_EJECTION_MS;
  * Outlier ejection, shared through Redis so every node agrees: five consecutive 502/503/504
  * (or unreachable forwards) eject a worker from new placements for 30 s, doubling per ejection,
  * never more than half the workers at once. A node resets a worker's run only after it has seen
- * a failure of that worker itself, so successes cost no Redis write on the hot path.
+ * a failure of that worker itself, so successes cost no Redis write on the hot path. An ejection
+ * is recorded in the audit trail (worker.ejected) on the failure path that caused it; its end,
+ * by time, is recorded by the sweeper (worker.readmitted).
  */
 export class OutlierTracker {
   private readonly failing = new Set<string>();
@@ -32,6 +35,7 @@ export class OutlierTracker {
     if (until === 0) return;
     this.deps.log.warn("worker ejected from new placements", { sessionId, untilMs: until });
     await redis.runMany(keys.allBuckets().map((bucket) => markEjectedCall(keys, { bucket, sessionId, until })));
+    await recordWorkerEjection(this.deps, sessionId, until);
   }
 
   /** Ends a failure run this node saw; null (no promise, no Redis call) when it saw none. */

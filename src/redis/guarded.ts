@@ -73,8 +73,8 @@ export class GuardedRedis implements RedisPort {
   smembers(key: string): Promise<string[]> {
     return this.guard(() => this.inner.smembers(key));
   }
-  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
-    return this.guard(() => this.inner.hscan(key, cursor, count));
+  hscan(key: string, cursor: string, count: number, match?: string): Promise<[string, Array<[string, string]>]> {
+    return this.guard(() => this.inner.hscan(key, cursor, count, match));
   }
   zmscore(key: string, members: string[]): Promise<(number | null)[]> {
     return this.guard(() => this.inner.zmscore(key, members));

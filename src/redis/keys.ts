@@ -104,6 +104,20 @@ export class Keys {
   get sweeperLease(): string {
     return this.global("sweeper");
   }
+  /**
+   * Stream: the audit trail, operator actions and fleet events in one, newest last; capped at
+   * PINBOARD_AUDIT_MAX_ENTRIES by `MAXLEN ~` on every append (src/audit/).
+   */
+  get audit(): string {
+    return this.global("audit");
+  }
+  /**
+   * Hash sessionId → ejected-until (ms): ejections the audit trail recorded whose end, the
+   * worker's re-admission, it has not recorded yet.
+   */
+  get auditEjections(): string {
+    return this.global("audit:ejections");
+  }
 
   // ── per bucket: the {bucket} slot ─────────────────────────────────────────────────────────
 

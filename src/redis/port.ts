@@ -21,8 +21,14 @@ export interface RedisPort {
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
   smembers(key: string): Promise<string[]>;
-  /** One HSCAN page: the next cursor ("0" when done) and field/value pairs. */
-  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]>;
+  /**
+   * One HSCAN page: the next cursor ("0" when done) and the [field, value] pairs in Redis' order
+   * (a record would move integer-like fields first, and a page resumed with another COUNT must
+   * start with the same fields). `count` is how many fields Redis looks at (a hint); with `match`
+   * (a glob: src/redis/glob.ts) only the fields that match it come back, so a page may hold few
+   * pairs, none even, and still name a cursor.
+   */
+  hscan(key: string, cursor: string, count: number, match?: string): Promise<[string, Array<[string, string]>]>;
   /** The score of each member (null where it has none), in order. */
   zmscore(key: string, members: string[]): Promise<(number | null)[]>;
   /** Members with their scores, score in [min, max], at most `limit`. */
@@ -57,6 +63,13 @@ export function pairs(flat: readonly unknown[]): Record<string, string> {
     });
   }
   return record;
+}
+
+/** Pairs a flat [field, value, …] reply, in its order. */
+export function pairList(flat: readonly unknown[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), String(flat[i + 1])]);
+  return out;
 }
 
 /** Pairs a flat [member, score, …] reply. */

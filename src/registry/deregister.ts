@@ -1,3 +1,5 @@
+import { recordAudit } from "../audit/trail.ts";
+import { workerTarget } from "../audit/worker-target.ts";
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { unknownSession } from "../errors.ts";
@@ -11,7 +13,9 @@ export type DeregisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 
 /**
  * POST /registry/deregister: removes the session from every namespace list and drops its
- * record. Its placements are left to dead-owner eviction on their next resolve.
+ * record. Its placements are left to dead-owner eviction on their next resolve. The audit trail
+ * records worker.drained when the worker was draining (its own drain or an operator's: it left
+ * once drained), else worker.deregistered.
  */
 export async function deregister(
   deps: DeregisterDeps,
@@ -23,6 +27,14 @@ export async function deregister(
   if (dropped.kind !== "ok") throw unknownSession();
   const record = parseRecord(dropped.json);
   await unmirrorEverywhere(deps, record, dropped.generation);
+  await recordAudit(deps, {
+    kind: "event",
+    type: record.draining ? "worker.drained" : "worker.deregistered",
+    subject: null,
+    via: "registry",
+    target: workerTarget(record),
+    detail: record.draining ? { selfDraining: record.selfDraining === true } : {},
+  });
   deps.log.info("worker deregistered", { sessionId, clientId: record.clientId });
   return {};
 }

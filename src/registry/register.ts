@@ -1,10 +1,12 @@
+import { recordAudit } from "../audit/trail.ts";
+import { workerTarget } from "../audit/worker-target.ts";
 import type { Principal } from "../auth/passport.ts";
 import type { AppDeps } from "../deps.ts";
 import { badRequest, forbidden, PinboardError } from "../errors.ts";
 import { applyFieldRules } from "./field-rules.ts";
 import { registerSession } from "./lua/index.ts";
 import { probeChallenge } from "./probe.ts";
-import { parseRecord } from "./record.ts";
+import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 import { type Instance, mirrorAndReclaim, undoRegistration } from "./register-fanout.ts";
 import type { RegisterBody } from "./schemas.ts";
@@ -76,6 +78,7 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
     prevSessionId: body.prevSessionId ?? "",
     ownerMemoryMs: SESSION_OWNER_MEMORY_MS,
     ownerMemoryCap: SESSION_OWNER_MEMORY_CAP,
+    auditCap: config.auditMaxEntries,
   });
   if (written.kind === "conflict") throw PinboardError.of(409, written.message);
   const { json } = written;
@@ -90,6 +93,7 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
     throw err;
   }
   const drainDeadline = drainDeadlineSeconds(written.drainDeadline, written.now);
+  await recordRegistered(deps, record, written.replaced, fields.instances.length, duplicates.length);
   deps.log.info("worker registered", {
     sessionId: record.sessionId,
     clientId: record.clientId,
@@ -103,4 +107,28 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
     ...(drainDeadline !== undefined ? { drainDeadline } : {}),
     ...(duplicates.length ? { duplicates } : {}),
   };
+}
+
+/** worker.registered in the audit trail: the instances offered for reclaim that moved to the new session. */
+function recordRegistered(
+  deps: RegisterDeps,
+  record: WorkerRecord,
+  replaced: string,
+  offered: number,
+  duplicates: number,
+): Promise<void> {
+  return recordAudit(deps, {
+    kind: "event",
+    type: "worker.registered",
+    subject: null,
+    via: "registry",
+    target: workerTarget(record),
+    detail: {
+      advertiseUrl: record.advertiseUrl,
+      draining: record.draining,
+      reclaimed: offered - duplicates,
+      duplicates,
+      ...(replaced !== "" && replaced !== record.sessionId ? { replaced } : {}),
+    },
+  });
 }

@@ -21,7 +21,7 @@ export async function sweepResurrection(deps: ResurrectDeps, budget: number): Pr
   if (cursor === "") return 0;
   const [next, page] = await durable.redis.hscan(durable.keys.instances, cursor, budget);
   let paged = 0;
-  for (const [member, hostname] of Object.entries(page)) {
+  for (const [member, hostname] of page) {
     const target = parseInstanceMember(member);
     if (!target) continue;
     let env: string;

@@ -59,7 +59,11 @@ async function sweepUnderLease(
   keepLease: () => Promise<boolean>,
 ): Promise<SweepReport> {
   const { redis, keys, config } = deps;
-  const sessions = await gcFleet(redis, keys, { leaseTtlMs: config.leaseTtlMs, hostnameAware: config.hostnameAware });
+  const sessions = await gcFleet(redis, keys, {
+    leaseTtlMs: config.leaseTtlMs,
+    hostnameAware: config.hostnameAware,
+    auditCap: config.auditMaxEntries,
+  });
   const pruned = await redis.runMany(
     keys.allBuckets().map((bucket) => gcBucketCall(keys, { bucket, leaseTtlMs: config.leaseTtlMs })),
   );

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/api/catalogue.ts";
-import { PINBOARD_VERSION } from "../../src/api/version.ts";
+import { PINBOARD_VERSION } from "../../src/contract/version.ts";
 import { REFUSAL_ERRORS } from "../../src/placement/refusal.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";

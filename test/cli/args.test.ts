@@ -60,6 +60,12 @@ describe("parseCommandLine: commands", () => {
       deadline: 1.5,
     });
     expect(parseCommandLine(["undrain", "client-a"], TOKEN).command).toEqual({ name: "undrain", clientId: "client-a" });
+    expect(parseCommandLine(["audit"], TOKEN).command).toEqual({ name: "audit" });
+    expect(parseCommandLine(["audit", "--limit", "20", "--kind", "Event"], TOKEN).command).toEqual({
+      name: "audit",
+      limit: 20,
+      kind: "event",
+    });
   });
 
   it("takes options before or after the command", () => {
@@ -163,6 +169,12 @@ describe("parseCommandLine: usage errors", () => {
       [["drain", " "], "drain: <clientId> must not be empty", "drain"],
       [["wind-down", "/a", "", "--deadline", "5"], "wind-down: <id> must not be empty", "wind-down"],
       [["wind-down", "/threads", "H~1"], "wind-down: --deadline <seconds|none> is required", "wind-down"],
+      [["audit", "--limit", "0"], '--limit: expected a number of entries from 1 to 500, got "0"', "audit"],
+      [["audit", "--limit", "501"], '--limit: expected a number of entries from 1 to 500, got "501"', "audit"],
+      [["audit", "--limit", "ten"], '--limit: expected a number of entries from 1 to 500, got "ten"', "audit"],
+      [["audit", "--kind", "actions"], '--kind: expected action or event, got "actions"', "audit"],
+      [["audit", "--tag", "x"], "audit does not take --tag", "audit"],
+      [["workers", "--limit", "5"], "workers does not take --limit", "workers"],
     ];
     for (const [argv, message, command] of cases) {
       expect({ argv, ...usageError(argv) }).toEqual({ argv, message, command });

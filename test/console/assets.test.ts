@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleAssets } from "../../scripts/console-assets.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../src/console/assets.generated.ts";
@@ -37,6 +38,13 @@ describe("the console's assets", () => {
   it("are current: src/console/assets.generated.ts is what npm run build:console writes", async () => {
     const committed = readFileSync(new URL("../../src/console/assets.generated.ts", import.meta.url), "utf8");
     expect(await consoleAssets()).toBe(committed);
+  });
+
+  it("stay under 100 KiB gzip, the page with its script and style", () => {
+    const gzipped = gzipSync(CONSOLE_HTML, { level: 9 }).length;
+    expect(gzipped).toBeLessThan(100 * 1024);
+    // The budget is one page load on a slow link; the page is far from it (docs/console.md).
+    expect(gzipped).toBeGreaterThan(5 * 1024);
   });
 
   it("carry a CSP that allows the inline script and style by hash, this origin, and nothing else", () => {

@@ -3,15 +3,17 @@ import type { Page } from "playwright-core";
 /**
  * What the console page does that a test cannot see afterwards: every Content-Security-Policy
  * violation (the page's `securitypolicyviolation` events and the browser's console messages about
- * the policy), and what the health view held the first time it was drawn after each load.
+ * the policy), and what the fleet view held the first time it was drawn after each load.
  * The watch is injected by the browser (an init script, which the page's CSP does not govern)
  * and reports through exposed functions, so it survives navigations and never relaxes the policy.
  */
 
 export interface FirstPaint {
-  /** Chart bars with a positive height. */
+  /** Bars with a positive height in the traffic charts, drawn in the same pass. */
   bars: number;
-  /** The view's text. */
+  /** Worker cards. */
+  cards: number;
+  /** The fleet view's text. */
   text: string;
   /** The at-a-glance forwards/s value. */
   forwards: string;
@@ -20,7 +22,7 @@ export interface FirstPaint {
 export interface PageWatch {
   /** CSP violations seen since the last `take()`, each in a line. */
   violations: string[];
-  /** The health view's first paint after each load, oldest first. */
+  /** The fleet view's first paint after each load, oldest first. */
   firstPaints: FirstPaint[];
   /** The violations so far, and forgets them. */
   take(): string[];
@@ -57,12 +59,17 @@ function inPage(): void {
     report.__pinboardCspViolation(`${e.violatedDirective} blocked ${e.blockedURI || "inline"}: ${e.sample}`),
   );
   const observer = new MutationObserver(() => {
-    const view = document.getElementById("view-health");
-    if (!view || view.childElementCount === 0) return;
+    const view = document.getElementById("view-fleet");
+    const cards = document.getElementById("fleet-cards");
+    if (!view || !cards || cards.childElementCount === 0) return;
     observer.disconnect();
-    const bars = [...view.querySelectorAll("svg.chart rect")].filter((r) => Number(r.getAttribute("height")) > 0);
+    const traffic = document.getElementById("view-traffic");
+    const bars = [...(traffic?.querySelectorAll("svg.chart rect") ?? [])].filter(
+      (r) => Number(r.getAttribute("height")) > 0,
+    );
     report.__pinboardFirstPaint({
       bars: bars.length,
+      cards: cards.querySelectorAll(".card").length,
       text: view.textContent ?? "",
       forwards: view.querySelector("#glance-forwards .count")?.textContent ?? "",
     });

@@ -20,9 +20,11 @@ describe("Lua script registry", () => {
   it("holds every script", () => {
     expect(scripts.map((s) => s.name).sort()).toMatchInlineSnapshot(`
       [
+        "append-audit",
         "apply-drain",
         "clear-overwritten",
         "copy-ns-list",
+        "count-owners",
         "deregister-session",
         "durable-activate",
         "durable-clear-alarm",
@@ -43,8 +45,10 @@ describe("Lua script registry", () => {
         "mark-ejected",
         "ns-list-snapshot",
         "page-in-placeholder",
+        "read-audit",
         "read-spent",
         "rebind-rows",
+        "record-ejection",
         "record-failure",
         "record-success",
         "register-bucket",

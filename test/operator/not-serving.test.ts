@@ -59,11 +59,13 @@ describe("operator routes on a node that is not serving", () => {
       { method: "POST", path: "/registry/wind_down", body: { namespace: "/ns", id: "doc", deadline: 60 } },
       { method: "POST", path: "/registry/drain", body: { clientId, deadline: null } },
       { method: "POST", path: "/registry/undrain", body: { clientId } },
+      { method: "GET", path: "/registry/placement?ns=/ns&id=doc" },
+      { method: "GET", path: "/registry/spread" },
     ];
     // While serving, each answers as the route does (the control for what follows).
     const serving = [];
     for (const call of valid) serving.push(await answer(old, call, operator));
-    expect(serving.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(serving.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
     expect(serving[2]!.body).toEqual({ workers: [{ sessionId, clientId, hostname: null, stats: { ok: true } }] });
     expect(serving[3]!.body).toEqual({ queued: true });
     expect(serving[4]!.body).toEqual({ drained: true });
@@ -83,6 +85,7 @@ describe("operator routes on a node that is not serving", () => {
       { method: "POST", path: "/registry/drain", raw: "{not json" },
       { method: "POST", path: "/registry/undrain", body: {} },
       { method: "GET", path: "/registry/overview?ns=no-slash" },
+      { method: "GET", path: "/registry/placement?ns=no-slash" },
     ];
     for (const call of [...valid, ...invalid]) {
       expect(await answer(old, call, operator), `${call.method} ${call.path}`).toEqual(refused);

@@ -169,6 +169,18 @@ describe("registry flow on the cluster", () => {
     expect(gone).toEqual({ status: 200, body: {} });
     expect(await fleet.t.redis.hget(keys.sessions, sessionId)).toBeNull();
     for (let b = 0; b < 16; b++) expect(await fleet.t.redis.hget(keys.nsWorkers(b, "", "/docs"), sessionId)).toBeNull();
+
+    // The audit trail: one stream in {global} (append-audit), read back page by page (read-audit).
+    const trail = await pb.call("GET", "/registry/audit?limit=500", { token: tok });
+    expect(trail.status).toBe(200);
+    const entries = ((await trail.json()) as { entries: Array<{ type: string; target: { sessionId?: string } }> })
+      .entries;
+    expect(entries.filter((e) => e.target.sessionId === sessionId).map((e) => e.type)).toEqual([
+      "worker.deregistered",
+      "undrain",
+      "drain",
+      "worker.registered",
+    ]);
   });
 
   it("a re-register reclaims rows of every bucket (register-bucket and, past 2,000 ids in a bucket, rebind-rows)", async () => {
@@ -324,6 +336,25 @@ describe("data plane through the Pinboard process on the cluster", () => {
       n.entries.map((e) => e.id),
     );
     expect(entries).toEqual(expect.arrayContaining(["race-a", "race-b", "race-c", "orphaned-1"]));
+    // The explorer's reads: a prefix search (HSCAN MATCH), one placement's story, and the spread
+    // counted by the census script in every bucket's slot.
+    const search = await get<{ namespaces: Array<{ entries: Array<{ id: string }> }> }>(
+      "/registry/overview?limit=100&prefix=race-",
+      auth,
+    );
+    expect(search.body.namespaces.flatMap((n) => n.entries.map((e) => e.id)).sort()).toEqual([
+      "race-a",
+      "race-b",
+      "race-c",
+    ]);
+    const story = await get<{ placements: Array<{ id: string; owner: string }> }>(
+      "/registry/placement?ns=/echo&id=race-a",
+      auth,
+    );
+    expect(story.body.placements).toMatchObject([{ id: "race-a", owner: "live" }]);
+    const spread = await get<{ complete: boolean; workers: Array<{ placements: number }> }>("/registry/spread", auth);
+    expect(spread.body.complete).toBe(true);
+    expect(spread.body.workers.reduce((sum, w) => sum + w.placements, 0)).toBeGreaterThanOrEqual(entries.length);
   });
 });
 

@@ -26,6 +26,8 @@ export async function call<T>(method: "GET" | "POST", path: string, body?: unkno
   const headers: Record<string, string> = {
     Accept: "application/json",
     Authorization: `Bearer ${credentialStore.get() ?? ""}`,
+    // The audit trail records the actions the console sends as via console (src/audit/via.ts).
+    "Pinboard-Via": "console",
   };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response: Response;

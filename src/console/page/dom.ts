@@ -44,11 +44,3 @@ export function table(headers: string[], rows: Array<Array<Node | string>>, capt
     ),
   );
 }
-
-/** Seconds as "2 h 5 min", "45 s". */
-export function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 90) return `${s} s`;
-  const m = Math.round(s / 60);
-  return m < 90 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}

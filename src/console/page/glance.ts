@@ -1,83 +1,102 @@
 import { h } from "./dom.ts";
-import { perSecond, type Sample } from "./series.ts";
-import type { Worker } from "./workers-view.ts";
+import type { Worker } from "./fleet-order.ts";
+import type { FleetState, Spread } from "./fleet-view.ts";
+import { count, perSecond } from "./numbers.ts";
+import { duration, timeAgo } from "./time.ts";
+import type { History } from "./traffic-view.ts";
+
+/** What /registry/health and /readyz say about this node. */
+export interface NodeFacts {
+  serving: boolean | null;
+  ready: boolean;
+  /** The cold start left (ms), null when unknown. */
+  quarantineMs: number | null;
+}
 
 /**
- * The fleet at a glance, on top of the landing tab: live workers (and how many drain), live
- * placements, forwards per second and refusals. Each comes from a route the console calls
- * anyway: /registry/workers, /registry/overview and /registry/health.
+ * The fleet's totals on top of the landing page: workers (and how many drain, are degraded or
+ * ejected), placements (counted in Redis), forwards and refusals per second with the p99 of the
+ * last full slot of this node's history, and whether this node serves.
  */
-
-/** What /registry/overview answers that the count needs. */
-export interface OverviewCount {
-  namespaces: Array<{ entries: unknown[] }>;
-  /** Present when the walk stopped before the end: there are more placements than counted. */
-  cursor?: string;
-}
-
-export interface GlanceState {
-  /** The live workers, or why they are unknown. */
-  workers: Worker[] | string;
-  /** The overview, or why it is unknown. */
-  overview: OverviewCount | string;
-  /** The latest rates (per second, by outcome), none before the first health answer. */
-  latest: Sample | undefined;
-  /** Refusals by outcome since the node started. */
-  refusals: { total: number; outcomes: readonly string[] };
-}
-
-/** What the glance shows, as a key: it is redrawn only when this changes. */
-export function glanceKey(state: GlanceState): unknown {
-  const workers = typeof state.workers === "string" ? state.workers : state.workers.map((w) => w.draining);
-  const overview =
-    typeof state.overview === "string" ? state.overview : [placements(state.overview), state.overview.cursor];
-  return [workers, overview, state.latest, state.refusals.total];
-}
-
-export function glance(state: GlanceState): HTMLElement {
-  const latest = state.latest;
-  const refusalRate = latest ? state.refusals.outcomes.reduce((sum, o) => sum + (latest.rates[o] ?? 0), 0) : 0;
-  const when = !latest
-    ? "unknown: no health answer yet"
-    : latest.seed
-      ? "average since the node started"
-      : `over the last ${Math.round(latest.seconds)} s`;
+export function glance(fleet: FleetState, history: History | null, node: NodeFacts): HTMLElement {
+  const workers = typeof fleet.workers === "string" ? null : fleet.workers;
+  const minute = lastMinute(history);
   return h(
     "dl",
     { class: "glance", "aria-label": "The fleet at a glance" },
-    typeof state.workers === "string"
-      ? item("workers", "Workers", "–", state.workers)
-      : item(
-          "workers",
-          "Workers",
-          String(state.workers.length),
-          `live, ${state.workers.filter((w) => w.draining).length} draining`,
-        ),
-    typeof state.overview === "string"
-      ? item("placements", "Placements", "–", state.overview)
-      : item(
-          "placements",
-          "Placements",
-          `${placements(state.overview)}${state.overview.cursor ? "+" : ""}`,
-          state.overview.cursor ? "live, counted in part (a long walk)" : "live",
-        ),
-    item("forwards", "Forwards/s", latest ? perSecond(latest.rates.forward ?? 0) : "–", when),
+    workers
+      ? item("workers", "Workers", String(workers.length), workerDetail(workers, fleet.now))
+      : item("workers", "Workers", "–", String(fleet.workers)),
+    placementsItem(fleet.spread, fleet.now),
+    item(
+      "forwards",
+      "Forwards/s",
+      minute ? perSecond(minute.forwards / minute.seconds) : "–",
+      minute?.p99Ms != null ? `last minute; p99 up to ${minute.p99Ms} ms` : "last minute",
+    ),
     item(
       "refusals",
-      "Refusals",
-      String(state.refusals.total),
-      `since the node started; ${perSecond(refusalRate)}/s ${latest?.seed ? "on average" : "lately"}`,
-      // Refusing now, not on average since the start.
-      refusalRate > 0 && latest?.seed === false,
+      "Refusals/s",
+      minute ? perSecond(minute.refusals / minute.seconds) : "–",
+      history
+        ? `last minute; ${count(totalRefusals(history))} in ${duration(history.points.length * history.slotMs)}`
+        : "",
+      (minute?.refusals ?? 0) > 0,
     ),
+    item("node", "This node", nodeWord(node), nodeDetail(node), node.serving === false || !node.ready),
   );
 }
 
-function placements(overview: OverviewCount): number {
-  return overview.namespaces.reduce((sum, g) => sum + g.entries.length, 0);
+function workerDetail(list: readonly Worker[], now: number): string {
+  const draining = list.filter((w) => w.draining).length;
+  const degraded = list.filter((w) => w.degradedSince !== undefined).length;
+  const ejected = list.filter((w) => w.ejectedUntil !== undefined && w.ejectedUntil > now).length;
+  return `live; ${draining} draining, ${degraded} degraded, ${ejected} ejected`;
 }
 
-function item(id: string, name: string, value: string, detail: string, warn = false): HTMLElement {
+function placementsItem(spread: Spread | null, now: number): HTMLElement {
+  if (!spread) return item("placements", "Placements", "–", "not counted");
+  const total = spread.workers.reduce((sum, w) => sum + w.placements, 0) + spread.unowned;
+  const detail = h(
+    "span",
+    {},
+    spread.complete ? "" : "counted in part; ",
+    spread.unowned > 0 ? `${count(spread.unowned)} without a live owner; ` : "",
+    "counted ",
+    timeAgo(spread.countedAt, now),
+  );
+  return item("placements", "Placements", `${count(total)}${spread.complete ? "" : "+"}`, detail);
+}
+
+const MINUTE_SLOTS = 6;
+
+/** The last minute of this node's history (the current slot as far as it went): counts, seconds, worst p99. */
+function lastMinute(history: History | null) {
+  const points = history?.points.slice(-MINUTE_SLOTS) ?? [];
+  if (!history || points.length === 0) return null;
+  const seconds = Math.max(1, (history.now - points[0]!.at) / 1000);
+  const forwards = points.reduce((sum, p) => sum + p.forwards, 0);
+  const refusals = points.reduce((sum, p) => sum + Object.values(p.refusals).reduce((a, b) => a + b, 0), 0);
+  const p99s = points.map((p) => p.p99Ms).filter((v): v is number => v !== null);
+  return { forwards, refusals, seconds, p99Ms: p99s.length > 0 ? Math.max(...p99s) : null };
+}
+
+function totalRefusals(history: History): number {
+  return history.points.reduce((sum, p) => sum + Object.values(p.refusals).reduce((a, b) => a + b, 0), 0);
+}
+
+function nodeWord(node: NodeFacts): string {
+  if (node.serving === false) return "not serving";
+  return node.ready ? "ready" : "not ready";
+}
+
+function nodeDetail(node: NodeFacts): string {
+  const serving = node.serving === null ? "serving unknown" : node.serving ? "serving" : "not the serving fleet";
+  const cold = node.quarantineMs ? `; cold start: ${duration(node.quarantineMs)} left` : "";
+  return `${serving}${cold}`;
+}
+
+function item(id: string, name: string, value: string, detail: Node | string, warn = false): HTMLElement {
   return h(
     "div",
     { id: `glance-${id}` },

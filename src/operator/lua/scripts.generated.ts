@@ -66,6 +66,129 @@ export function applyDrainScriptCall(keys: ApplyDrainKeys, argv: ApplyDrainArgv)
   };
 }
 
+/** src/operator/lua/count-owners-1.lua */
+export const countOwnersScript = defineScript(
+  "count-owners",
+  `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local now = now_ms()
+local cursor, budget, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- hostname → sessionId → rows: nested, so no string is built per row (this loop is the cost).
+local tally, scanned = {}, 0
+repeat
+  local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', count)
+  cursor = page[1]
+  local rows = page[2]
+  for i = 2, #rows, 2 do
+    local sid, epoch, expiry, host = string.match(rows[i], '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n?([^\\n]*)')
+    if sid == nil or epoch == '' or (expiry ~= '' and tonumber(expiry) <= now) then sid = '' end
+    host = host or ''
+    local owners = tally[host]
+    if owners == nil then
+      owners = {}
+      tally[host] = owners
+    end
+    owners[sid] = (owners[sid] or 0) + 1
+  end
+  scanned = scanned + #rows / 2
+until cursor == '0' or scanned >= budget
+local out = {cursor, scanned}
+for host, owners in pairs(tally) do
+  for sid, n in pairs(owners) do
+    out[#out + 1] = sid .. '\\n' .. host
+    out[#out + 1] = n
+  end
+end
+return out
+`,
+  "0cf64d12c317e070dd452505c10d26ad16c5b526",
+);
+
+export interface CountOwnersKeys {
+  /** KEYS[1] hash id → row `sessionId \n epoch \n expiry \n hostname \n tag` */
+  placements: string;
+}
+
+export interface CountOwnersArgv {
+  /** ARGV[1] HSCAN cursor to go on from ("0": the start) */
+  cursor: string | number;
+  /** ARGV[2] rows to look at in this call, about */
+  budget: string | number;
+  /** ARGV[3] HSCAN's COUNT for each page */
+  count: string | number;
+}
+
+/** count-owners's call: KEYS and ARGV in the order its header names them. */
+export function countOwnersScriptCall(keys: CountOwnersKeys, argv: CountOwnersArgv): ScriptCall {
+  return {
+    script: countOwnersScript,
+    keys: [keys.placements],
+    args: [argv.cursor, argv.budget, argv.count],
+  };
+}
+
+/** src/operator/lua/read-audit-1.lua */
+export const readAuditScript = defineScript(
+  "read-audit",
+  `
+local before, count = ARGV[1], tonumber(ARGV[2])
+local top = '+'
+if before ~= '' then top = before end
+-- One more than asked for (two past \`before\`, which XREVRANGE includes): whether older ones remain.
+local batch = redis.call('XREVRANGE', KEYS[1], top, '-', 'COUNT', count + 2)
+local out = { '' }
+local seen, last = 0, ''
+for _, entry in ipairs(batch) do
+  if entry[1] ~= before then
+    if seen == count then
+      out[1] = last
+      break
+    end
+    seen, last = seen + 1, entry[1]
+    local fields, kind, kind_type = entry[2], '', ''
+    for i = 1, #fields, 2 do
+      if fields[i] == 'kind' then kind = fields[i + 1] elseif fields[i] == 'type' then kind_type = fields[i + 1] end
+    end
+    if (ARGV[3] == '' or ARGV[3] == kind) and (ARGV[4] == '' or ARGV[4] == kind_type) then
+      out[#out + 1] = entry[1]
+      out[#out + 1] = fields
+    end
+  end
+end
+return out
+`,
+  "0227b87072b1637a84fbb71b52d497468bcae854",
+);
+
+export interface ReadAuditKeys {
+  /** KEYS[1] stream of audit entries */
+  audit: string;
+}
+
+export interface ReadAuditArgv {
+  /** ARGV[1] an entry id: only older entries; "" for the newest */
+  before: string | number;
+  /** ARGV[2] entries to look at, at most */
+  count: string | number;
+  /** ARGV[3] "action" | "event", or "" for both */
+  kind: string | number;
+  /** ARGV[4] an entry type, or "" for every type */
+  type: string | number;
+}
+
+/** read-audit's call: KEYS and ARGV in the order its header names them. */
+export function readAuditScriptCall(keys: ReadAuditKeys, argv: ReadAuditArgv): ScriptCall {
+  return {
+    script: readAuditScript,
+    keys: [keys.audit],
+    args: [argv.before, argv.count, argv.kind, argv.type],
+  };
+}
+
 /** src/operator/lua/wind-down-rows-2.lua */
 export const windDownRowsScript = defineScript(
   "wind-down-rows",

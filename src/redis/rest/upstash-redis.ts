@@ -1,6 +1,14 @@
 import { Redis } from "@upstash/redis/cloudflare";
 import { evalScript, type LuaScript } from "../../contract/lua-script.ts";
-import { pairs, type RedisPort, type RedisReply, type ScriptCall, timeReplyToMs, withScores } from "../port.ts";
+import {
+  pairList,
+  pairs,
+  type RedisPort,
+  type RedisReply,
+  type ScriptCall,
+  timeReplyToMs,
+  withScores,
+} from "../port.ts";
 import { type BatchedCommand, REST_MAX_REQUEST_BYTES, RestBatcher } from "./upstash-batch.ts";
 
 export interface UpstashRedisOptions {
@@ -86,12 +94,16 @@ export class UpstashRedis implements RedisPort {
     return (await this.send<unknown[]>({ wire: ["smembers", key], add: (p) => p.smembers(key) })).map(String);
   }
 
-  async hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
-    const [next, flat] = await this.send<[string | number, unknown[]]>({
-      wire: ["hscan", key, cursor, "count", count],
-      add: (p) => p.hscan(key, cursor, { count }),
-    });
-    return [String(next), pairs(flat)];
+  async hscan(key: string, cursor: string, count: number, match?: string): Promise<[string, Array<[string, string]>]> {
+    const [next, flat] = await this.send<[string | number, unknown[]]>(
+      match === undefined
+        ? { wire: ["hscan", key, cursor, "count", count], add: (p) => p.hscan(key, cursor, { count }) }
+        : {
+            wire: ["hscan", key, cursor, "match", match, "count", count],
+            add: (p) => p.hscan(key, cursor, { match, count }),
+          },
+    );
+    return [String(next), pairList(flat)];
   }
 
   async zmscore(key: string, members: string[]): Promise<(number | null)[]> {

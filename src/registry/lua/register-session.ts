@@ -15,17 +15,20 @@ export interface RegisterSessionInput {
   prevSessionId: string;
   ownerMemoryMs: number;
   ownerMemoryCap: number;
+  /** The audit trail's cap: sessions pruned on the way are recorded there as worker.died. */
+  auditCap: number;
 }
 
 export type RegisterSessionResult =
   /**
-   * The written record's JSON, the drain deadline (ms, "" when none), whether the prevSessionId's
-   * rows may be reclaimed by this registration, and Redis' now.
+   * The written record's JSON, the drain deadline (ms, "" when none), the client's session it
+   * replaced ("" when none), whether the prevSessionId's rows may be reclaimed by this
+   * registration, and Redis' now.
    */
-  | { kind: "ok"; json: string; drainDeadline: string; prevAllowed: boolean; now: number }
+  | { kind: "ok"; json: string; drainDeadline: string; replaced: string; prevAllowed: boolean; now: number }
   | { kind: "conflict"; message: string };
 
-/** The fleet-wide half of POST /registry/register (lua/register-session-10.lua). */
+/** The fleet-wide half of POST /registry/register (lua/register-session-11.lua). */
 export async function registerSession(
   redis: RedisPort,
   keys: Keys,
@@ -40,11 +43,12 @@ export async function registerSession(
       prevSessionId: input.prevSessionId,
       ownerMemoryMs: input.ownerMemoryMs,
       ownerMemoryCap: input.ownerMemoryCap,
+      auditCap: input.auditCap,
     },
   );
   const reply = (await runCall(redis, call)) as string[];
   if (reply[0] === "conflict") return { kind: "conflict", message: reply[1] ?? "conflict" };
-  const [, json = "", deadline = "", , prevAllowed, now = "0"] = reply as [
+  const [, json = "", deadline = "", replaced = "", prevAllowed, now = "0"] = reply as [
     string,
     string,
     string,
@@ -52,5 +56,5 @@ export async function registerSession(
     number,
     string,
   ];
-  return { kind: "ok", json, drainDeadline: deadline, prevAllowed: prevAllowed === 1, now: Number(now) };
+  return { kind: "ok", json, drainDeadline: deadline, replaced, prevAllowed: prevAllowed === 1, now: Number(now) };
 }

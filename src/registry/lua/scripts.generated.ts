@@ -896,7 +896,7 @@ export function registerBucketScriptCall(keys: RegisterBucketKeys, argv: Registe
   };
 }
 
-/** src/registry/lua/register-session-10.lua */
+/** src/registry/lua/register-session-11.lua */
 export const registerSessionScript = defineScript(
   "register-session",
   `
@@ -955,9 +955,34 @@ local function drop_session(sessions_key, index_key, clients_key, rec)
   end
 end
 
-local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
+  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*',
+    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type, 'subject', subject, 'via', via,
+    'target', target, 'detail', detail)
+end
+
+local function audit_worker_target(rec)
+  local t = { sessionId = rec.sessionId, clientId = rec.clientId, namespaces = rec.namespaces }
+  if type(rec.hostname) == 'string' and rec.hostname ~= '' then t.hostname = rec.hostname end
+  local envs, any = {}, false
+  for _, ns in ipairs(rec.namespaces) do
+    local e = type(rec.envs) == 'table' and rec.envs[ns] or nil
+    if type(e) ~= 'string' then e = rec.env end
+    if type(e) == 'string' and e ~= '*' then
+      envs[ns] = e
+      any = true
+    end
+  end
+  if any then t.envs = envs end
+  return cjson.encode(t)
+end
+
+local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware,
+                           audit_key, audit_cap, audit_via)
   for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
     drop_session(sessions_key, index_key, clients_key, d.rec)
+    audit_append(audit_key, audit_cap, now, 'event', 'worker.died', '', audit_via, audit_worker_target(d.rec),
+      cjson.encode({ expiredAt = d.rec.expiry, draining = d.rec.draining == true }))
   end
   if not aware then return end
   local live_hn, live_env = {}, {}
@@ -1034,7 +1059,7 @@ local function env_of(r, ns)
   return e
 end
 
-prune_fleet(KEYS[1], KEYS[8], KEYS[2], KEYS[3], KEYS[4], now, lease, aware)
+prune_fleet(KEYS[1], KEYS[8], KEYS[2], KEYS[3], KEYS[4], now, lease, aware, KEYS[11], ARGV[7], 'registry')
 
 local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)
@@ -1126,7 +1151,7 @@ index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `,
-  "ff2f5781018b38c849de00920c9965631d7fefe5",
+  "181e61e76a9649471721519db82b06b584e0787f",
 );
 
 export interface RegisterSessionKeys {
@@ -1150,6 +1175,8 @@ export interface RegisterSessionKeys {
   sessionOwners: string;
   /** KEYS[10] zset sessionId → when (ms) register next looks at the KEYS[9] entry */
   sessionOwnerChecks: string;
+  /** KEYS[11] stream of audit entries (the pruned sessions' worker.died) */
+  audit: string;
 }
 
 export interface RegisterSessionArgv {
@@ -1165,6 +1192,8 @@ export interface RegisterSessionArgv {
   ownerMemoryMs: string | number;
   /** ARGV[6] owner memory cap (entries) */
   ownerMemoryCap: string | number;
+  /** ARGV[7] the audit trail's cap (entries) */
+  auditCap: string | number;
 }
 
 /** register-session's call: KEYS and ARGV in the order its header names them. */
@@ -1182,8 +1211,17 @@ export function registerSessionScriptCall(keys: RegisterSessionKeys, argv: Regis
       keys.sessionExpiries,
       keys.sessionOwners,
       keys.sessionOwnerChecks,
+      keys.audit,
     ],
-    args: [argv.json, argv.leaseTtlMs, argv.hostnameAware, argv.prevSessionId, argv.ownerMemoryMs, argv.ownerMemoryCap],
+    args: [
+      argv.json,
+      argv.leaseTtlMs,
+      argv.hostnameAware,
+      argv.prevSessionId,
+      argv.ownerMemoryMs,
+      argv.ownerMemoryCap,
+      argv.auditCap,
+    ],
   };
 }
 

@@ -16,6 +16,8 @@ export interface SessionKeys {
   members: string;
   sessionOwners: string;
   sessionOwnerChecks: string;
+  audit: string;
+  auditEjections: string;
 }
 
 export function sessionKeys(keys: Keys): SessionKeys {
@@ -30,5 +32,7 @@ export function sessionKeys(keys: Keys): SessionKeys {
     members: keys.members,
     sessionOwners: keys.sessionOwners,
     sessionOwnerChecks: keys.sessionOwnerChecks,
+    audit: keys.audit,
+    auditEjections: keys.auditEjections,
   };
 }

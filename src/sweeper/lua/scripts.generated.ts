@@ -78,7 +78,7 @@ export function gcBucketScriptCall(keys: GcBucketKeys, argv: GcBucketArgv): Scri
   };
 }
 
-/** src/sweeper/lua/gc-fleet-6.lua */
+/** src/sweeper/lua/gc-fleet-8.lua */
 export const gcFleetScript = defineScript(
   "gc-fleet",
   `
@@ -137,9 +137,34 @@ local function drop_session(sessions_key, index_key, clients_key, rec)
   end
 end
 
-local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
+  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*',
+    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type, 'subject', subject, 'via', via,
+    'target', target, 'detail', detail)
+end
+
+local function audit_worker_target(rec)
+  local t = { sessionId = rec.sessionId, clientId = rec.clientId, namespaces = rec.namespaces }
+  if type(rec.hostname) == 'string' and rec.hostname ~= '' then t.hostname = rec.hostname end
+  local envs, any = {}, false
+  for _, ns in ipairs(rec.namespaces) do
+    local e = type(rec.envs) == 'table' and rec.envs[ns] or nil
+    if type(e) ~= 'string' then e = rec.env end
+    if type(e) == 'string' and e ~= '*' then
+      envs[ns] = e
+      any = true
+    end
+  end
+  if any then t.envs = envs end
+  return cjson.encode(t)
+end
+
+local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware,
+                           audit_key, audit_cap, audit_via)
   for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
     drop_session(sessions_key, index_key, clients_key, d.rec)
+    audit_append(audit_key, audit_cap, now, 'event', 'worker.died', '', audit_via, audit_worker_target(d.rec),
+      cjson.encode({ expiredAt = d.rec.expiry, draining = d.rec.draining == true }))
   end
   if not aware then return end
   local live_hn, live_env = {}, {}
@@ -166,14 +191,27 @@ local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, 
 end
 
 local now = now_ms()
-prune_fleet(KEYS[1], KEYS[6], KEYS[2], KEYS[3], KEYS[4], now, tonumber(ARGV[1]), ARGV[2] == '1')
+local lease, aware = tonumber(ARGV[1]), ARGV[2] == '1'
+prune_fleet(KEYS[1], KEYS[6], KEYS[2], KEYS[3], KEYS[4], now, lease, aware, KEYS[7], ARGV[3], 'sweeper')
 local members = redis.call('HGETALL', KEYS[5])
 for i = 1, #members, 2 do
   if cjson.decode(members[i + 1]).expiry <= now then redis.call('HDEL', KEYS[5], members[i]) end
 end
+local ejections = redis.call('HGETALL', KEYS[8])
+for i = 1, #ejections, 2 do
+  local sid, ejected_until = ejections[i], tonumber(ejections[i + 1]) or 0
+  if ejected_until <= now then
+    local raw = redis.call('HGET', KEYS[1], sid)
+    if raw then
+      audit_append(KEYS[7], ARGV[3], now, 'event', 'worker.readmitted', '', 'sweeper',
+        audit_worker_target(cjson.decode(raw)), cjson.encode({ ejectedUntil = ejected_until }))
+    end
+    redis.call('HDEL', KEYS[8], sid)
+  end
+end
 return redis.call('HLEN', KEYS[1])
 `,
-  "35763ae92b9e18bbe7cfb000bc04decaeef1976d",
+  "42d832f1169ea99e59ee6b49515df398b95be350",
 );
 
 export interface GcFleetKeys {
@@ -189,6 +227,10 @@ export interface GcFleetKeys {
   members: string;
   /** KEYS[6] zset sessionId → expiry (the index over KEYS[1]) */
   sessionExpiries: string;
+  /** KEYS[7] stream of audit entries */
+  audit: string;
+  /** KEYS[8] hash sessionId → ejected-until ms (recorded, re-admission not yet) */
+  auditEjections: string;
 }
 
 export interface GcFleetArgv {
@@ -196,14 +238,25 @@ export interface GcFleetArgv {
   leaseTtlMs: string | number;
   /** ARGV[2] "1" in hostname-aware mode */
   hostnameAware: string | number;
+  /** ARGV[3] the audit trail's cap (entries) */
+  auditCap: string | number;
 }
 
 /** gc-fleet's call: KEYS and ARGV in the order its header names them. */
 export function gcFleetScriptCall(keys: GcFleetKeys, argv: GcFleetArgv): ScriptCall {
   return {
     script: gcFleetScript,
-    keys: [keys.sessions, keys.clients, keys.hostnameBindings, keys.envBindings, keys.members, keys.sessionExpiries],
-    args: [argv.leaseTtlMs, argv.hostnameAware],
+    keys: [
+      keys.sessions,
+      keys.clients,
+      keys.hostnameBindings,
+      keys.envBindings,
+      keys.members,
+      keys.sessionExpiries,
+      keys.audit,
+      keys.auditEjections,
+    ],
+    args: [argv.leaseTtlMs, argv.hostnameAware, argv.auditCap],
   };
 }
 

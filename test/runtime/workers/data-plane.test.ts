@@ -5,6 +5,7 @@ import type { Listening } from "../../../src/pinned/node-server.ts";
 import { Echo } from "../../support/echo-instance.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import { expectRouteOk } from "../../support/route-answers.ts";
 import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
 
 let t: TestRedis;
@@ -60,5 +61,23 @@ describe("the data plane inside workerd", () => {
     const bad = await fetch(`${entry.url}/echo/bad*id`);
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toMatch(/^text\/plain/);
+  });
+
+  it("keeps this isolate's traffic history at /registry/history", async () => {
+    const token = await credential("pinboard:operator");
+    const read = async () => {
+      const res = await fetch(`${entry.url}/registry/history`, { headers: { authorization: `Bearer ${token}` } });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      const { points } = expectRouteOk("GET /registry/history", text) as { points: Array<{ forwards: number }> };
+      return points.reduce((sum, p) => sum + p.forwards, 0);
+    };
+    const before = await read();
+    const res = await fetch(`${entry.url}/echo/w-history`);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    // Miniflare runs one isolate: the same history saw the forward.
+    expect(await read()).toBe(before + 1);
+    expect((await fetch(`${entry.url}/registry/history`)).status).toBe(401);
   });
 });

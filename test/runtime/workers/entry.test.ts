@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { AuditEntry } from "../../../src/audit/entry.ts";
 import { mintCredential } from "../../../src/auth/mint.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 import { Keys } from "../../../src/redis/keys.ts";
@@ -11,6 +12,7 @@ import { credential } from "../../support/pinboard-app.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
+import { expectRouteOk } from "../../support/route-answers.ts";
 import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
 
 /**
@@ -154,6 +156,39 @@ describe("the Workers entry in workerd", () => {
     const again = await post(`${wk.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId));
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ error: "unknown session", reregister: true });
+  });
+
+  it("records an operator action and the registration in the audit trail, and lists them (GET /registry/audit)", async () => {
+    const body = registerBody(worker, { namespaces: ["/audited"] });
+    const sessionId = await register(wk.url, body);
+    const operator = await credential("pinboard:operator", {}, { sub: "workers-operator" });
+    const drained = await post(
+      `${wk.url}/registry/drain`,
+      operator,
+      { clientId: body.clientId, deadline: null },
+      { "Pinboard-Via": "console" },
+    );
+    expect(drained.status).toBe(200);
+    const res = await fetch(`${wk.url}/registry/audit?limit=500`, { headers: { authorization: `Bearer ${operator}` } });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const { entries } = expectRouteOk("GET /registry/audit", text) as { entries: AuditEntry[] };
+    const mine = entries
+      .filter((e) => e.target.sessionId === sessionId)
+      .map(({ type, subject, via }) => ({ type, subject, via }));
+    expect(mine).toEqual([
+      { type: "drain", subject: "workers-operator", via: "console" },
+      { type: "worker.registered", subject: null, via: "registry" },
+    ]);
+    const narrow = await credential("pinboard:operator", { namespaces: ["/elsewhere"] });
+    const hidden = await fetch(`${wk.url}/registry/audit?limit=500`, {
+      headers: { authorization: `Bearer ${narrow}` },
+    });
+    const seen = (await hidden.json()) as { entries: AuditEntry[] };
+    expect(seen.entries.filter((e) => e.target.sessionId === sessionId)).toEqual([]);
+    const bad = await fetch(`${wk.url}/registry/audit?limit=0`, { headers: { authorization: `Bearer ${operator}` } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "invalid limit" });
   });
 
   it("handles concurrent registers in one isolate", async () => {

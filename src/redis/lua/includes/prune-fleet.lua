@@ -1,16 +1,21 @@
 --[[
-  prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware):
-  prunes sessions dead for longer than a lease (expiry + lease < now), found by the expiry index,
-  and, in hostname-aware mode, hostname and env bindings that no live worker holds (which reads
-  every record).
+  prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware,
+  audit_key, audit_cap, audit_via): prunes sessions dead for longer than a lease
+  (expiry + lease < now), found by the expiry index, each recorded in the audit trail as
+  worker.died (`audit_via`: registry or sweeper, whichever pruned it), and, in hostname-aware
+  mode, hostname and env bindings that no live worker holds (which reads every record).
 ]]
 --- @include "pair"
 --- @include "expiry-index"
 --- @include "drop-session"
+--- @include "audit"
 
-local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware)
+local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware,
+                           audit_key, audit_cap, audit_via)
   for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
     drop_session(sessions_key, index_key, clients_key, d.rec)
+    audit_append(audit_key, audit_cap, now, 'event', 'worker.died', '', audit_via, audit_worker_target(d.rec),
+      cjson.encode({ expiredAt = d.rec.expiry, draining = d.rec.draining == true }))
   end
   if not aware then return end
   local live_hn, live_env = {}, {}

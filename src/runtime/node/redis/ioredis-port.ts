@@ -1,6 +1,6 @@
 import { Cluster, type Redis } from "ioredis";
 import { evalScript, type LuaScript } from "../../../contract/lua-script.ts";
-import { pairs, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
+import { pairList, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
 import type { TcpPort } from "./tcp.ts";
 
 /** Runs one command under a bound of its own (the cluster's deadline), or as it is. */
@@ -54,10 +54,13 @@ export class IoredisPort implements TcpPort {
     return this.within(() => this.client.smembers(key));
   }
 
-  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
+  hscan(key: string, cursor: string, count: number, match?: string): Promise<[string, Array<[string, string]>]> {
     return this.within(async () => {
-      const [next, flat] = await this.client.hscan(key, cursor, "COUNT", count);
-      return [next, pairs(flat)];
+      const [next, flat] =
+        match === undefined
+          ? await this.client.hscan(key, cursor, "COUNT", count)
+          : await this.client.hscan(key, cursor, "MATCH", match, "COUNT", count);
+      return [next, pairList(flat)];
     });
   }
 

@@ -95,8 +95,8 @@ export class TcpRedis implements RedisPort {
   smembers(key: string): Promise<string[]> {
     return this.port.smembers(key);
   }
-  hscan(key: string, cursor: string, count: number): Promise<[string, Record<string, string>]> {
-    return this.port.hscan(key, cursor, count);
+  hscan(key: string, cursor: string, count: number, match?: string): Promise<[string, Array<[string, string]>]> {
+    return this.port.hscan(key, cursor, count, match);
   }
   zmscore(key: string, members: string[]): Promise<(number | null)[]> {
     return this.port.zmscore(key, members);

@@ -1,7 +1,8 @@
 --[[
   register-session: the fleet-wide half of POST /registry/register, atomic in the {global} slot.
-  Prunes dead sessions (expiry + lease < now) and bindings without a live worker, checks the
-  client's account and the hostname-aware bindings, then writes the record.
+  Prunes dead sessions (expiry + lease < now; each recorded in the audit trail as worker.died)
+  and bindings without a live worker, checks the client's account and the hostname-aware
+  bindings, then writes the record.
 
   KEYS[1] sessions             hash sessionId → record JSON
   KEYS[2] clients              hash clientId → account \n sessionId
@@ -13,6 +14,7 @@
   KEYS[8] sessionExpiries      zset sessionId → expiry (the index over KEYS[1])
   KEYS[9] sessionOwners        hash sessionId → {"a": account, "c": clientId, "d"?: 1}
   KEYS[10] sessionOwnerChecks  zset sessionId → when (ms) register next looks at the KEYS[9] entry
+  KEYS[11] audit               stream of audit entries (the pruned sessions' worker.died)
   ARGV[1] json                 record JSON: sessionId, clientId, account, hostname, env, envs, namespaces,
                                takeover, bindingEpoch (digits), selfDraining, …
   ARGV[2] leaseTtlMs           lease TTL ms
@@ -20,6 +22,7 @@
   ARGV[4] prevSessionId        prevSessionId or ""
   ARGV[5] ownerMemoryMs        owner memory window ms (how long an owner is remembered past its record, at least)
   ARGV[6] ownerMemoryCap       owner memory cap (entries)
+  ARGV[7] auditCap             the audit trail's cap (entries)
 
   Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1 (1 only
            when the prevSessionId's record, or once the record is gone its remembered owner, names
@@ -81,7 +84,7 @@ local function env_of(r, ns)
   return e
 end
 
-prune_fleet(KEYS[1], KEYS[8], KEYS[2], KEYS[3], KEYS[4], now, lease, aware)
+prune_fleet(KEYS[1], KEYS[8], KEYS[2], KEYS[3], KEYS[4], now, lease, aware, KEYS[11], ARGV[7], 'registry')
 
 local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)

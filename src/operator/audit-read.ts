@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { type AuditEntry, isAuditType, isAuditVia, kindOf } from "../audit/entry.ts";
+import type { PinboardClaim } from "../auth/claims.ts";
+import type { AppDeps } from "../deps.ts";
+import type { AuditQuery } from "./audit-query.ts";
+import { visibleEntry } from "./audit-scope.ts";
+import { readAudit } from "./lua/index.ts";
+
+/** What this module uses of the app's dependencies. */
+export type AuditReadDeps = Pick<AppDeps, "config" | "redis" | "keys">;
+
+/** Entries one batch looks at past the first (which looks at `limit`). */
+export const AUDIT_BATCH = 500;
+/** Batches one request reads at most: a page may stop early, and says where to go on. */
+export const AUDIT_BATCHES_PER_REQUEST = 8;
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** The `before` of the next page; absent when the trail has nothing older. */
+  cursor?: string;
+}
+
+/**
+ * GET /registry/audit: the entries the credential may see (audit-scope.ts), newest first, at
+ * most `limit`, older than `before`, of `kind` and `type` when given. The stream is read in
+ * batches (the kind and type kept by the script, the scope judged here) until the page is full or
+ * the trail ends, at most AUDIT_BATCHES_PER_REQUEST batches: a credential that sees few entries
+ * may get fewer than `limit`, none even, with a cursor to go on from.
+ */
+export async function auditPage(deps: AuditReadDeps, claim: PinboardClaim, query: AuditQuery): Promise<AuditPage> {
+  const entries: AuditEntry[] = [];
+  let before = query.before ?? "";
+  for (let batch = 0; batch < AUDIT_BATCHES_PER_REQUEST; batch++) {
+    const read = await readAudit(deps.redis, deps.keys, {
+      before,
+      count: batch === 0 ? query.limit : AUDIT_BATCH,
+      kind: query.kind ?? "",
+      type: query.type ?? "",
+    });
+    for (const [i, raw] of read.entries.entries()) {
+      const parsed = parseEntry(raw.id, raw.fields);
+      const entry = parsed && visibleEntry(claim, parsed, deps.config.hostnameAware);
+      if (!entry) continue;
+      entries.push(entry);
+      if (entries.length === query.limit) {
+        const more = i < read.entries.length - 1 || read.next !== "";
+        return more ? { entries, cursor: entry.id } : { entries };
+      }
+    }
+    if (read.next === "") return { entries };
+    before = read.next;
+  }
+  return { entries, cursor: before };
+}
+
+const name = z.string().min(1);
+/** A target as stored; what scope is judged on must have its shape, the rest is dropped. */
+const storedTarget = z.object({
+  namespace: name.optional(),
+  id: name.optional(),
+  env: name.optional(),
+  namespaces: z.array(name).optional(),
+  envs: z.record(z.string(), name).optional(),
+  hostname: name.optional(),
+  clientId: name.optional(),
+  sessionId: name.optional(),
+});
+
+/** A stream entry as the trail wrote it, or null for one it did not (hand-written, another version). */
+function parseEntry(id: string, fields: Record<string, string>): AuditEntry | null {
+  const { at, type = "", subject = "", via = "" } = fields;
+  const target = storedTarget.safeParse(parseObject(fields.target));
+  const detail = parseObject(fields.detail);
+  if (!isAuditType(type) || !isAuditVia(via) || fields.kind !== kindOf(type) || !target.success || !detail) return null;
+  if (at === undefined || !/^\d+$/.test(at)) return null;
+  return {
+    id,
+    at: Number(at),
+    kind: kindOf(type),
+    type,
+    subject: subject === "" ? null : subject,
+    via,
+    target: target.data,
+    detail,
+  };
+}
+
+function parseObject(json: string | undefined): Record<string, unknown> | null {
+  if (json === undefined) return null;
+  try {
+    const value = JSON.parse(json) as unknown;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}

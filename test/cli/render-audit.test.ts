@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localTime, renderAudit, targetText } from "../../src/cli/render-audit.ts";
+import type { AuditAnswer } from "../../src/cli/schemas.ts";
+
+/** `pinboard audit` for humans: local times, who, how, what it touched and what it said. */
+
+let tz: string | undefined;
+beforeAll(() => {
+  tz = process.env.TZ;
+  process.env.TZ = "Asia/Kolkata"; // UTC+05:30: a local time is not the UTC one
+});
+afterAll(() => {
+  if (tz === undefined) delete process.env.TZ;
+  else process.env.TZ = tz;
+});
+
+const AT = Date.UTC(2025, 2, 4, 11, 35, 9); // 17:05:09 in Kolkata
+
+describe("pinboard audit's rendering", () => {
+  it("prints the machine's local time to the second", () => {
+    expect(localTime(AT)).toBe("2025-03-04 17:05:09");
+  });
+
+  it("names a target in a few words: the client and its namespaces, a placement, or the fleet", () => {
+    expect(targetText({ sessionId: "s", clientId: "w-a", namespaces: ["/a", "/b"] })).toBe("client w-a (/a,/b)");
+    expect(targetText({ namespace: "/threads", id: "t-42", env: "prod", hostname: "h.example" })).toBe(
+      "/threads/t-42 @prod on h.example",
+    );
+    expect(targetText({ namespace: "/threads" })).toBe("/threads");
+    expect(targetText({})).toBe("fleet");
+  });
+
+  it("one line per entry, newest first as the server sent them, and a note when older ones remain", () => {
+    const answer: AuditAnswer = {
+      entries: [
+        {
+          id: "2-0",
+          at: AT,
+          kind: "action",
+          type: "drain",
+          subject: "alice",
+          via: "console",
+          target: { sessionId: "s", clientId: "w-a", namespaces: ["/a"] },
+          detail: { deadline: null },
+        },
+        {
+          id: "1-0",
+          at: AT - 60_000,
+          kind: "event",
+          type: "worker.ejected",
+          subject: null,
+          via: "data-plane",
+          target: { sessionId: "s", clientId: "w-a", namespaces: ["/a"] },
+          detail: { ejectedUntil: 5, ejections: 1 },
+        },
+      ],
+      cursor: "1-0",
+    };
+    expect(renderAudit(answer).split("\n")).toEqual([
+      "TIME                 TYPE            BY     VIA         TARGET           DETAIL",
+      "2025-03-04 17:05:09  drain           alice  console     client w-a (/a)  deadline=null",
+      "2025-03-04 17:04:09  worker.ejected  -      data-plane  client w-a (/a)  ejectedUntil=5 ejections=1",
+      "(older entries not shown: --json names the cursor)",
+    ]);
+    expect(renderAudit({ entries: [] })).toBe("no audit entries this credential may see");
+  });
+});
