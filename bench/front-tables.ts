@@ -23,6 +23,7 @@ export function frontLabels(nginx: { version: string; workerProcesses: number } 
     { front: "pinboard-new", label: "pinboard-new" },
     { front: "workerd-hot", label: "workerd-hot" },
     { front: "workerd-new", label: "workerd-new" },
+    { front: "workerd-hot-regional", label: "workerd-hot, REST +2 ms" },
   ];
 }
 

@@ -9,6 +9,8 @@
  *   pinboard-hot  Pinboard, ids placed beforehand (one resolve, one forward)
  *   pinboard-new  Pinboard, a new id per request (a placement each)
  *   workerd-*     the Workers entry in workerd, the same two loads
+ *   workerd-hot-regional  the hot load again through a Workers entry whose REST bridge adds 2 ms
+ *                 to every Redis call, as a regional Upstash would
  *
  * direct, plain and nginx send their own ids (`d-…`) to worker 0 with the attestation headers,
  * so the worker does the same work behind every front.
@@ -22,6 +24,8 @@ import type { RunningWorkersEntry } from "./workers-entry.ts";
 export interface FrontsContext {
   top: Topology;
   workerd: RunningWorkersEntry | undefined;
+  /** The Workers entry behind a REST bridge that delays every call. */
+  workerdRegional?: RunningWorkersEntry | undefined;
   /** Ids cycled by the hot loads: `h-0…` placed through Pinboard, `d-0…` on worker 0. */
   hotCount: number;
   /** The headers a forward to worker 0 carries, fresh for each window. */
@@ -105,7 +109,30 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
       note: `the Workers entry in workerd, a new id per request; ${bridge}`,
     });
   }
+  if (c.workerdRegional) {
+    add("workerd-hot-regional", "length", {
+      url: c.workerdRegional.url,
+      plan: cycle("/hot/h-", hotCount, "length"),
+      pids: { proxy: c.workerdRegional.pid, redis, worker },
+      note: "the Workers entry in workerd, the same hot ids, its REST bridge adding 2 ms to every Redis call",
+    });
+  }
   return specs;
+}
+
+/**
+ * workerd-hot and its regional twin at one low offered rate: unqueued, the difference of their
+ * latencies is what the hot path waits on Redis, 2 ms per round trip it makes.
+ */
+export function workerdPacedSpecs(specs: LoadSpec[], rate: number, connections: number): LoadSpec[] {
+  return specs
+    .filter((s) => s.front === "workerd-hot" || s.front === "workerd-hot-regional")
+    .map((s) => ({
+      ...s,
+      name: `${s.name}@${rate}/s`,
+      rate,
+      note: `${s.note ?? ""}; paced: ${rate} req/s spread evenly over ${connections} connections`,
+    }));
 }
 
 /** The same loads again at one offered rate (Content-Length answers), through the proxies that were compared. */

@@ -90,9 +90,10 @@ export function descendantsOf(root: number): number[] {
   return out;
 }
 
-/** The first descendant of `root` whose command name is `comm` (e.g. "workerd"). */
-export function findDescendant(root: number, comm: string): number | undefined {
+/** The first descendant of `root` whose command name is `comm` (e.g. "workerd"), other than `except`. */
+export function findDescendant(root: number, comm: string, except: readonly number[] = []): number | undefined {
   for (const pid of descendantsOf(root)) {
+    if (except.includes(pid)) continue;
     try {
       if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === comm) return pid;
     } catch {

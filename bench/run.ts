@@ -18,7 +18,7 @@ import { formatBusy } from "./busy-stretches.ts";
 import { installReaper, killAll, ROOT } from "./children.ts";
 import { checkFraming, describeFraming, type FramingSeen } from "./framing-check.ts";
 import { frontLabels, frontTable, headroomLines, pacedTable, processTable } from "./front-tables.ts";
-import { frontSpecs, pacedSpecs } from "./fronts.ts";
+import { frontSpecs, pacedSpecs, workerdPacedSpecs } from "./fronts.ts";
 import { type LoadSpec, loadWindow, mb } from "./load.ts";
 import { nginxVersion } from "./nginx.ts";
 import { suffixFor } from "./paths.ts";
@@ -32,7 +32,7 @@ import { hotAtManyPlacements, idleRate, newAtManyWorkers } from "./scaling.ts";
 import { ScenarioRunner } from "./scenarios.ts";
 import { type IdleRate, judge } from "./targets.ts";
 import { LEASE_MS, pinboardSettings, startTopology, type Topology } from "./topology.ts";
-import { type RunningWorkersEntry, startWorkersEntry } from "./workers-entry.ts";
+import { type RunningWorkersEntry, startWorkersEntry, untilReady } from "./workers-entry.ts";
 import { removeWrkScripts, requireWrk } from "./wrk.ts";
 
 const BASE_WORKERS = 10;
@@ -41,9 +41,16 @@ const log = (msg: string) => console.error(`[bench ${new Date().toISOString().sl
 
 let topology: Topology | undefined;
 let workerd: RunningWorkersEntry | undefined;
+/** The Workers entry again, behind a REST bridge that adds REGIONAL_REDIS_MS to every call. */
+let workerdRegional: RunningWorkersEntry | undefined;
+/** What a regional Upstash adds to a Redis call seen from a Worker, about. */
+const REGIONAL_REDIS_MS = 2;
+/** The paced rate of the workerd rows: well under what workerd sustains here (~1200 req/s). */
+const WORKERD_PACED_RATE = 200;
 
 async function cleanup(): Promise<void> {
   await workerd?.stop().catch(() => {});
+  await workerdRegional?.stop().catch(() => {});
   await topology?.stop().catch(() => {});
   removeWrkScripts();
   killAll();
@@ -84,19 +91,14 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   if (on("workerd")) {
     log("starting the Workers entry in workerd (Miniflare) with the REST bridge");
     workerd = await startWorkersEntry({ redisUrl: top.redis.url, bindings: pinboardSettings(top.secret) });
-    for (
-      let i = 0;
-      i < 100 &&
-      (await fetch(`${workerd.url}/readyz`).then(
-        (r) => {
-          void r.arrayBuffer();
-          return r.status;
-        },
-        () => 0,
-      )) !== 200;
-      i++
-    )
-      await sleep(100);
+    log(`starting a second one whose REST bridge adds ${REGIONAL_REDIS_MS} ms to every Redis call`);
+    workerdRegional = await startWorkersEntry({
+      redisUrl: top.redis.url,
+      bindings: pinboardSettings(top.secret),
+      bridgeDelayMs: REGIONAL_REDIS_MS,
+      otherPids: workerd.pid === undefined ? [] : [workerd.pid],
+    });
+    for (const entry of [workerd, workerdRegional]) await untilReady(entry.url, sleep);
   }
 
   // Everything in front of worker 0 sends what a forward carries (attestation, epoch), so the
@@ -131,7 +133,14 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const floor = floorRunner({ top, args, rows, log });
   if (on("floors")) await floor("redis-floor", "/hot", hotIds);
 
-  const specs = frontSpecs({ top, workerd, hotCount: args.hot, attested, baseWorkers: BASE_WORKERS });
+  const specs = frontSpecs({
+    top,
+    workerd,
+    workerdRegional,
+    hotCount: args.hot,
+    attested,
+    baseWorkers: BASE_WORKERS,
+  });
   const hot = specs.find((s) => s.name === rowName("pinboard-hot", "length"))!;
   const fresh10 = specs.find((s) => s.name === rowName("pinboard-new", "length"))!;
   // The first load on a fresh process runs well below its steady state (JIT, heap sizing).
@@ -163,8 +172,14 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
     if (rate !== null)
       profiles[`pinboard-hot@${rate}/s`] = await runner.profile({ ...hot, rate }, dir, "pinboard-hot-paced");
   }
-  await workerd?.stop();
+  if (on("workerd")) {
+    // One round trip more per forward shows as the delay once, at a rate both sustain unqueued.
+    const paced = workerdPacedSpecs(specs, WORKERD_PACED_RATE, args.connections);
+    rows.push(...(await runner.rounds(paced, args.rounds, args.pacedDuration)));
+  }
+  await Promise.all([workerd?.stop(), workerdRegional?.stop()]);
   workerd = undefined;
+  workerdRegional = undefined;
 
   if (on("processes")) {
     log("starting the Node entry (dist/src/node.js) with PINBOARD_PROCESSES=2 on the same Redis and fleet");
@@ -222,6 +237,7 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
     headroomLines(byName, fronts).join("\n"),
     processTable(byName),
     rate === null ? null : pacedTable(byName, fronts, rate),
+    on("workerd") ? pacedTable(byName, fronts, WORKERD_PACED_RATE) : null,
     "every scenario:",
     scenarioTable(rows),
     "targets (ratios and differences from this run):",

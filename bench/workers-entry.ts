@@ -22,13 +22,14 @@ export interface RunningWorkersEntry {
   stop(): Promise<void>;
 }
 
-async function startBridge(redisUrl: string, token: string): Promise<{ child: Child; url: string }> {
+async function startBridge(redisUrl: string, token: string, delayMs: number): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const child = spawnNode("redis-rest", "scripts/redis-rest.ts", {
     REDIS_URL: redisUrl,
     UPSTASH_REDIS_REST_TOKEN: token,
     PORT: String(port),
     HOST: "127.0.0.1",
+    REDIS_REST_DELAY_MS: String(delayMs),
   });
   killWhenBenchDies(child.pid); // the bridge does not watch its stdin like the bench's own children
   const url = `http://127.0.0.1:${port}`;
@@ -57,12 +58,16 @@ async function startBridge(redisUrl: string, token: string): Promise<{ child: Ch
 export async function startWorkersEntry(options: {
   redisUrl: string;
   bindings: Record<string, string>;
+  /** Added to every Redis call at the REST bridge, as a regional Upstash would (ms; none by default). */
+  bridgeDelayMs?: number;
+  /** workerd processes already running (another entry's), so this one's pid is told apart. */
+  otherPids?: number[];
 }): Promise<RunningWorkersEntry> {
   const token = randomBytes(16).toString("hex");
   const [scriptPath, compatibility, bridge] = await Promise.all([
     bundleWorker(),
     workerCompatibility(),
-    startBridge(options.redisUrl, token),
+    startBridge(options.redisUrl, token, options.bridgeDelayMs ?? 0),
   ]);
   let mf: Miniflare | undefined;
   try {
@@ -77,7 +82,7 @@ export async function startWorkersEntry(options: {
     });
     const ready = await mf.ready;
     const running = mf;
-    const pid = findDescendant(process.pid, "workerd");
+    const pid = findDescendant(process.pid, "workerd", options.otherPids ?? []);
     if (pid !== undefined) killWhenBenchDies(pid);
     let stopped: Promise<void> | undefined;
     return {
@@ -96,5 +101,20 @@ export async function startWorkersEntry(options: {
     await mf?.dispose().catch(() => {});
     await bridge.child.stop();
     throw err;
+  }
+}
+
+/** Waits (10 s at most) until the entry's /readyz answers 200: its fleet claim is made. */
+export async function untilReady(url: string, sleep: (ms: number) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const status = await fetch(`${url}/readyz`).then(
+      async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      },
+      () => 0,
+    );
+    if (status === 200) return;
+    await sleep(100);
   }
 }

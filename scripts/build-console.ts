@@ -1,9 +1,9 @@
 /**
  * npm run build:console: bundles the operator console (src/console/page/: index.html, console.css
- * and the TypeScript from main.ts) into one HTML document with its script and style inline, and
- * writes it with its Content-Security-Policy to src/console/assets.generated.ts, which both
- * entries serve (the Worker bundles it like any module). test/console/assets.test.ts fails when
- * the committed file is not what this would write. `--check` only compares.
+ * and views.css, and the TypeScript from main.ts) into one HTML document with its script and
+ * style inline, and writes it with its Content-Security-Policy to src/console/assets.generated.ts,
+ * which both entries serve (the Worker bundles it like any module). test/console/assets.test.ts
+ * fails when the committed file is not what this would write. `--check` only compares.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { build, transform } from "esbuild";
 
 const PAGE = fileURLToPath(new URL("../src/console/page/", import.meta.url));
+const STYLESHEETS = ["console.css", "views.css"];
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 
@@ -23,9 +24,9 @@ export async function consoleAssets(): Promise<string> {
     legalComments: "none",
   });
   const script = bundle.outputFiles[0]!.text.trim().replace(/<\/script/gi, "<\\/script");
-  const style = (
-    await transform(readFileSync(`${PAGE}console.css`, "utf8"), { loader: "css", minify: true })
-  ).code.trim();
+  // The base (tokens, layout, controls, tables) first, then the views' own rules.
+  const css = STYLESHEETS.map((name) => readFileSync(`${PAGE}${name}`, "utf8")).join("\n");
+  const style = (await transform(css, { loader: "css", minify: true })).code.trim();
   const html = readFileSync(`${PAGE}index.html`, "utf8")
     .replace("/*CSS*/", () => style)
     .replace("/*JS*/", () => script);

@@ -2,7 +2,7 @@ import { clockTime } from "./time.ts";
 
 /**
  * Small time-series charts as SVG: stacked bars (counts per slot, by series) and lines
- * (latencies). Colours come from console.css (`series-0` … `series-11`, one class per colour),
+ * (latencies). Colours come from views.css (`series-0` … `series-11`, one class per colour),
  * never from a style attribute, which the console's Content-Security-Policy would block. Every
  * bar and point carries a <title>, so a value is one hover away and read by screen readers.
  */

@@ -63,8 +63,10 @@ async function forward(id: string): Promise<void> {
 describe("subrequests per forward on the Workers entry", () => {
   it("a hot forward: one Redis call and one worker fetch", async () => {
     await forward("hot-1");
-    // The isolate's own first-use work (the fleet claim, script loads) is done by now.
+    // The isolate's own first-use work (the fleet claim, script loads) is done by now, and the
+    // placement's spend sync (two round trips, within an interval) has run.
     await forward("hot-1");
+    await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS));
     const redisBefore = entry.bridge.requests();
     const servedBefore = served;
     for (let i = 0; i < FORWARDS; i++) await forward("hot-1");

@@ -1,0 +1,199 @@
+import { drainBody, undrainBody, windDownBody } from "../operator/schemas.ts";
+import * as answers from "./answers.ts";
+import type { ErrorAnswer, RouteEntry } from "./route-entry.ts";
+
+const outOfScope: ErrorAnswer = {
+  status: 403,
+  errors: ["forbidden"],
+  when: "the target is outside the credential's claims",
+};
+
+/** The operator routes (pinboard:operator): reads, the console's extensions, and the actions. */
+export const OPERATOR_ROUTES: RouteEntry[] = [
+  {
+    method: "get",
+    path: "/registry/health",
+    summary: "This node's resolution counts, connections, cold-start window and uptime",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.healthOk,
+    okDescription: "this node's counters; answers while booting or draining",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/registry/history",
+    summary:
+      "This node's last 15 minutes (an extension): forwards, refusals by kind and forward latency p50/p99 per 10 s slot",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.historyOk,
+    okDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
+    errors: [],
+    servingOnly: false,
+  },
+  {
+    method: "get",
+    path: "/registry/workers",
+    summary: "Live workers within the credential's claims, without secrets",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.workersOk,
+    okDescription: "live records, sorted by hostname then session",
+    errors: [],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/overview",
+    summary: "Workers, hostname bindings and live placements, filtered",
+    tag: "operator",
+    credential: "pinboard:operator",
+    query: {
+      ns: { description: "exact namespace, e.g. /threads" },
+      prefix: { description: "id prefix" },
+      tag: { description: "exact owner tag (untagged rows are left out)" },
+      limit: {
+        description:
+          "paging (an extension of the protocol): at most this many entries, 1–1000; the answer's `cursor` goes on",
+      },
+      cursor: {
+        description:
+          "the `cursor` of the previous answer (one that stopped at `limit` or at the walk's per-request budget), " +
+          "with the same filters",
+      },
+    },
+    ok: answers.overviewOk,
+    okDescription: "the fleet as this credential may see it",
+    errors: [
+      {
+        status: 400,
+        errors: ["invalid namespace", "empty tag", "invalid limit", "invalid cursor"],
+        when: "a malformed `ns`, a blank `tag`, a `limit` outside 1–1000 or a `cursor` this route did not give",
+      },
+    ],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/stats",
+    summary: "Each visible worker's /_pinned/stats (3 s timeout, 8 at a time)",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.statsOk,
+    okDescription: "per worker, its stats or `unreachable`",
+    errors: [],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/placement",
+    summary:
+      "One placement's story (an extension): its row in each env, owner, epoch, wind-down fence, tag, alarm and the owner's view of the instance",
+    tag: "operator",
+    credential: "pinboard:operator",
+    query: {
+      ns: { description: "the namespace, e.g. /threads (required)" },
+      id: { description: "the instance id (required)" },
+    },
+    ok: answers.placementOk,
+    okDescription: "the id's rows the credential may see, one per env",
+    errors: [
+      {
+        status: 400,
+        errors: ["ns is required", "invalid namespace", "id is required", "invalid id"],
+        when: "`ns` or `id` is missing or malformed",
+      },
+      {
+        status: 404,
+        errors: ["placement not found"],
+        when: "the id has no row the credential may see (a row outside its claims answers the same)",
+      },
+    ],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/spread",
+    summary:
+      "Placements per visible live worker (an extension), counted inside Redis; kept 10 s (or 20× its cost) per node and claim scope",
+    tag: "operator",
+    credential: "pinboard:operator",
+    ok: answers.spreadOk,
+    okDescription: "`complete: false` when the census stopped at its budget (the counts are then lower bounds)",
+    errors: [],
+    servingOnly: true,
+  },
+  {
+    method: "get",
+    path: "/registry/audit",
+    summary:
+      "The audit trail (an extension): operator actions and fleet events, newest first, within the credential's claims",
+    tag: "operator",
+    credential: "pinboard:operator",
+    query: {
+      limit: { description: "at most this many entries, 1–500 (default 100)" },
+      before: { description: "the `cursor` of the previous page (an entry id): only older entries" },
+      kind: { description: "`action` or `event`" },
+      type: { description: "one entry type, e.g. `drain` or `worker.died`" },
+    },
+    ok: answers.auditOk,
+    okDescription: "the entries this credential may see; `cursor` goes on to older ones",
+    errors: [
+      {
+        status: 400,
+        errors: ["invalid limit", "invalid before", "invalid kind", "invalid type"],
+        when: "a `limit` outside 1–500, a `before` that is not an entry id, or an unknown `kind` or `type`",
+      },
+    ],
+    servingOnly: true,
+  },
+  {
+    method: "post",
+    path: "/registry/wind_down",
+    summary: "Set a placement's (or a namespace's) wind-down deadline and tell the owner",
+    tag: "operator",
+    credential: "pinboard:operator",
+    body: windDownBody,
+    ok: answers.windDownOk,
+    okDescription: "whether the message was queued, or how many placements a namespace wind-down covered",
+    errors: [
+      {
+        status: 400,
+        errors: ["env is required in hostname-aware mode", "env requires hostname-aware mode", "invalid namespace"],
+        when: "the env does not fit the mode, or the namespace is malformed",
+      },
+      {
+        status: 403,
+        errors: ["namespace not allowed: …", "env not allowed: …", "forbidden"],
+        when: "the placement is outside the credential's claims",
+      },
+    ],
+    servingOnly: true,
+  },
+  {
+    method: "post",
+    path: "/registry/drain",
+    summary: "Cordon a client (deadline null) or force its release by a deadline",
+    tag: "operator",
+    credential: "pinboard:operator",
+    body: drainBody,
+    ok: answers.drainOk,
+    okDescription: "the drain is written",
+    errors: [outOfScope],
+    servingOnly: true,
+  },
+  {
+    method: "post",
+    path: "/registry/undrain",
+    summary: "Revoke a client's drain",
+    tag: "operator",
+    credential: "pinboard:operator",
+    body: undrainBody,
+    ok: answers.undrainOk,
+    okDescription: "whether a drain was revoked",
+    errors: [outOfScope],
+    servingOnly: true,
+  },
+];
