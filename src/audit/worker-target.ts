@@ -1,3 +1,4 @@
+import { SINGLE_ENV } from "../redis/keys.ts";
 import type { AuditTarget } from "./entry.ts";
 
 /** The fields of a worker record an audit target is built from (src/registry/record.ts). */
@@ -10,9 +11,6 @@ export interface WorkerTargetSource {
   envs: Record<string, string>;
 }
 
-/** Single mode's env segment (src/redis/keys.ts SINGLE_ENV): no env worth naming. */
-const NO_ENV = "*";
-
 /**
  * The target of a worker's event or of an action on a worker: its session, client and
  * namespaces, and in hostname-aware mode its hostname and the env of each namespace, so that the
@@ -23,7 +21,7 @@ export function workerTarget(record: WorkerTargetSource): AuditTarget {
   const envs: Record<string, string> = {};
   for (const ns of record.namespaces) {
     const env = record.envs[ns] ?? record.env;
-    if (env && env !== NO_ENV) envs[ns] = env;
+    if (env && env !== SINGLE_ENV) envs[ns] = env;
   }
   return {
     sessionId: record.sessionId,

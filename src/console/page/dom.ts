@@ -44,3 +44,8 @@ export function table(headers: string[], rows: Array<Array<Node | string>>, capt
     ),
   );
 }
+
+/** A term and its value of a definition list (<dt>, <dd>). */
+export function term(name: string, value: Node | string): [HTMLElement, HTMLElement] {
+  return [h("dt", {}, name), h("dd", {}, value)];
+}

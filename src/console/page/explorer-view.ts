@@ -1,21 +1,13 @@
+import type { z } from "zod";
+import type { overviewOk } from "../../api/answers.ts";
 import { call, explain } from "./api.ts";
 import { h, render, table } from "./dom.ts";
 import { windDown } from "./explorer-actions.ts";
-import type { Worker } from "./fleet-order.ts";
 import { PlacementDetail } from "./placement-detail.ts";
 import { relative } from "./time.ts";
 
-interface Group {
-  hostname: string | null;
-  env: string | null;
-  namespace: string;
-  entries: Array<{ id: string; sessionId: string; epoch?: string; expiry?: number; tag?: string; alarm?: number }>;
-}
-interface Overview {
-  workers: Worker[];
-  namespaces: Group[];
-  cursor?: string;
-}
+/** GET /registry/overview's answer (its schema, as a type only). */
+type Overview = z.infer<typeof overviewOk>;
 
 const PAGE = 50;
 

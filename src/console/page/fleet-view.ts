@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { spreadOk } from "../../api/answers.ts";
-import { h, render } from "./dom.ts";
+import { h, render, term } from "./dom.ts";
 import { type CardState, cardState, meanHeadroom, sortFleet, type Worker, type WorkerStats } from "./fleet-order.ts";
 import { count } from "./numbers.ts";
 import { relative, timeAgo } from "./time.ts";
@@ -81,11 +81,11 @@ export class FleetView {
       h(
         "dl",
         { class: "card-facts" },
-        fact("Placements", c.placements === undefined ? "–" : count(c.placements)),
-        fact("Inflight", live?.inflight === null || !live ? "–" : String(live.inflight)),
-        fact("WebSockets", live?.sockets === null || !live ? "–" : String(live.sockets)),
-        fact("Lease left", relativeLease(w.expiry, c.now)),
-        fact("Version", live?.version ?? "–"),
+        h("div", {}, ...term("Placements", c.placements === undefined ? "–" : count(c.placements))),
+        h("div", {}, ...term("Inflight", live?.inflight === null || !live ? "–" : String(live.inflight))),
+        h("div", {}, ...term("WebSockets", live?.sockets === null || !live ? "–" : String(live.sockets))),
+        h("div", {}, ...term("Lease left", relativeLease(w.expiry, c.now))),
+        h("div", {}, ...term("Version", live?.version ?? "–")),
       ),
       headroomBar(w, c.mean),
       this.actions(w),
@@ -139,12 +139,6 @@ function headroomBar(w: Worker, mean: number): HTMLElement {
     h("meter", { min: "0", max: String(max), low: String(mean / 2), optimum: String(max), value: String(value) }),
     h("span", { class: "visually-hidden" }, title),
   );
-}
-
-function fact(name: string, value: string): DocumentFragment {
-  const fragment = document.createDocumentFragment();
-  fragment.append(h("div", {}, h("dt", {}, name), h("dd", {}, value)));
-  return fragment;
 }
 
 function hostOf(url: string): string {

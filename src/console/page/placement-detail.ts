@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { placementOk } from "../../api/answers.ts";
 import { call, explain } from "./api.ts";
-import { h, render } from "./dom.ts";
+import { h, render, term } from "./dom.ts";
 import { windDown } from "./explorer-actions.ts";
 import { timeAgo } from "./time.ts";
 
@@ -52,13 +52,13 @@ export class PlacementDetail {
       h(
         "dl",
         { class: "facts" },
-        ...fact("Owner", ownerWords(p)),
-        ...(p.env !== null ? fact("Env", p.env) : []),
-        ...fact("Epoch", p.epoch ?? "not placed yet"),
-        ...fact("Fence", fenceWords(p, now)),
-        ...(p.overwritten !== null ? fact("Wake owed", `at epoch ${p.overwritten} (its owner died)`) : []),
-        ...fact("Tag", p.tag ?? "–"),
-        ...fact("Alarm", p.alarm === null ? "none" : timeAgo(p.alarm, now)),
+        ...term("Owner", ownerWords(p)),
+        ...(p.env !== null ? term("Env", p.env) : []),
+        ...term("Epoch", p.epoch ?? "not placed yet"),
+        ...term("Fence", fenceWords(p, now)),
+        ...(p.overwritten !== null ? term("Wake owed", `at epoch ${p.overwritten} (its owner died)`) : []),
+        ...term("Tag", p.tag ?? "–"),
+        ...term("Alarm", p.alarm === null ? "none" : timeAgo(p.alarm, now)),
       ),
       h("h4", {}, "What the owner says"),
       instance(p.instance, now),
@@ -99,14 +99,10 @@ function instance(value: PlacementStory["instance"], now: number): HTMLElement {
   return h(
     "dl",
     { class: "facts" },
-    ...fact("State", String(v.state ?? "–")),
-    ...fact("Inflight", String(v.inflight ?? "–")),
-    ...fact("WebSockets", String(v.sockets ?? "–")),
-    ...fact("Active since", typeof v.activatedAt === "number" ? timeAgo(v.activatedAt, now) : "–"),
-    ...fact("Its epoch", String(v.epoch ?? "–")),
+    ...term("State", String(v.state ?? "–")),
+    ...term("Inflight", String(v.inflight ?? "–")),
+    ...term("WebSockets", String(v.sockets ?? "–")),
+    ...term("Active since", typeof v.activatedAt === "number" ? timeAgo(v.activatedAt, now) : "–"),
+    ...term("Its epoch", String(v.epoch ?? "–")),
   );
-}
-
-function fact(name: string, value: Node | string): Node[] {
-  return [h("dt", {}, name), h("dd", {}, value)];
 }
