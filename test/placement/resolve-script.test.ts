@@ -245,9 +245,15 @@ describe("step 4: candidates", () => {
     expect(err.outcome).toBe("no-backends");
   };
 
-  it("skips a draining worker", async () => {
+  it("skips a draining worker, and the refusal writes nothing (the list's summary exists from the first flagged entry)", async () => {
     await worker(["/only-draining"], { draining: true });
+    const lists = async () => Object.entries(await t.snapshot()).filter(([key]) => key.endsWith(":/only-draining"));
+    const before = await lists();
+    expect(before.filter(([key]) => key.includes(":nss:")).map(([, summary]) => summary)).toEqual(
+      pb.deps.keys.allBuckets().map(() => ({ n: "0", sum: "0" })),
+    );
     await noBackends(resolve("/only-draining", "doc"));
+    expect(await lists()).toEqual(before);
   });
 
   it("skips a degraded worker (its heartbeat probe failed)", async () => {

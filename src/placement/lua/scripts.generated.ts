@@ -124,9 +124,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -203,7 +205,7 @@ for i = 1, #ARGV - 1, 2 do
 end
 return listed
 `,
-  "fd090189dfd0f0c806cd5797e7bf99fe312195e2",
+  "da957da54f36cf2b6480fe943bb436490bf9fba0",
 );
 
 export interface CopyNsListKeys {
@@ -507,9 +509,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -777,7 +781,7 @@ redis.call('HSET', KEYS[1], id,
 redis.call('SADD', KEYS[7], ARGV[10])
 return {'forward', chosen.sid, epoch, rec.advertiseUrl, rec.secret, '1', marker, keep_expiry, rec.hostname}
 `,
-  "663f15c1696ab457833deb82a7157da5aa648142",
+  "da0ad0f6086b6bd813e6eecaf9a48b78edf0b89f",
 );
 
 export interface ResolveKeys {
@@ -906,9 +910,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -984,7 +990,7 @@ while i + 3 <= #ARGV do
 end
 return {lowered, behind}
 `,
-  "2624fe9b623798b653cdfaf6453f0458f691e420",
+  "45a81f3588fe8a820d2f769e5d5509c3489b5d24",
 );
 
 export interface SpendSyncApplyKeys {

@@ -235,9 +235,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -326,7 +328,7 @@ for i = 5, #KEYS, 3 do
 end
 return 1
 `,
-  "d7e869aa21a09ce9e4bd2eb24bcbd7551bd34a64",
+  "c1fe94aceb7885ad6dce12d5d3bcbe695f69fa34",
 );
 
 export interface HeartbeatBucketKeys {
@@ -783,9 +785,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -856,7 +860,7 @@ prune_mirrors(KEYS[1], KEYS[3], now, lease)
 local dups, requeue = rebind_rows(prev, sid, status == 'ok' and prev ~= '', 6)
 return {status, dups, requeue}
 `,
-  "65608b9efd3088ae383c453feaf44a15ddc80041",
+  "3c956513cf2e6b672134e2e3af60d6b2657c400c",
 );
 
 export interface RegisterBucketKeys {
@@ -1377,9 +1381,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
@@ -1423,7 +1429,7 @@ local cur = redis.call('HGET', KEYS[2], client)
 if not cur or pair(cur) == sid then redis.call('HSET', KEYS[2], client, '\\n' .. gen) end
 return held
 `,
-  "a3f31cd13c80da404db2aece721d5961cc15e115",
+  "5a36805e9e7caf092135c8c36bfd0944b6e340e6",
 );
 
 export interface UnmirrorBucketKeys {

@@ -48,9 +48,11 @@ local function list_ready(list_key, exps_key, summary_key)
   end
 end
 
+-- Also writes n and sum when the summary has none yet: a list whose first entry is flagged still
+-- gets its summary, so a resolve never has to rebuild (and so write) on a refusal.
 local function summary_add(summary_key, dn, dsum)
-  if dn == 0 and dsum == 0 then return end
   local s = redis.call('HMGET', summary_key, 'n', 'sum')
+  if dn == 0 and dsum == 0 and s[1] then return end
   redis.call('HSET', summary_key, 'n', (tonumber(s[1]) or 0) + dn, 'sum', num_s((tonumber(s[2]) or 0) + dsum))
 end
 
