@@ -142,8 +142,18 @@ describe("a successful forward", () => {
     expect(watch.pauses).toEqual([]);
     // Pinboard's fetch (Node's bundled undici: the probes of registration and heartbeats) keeps
     // connections of its own and closes them on its own timers, making an error to do so; the Node
-    // data plane never uses it, so what it makes in the background is not a forward's.
-    expect((await watch.errorsMade()).filter((site) => !site.includes("node:internal/deps/undici/"))).toEqual([]);
+    // data plane never uses it, so what it makes in the background is not a forward's. The data
+    // plane's own undici closes a connection the same way: after a HEAD whose answer has no length
+    // and a Connection header other than exactly "keep-alive" (Echo names x-hop in it), it cannot
+    // tell where the answer ends and closes the connection, making an InformationalError, and an
+    // origin's last connection closing takes its pool with it (ClientDestroyedError). Neither is
+    // thrown: the forward itself makes none.
+    const closing = (site: string) =>
+      /^(InformationalError .*Parser\.onMessageComplete|ClientDestroyedError .*\.destroy)/.test(site) &&
+      site.includes("node_modules/undici/");
+    expect(
+      (await watch.errorsMade()).filter((site) => !site.includes("node:internal/deps/undici/") && !closing(site)),
+    ).toEqual([]);
   });
 
   it("the watches do see the exception and the error of a refused request", { timeout: 30_000 }, async () => {

@@ -1,14 +1,10 @@
-/** An advertise URL as node:http takes it. */
+/** An advertise URL as the data plane's HTTP client takes it. */
 export interface Origin {
-  https: boolean;
-  host: string;
-  port: number;
+  /** `scheme://host[:port]`, what the client pools connections by (the default port left out). */
+  origin: string;
   /** The advertise URL's own path, without a trailing slash ("" for none). */
   path: string;
-  /**
-   * The Host header node:http would send: the host, bracketed when IPv6, with a port unless it is
-   * the scheme's default.
-   */
+  /** The Host header of a forward: the host, bracketed when IPv6, with a port unless it is the scheme's default. */
   hostHeader: string;
 }
 
@@ -26,14 +22,7 @@ export class OriginCache {
     let origin = this.parsed.get(advertiseUrl);
     if (origin) return origin;
     const url = new URL(advertiseUrl);
-    const https = url.protocol === "https:";
-    origin = {
-      https,
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
-      path: url.pathname.replace(/\/$/, ""),
-      hostHeader: url.host,
-    };
+    origin = { origin: url.origin, path: url.pathname.replace(/\/$/, ""), hostHeader: url.host };
     if (this.parsed.size >= MAX_ORIGINS) this.parsed.clear();
     this.parsed.set(advertiseUrl, origin);
     return origin;

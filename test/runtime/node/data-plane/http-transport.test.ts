@@ -345,12 +345,12 @@ describe("NodeHttpTransport: answers", () => {
     const pairs: Array<[string, string]> = [];
     for (let i = 0; i < request.rawHeaders.length; i += 2)
       pairs.push([request.rawHeaders[i]!, request.rawHeaders[i + 1]!]);
-    // The forward's headers, then node:http's own for this hop: the worker's Host, keep-alive.
+    // The worker's Host first (RFC 9112 §3.2), the client's keep-alive for this hop, then the forward's headers.
     expect(pairs).toEqual([
+      ["host", workerBase.slice("http://".length)],
+      ["connection", "keep-alive"],
       ["x-test", "yes"],
       ["pinboard-epoch", "42"],
-      ["Host", workerBase.slice("http://".length)],
-      ["Connection", "keep-alive"],
     ]);
     expect(exchange("/small?q=1").delivery).toEqual({ kind: "answered", status: 200, result: undefined });
     expect(await releasesOf("/small?q=1")).toEqual([{ finished: true, destroyed: false }]);
@@ -443,18 +443,18 @@ describe("NodeHttpTransport: answers", () => {
     const withLength = lastSeen("/echo?length");
     expect(withLength.method).toBe("POST");
     expect(withLength.rawHeaders).toEqual([
+      "host",
+      workerBase.slice("http://".length),
+      "connection",
+      "keep-alive",
       "x-test",
       "yes",
       "pinboard-epoch",
       "42",
       "content-type",
       "application/octet-stream",
-      "Content-Length",
+      "content-length",
       String(BIG),
-      "Host",
-      workerBase.slice("http://".length),
-      "Connection",
-      "keep-alive",
     ]);
 
     const parts = [randomBytes(1000), randomBytes(70_000), randomBytes(3)];
@@ -464,16 +464,16 @@ describe("NodeHttpTransport: answers", () => {
     const withoutLength = lastSeen("/echo?chunked");
     expect(withoutLength.method).toBe("PUT");
     expect(withoutLength.rawHeaders).toEqual([
+      "host",
+      workerBase.slice("http://".length),
+      "connection",
+      "keep-alive",
       "x-test",
       "yes",
       "pinboard-epoch",
       "42",
-      "Transfer-Encoding",
+      "transfer-encoding",
       "chunked",
-      "Host",
-      workerBase.slice("http://".length),
-      "Connection",
-      "keep-alive",
     ]);
     expect(withoutLength.body.equals(Buffer.concat(parts))).toBe(true);
   });
@@ -638,63 +638,47 @@ describe("NodeHttpTransport: failures and cuts", () => {
 });
 
 describe("OriginCache", () => {
-  it("parses an advertise URL once, with and without a path prefix, https on its default port, and its Host as node:http would send it", () => {
+  it("parses an advertise URL once, with and without a path prefix, https on its default port, its origin as undici pools it, and its Host header", () => {
     const origins = new OriginCache();
     const prefixed = origins.of("http://10.0.0.7:8080/pinned/");
     expect(prefixed).toEqual({
-      https: false,
-      host: "10.0.0.7",
-      port: 8080,
+      origin: "http://10.0.0.7:8080",
       path: "/pinned",
       hostHeader: "10.0.0.7:8080",
     });
     expect(origins.of("http://10.0.0.7:8080/pinned/")).toBe(prefixed);
     expect(origins.of("http://worker.internal:9000")).toEqual({
-      https: false,
-      host: "worker.internal",
-      port: 9000,
+      origin: "http://worker.internal:9000",
       path: "",
       hostHeader: "worker.internal:9000",
     });
     expect(origins.of("http://worker.internal")).toEqual({
-      https: false,
-      host: "worker.internal",
-      port: 80,
+      origin: "http://worker.internal",
       path: "",
       hostHeader: "worker.internal",
     });
     expect(origins.of("https://worker.example.com")).toEqual({
-      https: true,
-      host: "worker.example.com",
-      port: 443,
+      origin: "https://worker.example.com",
       path: "",
       hostHeader: "worker.example.com",
     });
     expect(origins.of("https://worker.example.com:8443/a/b")).toEqual({
-      https: true,
-      host: "worker.example.com",
-      port: 8443,
+      origin: "https://worker.example.com:8443",
       path: "/a/b",
       hostHeader: "worker.example.com:8443",
     });
     expect(origins.of("http://[::1]:7000/")).toEqual({
-      https: false,
-      host: "::1",
-      port: 7000,
+      origin: "http://[::1]:7000",
       path: "",
       hostHeader: "[::1]:7000",
     });
     expect(origins.of("https://[::1]:443/")).toEqual({
-      https: true,
-      host: "::1",
-      port: 443,
+      origin: "https://[::1]",
       path: "",
       hostHeader: "[::1]",
     });
     expect(origins.of("http://Worker.Internal:80")).toEqual({
-      https: false,
-      host: "worker.internal",
-      port: 80,
+      origin: "http://worker.internal",
       path: "",
       hostHeader: "worker.internal",
     });
@@ -795,7 +779,7 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     expect(delivery).toEqual({
       kind: "unreachable",
       connected: true,
-      reason: "socket hang up (ECONNRESET) on a pooled connection",
+      reason: "other side closed (UND_ERR_SOCKET)",
     });
     expect(await releasesOf("/b-again", postFront)).toEqual([]);
     expect(readFileSync(requests, "utf8").split("\n").filter(Boolean)).toEqual([
