@@ -2,6 +2,7 @@ import { Cluster, type Redis } from "ioredis";
 import { evalScript, type LuaScript } from "../../../contract/lua-script.ts";
 import { pairList, type RedisReply, timeReplyToMs, withScores } from "../../../redis/port.ts";
 import type { TcpPort } from "./tcp.ts";
+import { TurnCork } from "./turn-cork.ts";
 
 /** Runs one command under a bound of its own (the cluster's deadline), or as it is. */
 export type CommandBound = <T>(command: () => Promise<T>) => Promise<T>;
@@ -12,12 +13,18 @@ export type CommandBound = <T>(command: () => Promise<T>) => Promise<T>;
  * On a cluster each command goes to the primary of its keys' slot.
  */
 export class IoredisPort implements TcpPort {
+  /** One server's scripts of a turn in one write (a Cluster's commands go to many connections). */
+  private readonly cork: TurnCork | undefined;
+
   constructor(
     private readonly client: Redis | Cluster,
     private readonly bound?: CommandBound,
-  ) {}
+  ) {
+    this.cork = client instanceof Cluster ? undefined : new TurnCork();
+  }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
+    this.cork?.hold((this.client as Redis).stream);
     const run = () =>
       evalScript(
         script,
