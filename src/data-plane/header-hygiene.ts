@@ -35,13 +35,22 @@ const HOP_BY_HOP = new Set([
  */
 const UNNAMEABLE = new Set(["content-length", "transfer-encoding", "host"]);
 
+const NO_TOKENS: ReadonlySet<string> = new Set();
+/** The last Connection value read and its tokens: clients send the same one request after request. */
+let lastConnection = "";
+let lastTokens = NO_TOKENS;
+
 /** The header names a Connection value lists (they are hop-by-hop for this connection only). */
-function connectionTokens(connection: string): Set<string> {
+function connectionTokens(connection: string): ReadonlySet<string> {
+  if (connection === "") return NO_TOKENS;
+  if (connection === lastConnection) return lastTokens;
   const tokens = new Set<string>();
   for (const token of connection.split(",")) {
     const t = token.trim().toLowerCase();
     if (t !== "" && !UNNAMEABLE.has(t)) tokens.add(t);
   }
+  lastConnection = connection;
+  lastTokens = tokens;
   return tokens;
 }
 
@@ -197,7 +206,7 @@ export function forwardResponseRecord(raw: string[], status?: number): Record<st
     names.push(name);
     if (name === "connection") connection = connection === undefined ? raw[i + 1]! : `${connection},${raw[i + 1]!}`;
   }
-  const named = connection === undefined ? NO_TOKENS : connectionTokens(connection);
+  const named = connectionTokens(connection ?? "");
   const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   let joined = false;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -223,8 +232,6 @@ export function forwardResponseRecord(raw: string[], status?: number): Record<st
   out["x-accel-buffering"] = "no";
   return out;
 }
-
-const NO_TOKENS: ReadonlySet<string> = new Set();
 
 /** Tab, line feed, carriage return and space: what Headers trims from a value. */
 const isHttpWhitespace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
