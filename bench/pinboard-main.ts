@@ -9,6 +9,8 @@
  *                               {"bench":"eld","p50":…,"p99":…,"max":…} (ms)
  *   mem                       → process.memoryUsage() and V8 heap spaces in MB, and the GC pauses since
  *                               the last eld-reset by kind (count, total and max ms): {"bench":"mem",…}
+ *   alloc-start / alloc-stop  → bytes allocated on the heap in between (alloc-meter.ts):
+ *                               {"bench":"alloc","bytes":…,"collections":…}
  *
  * It prints {"bench":"ready","url":…} once serving, and stops when stdin closes or on SIGTERM.
  */
@@ -18,6 +20,7 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf
 import { createInterface } from "node:readline";
 import { getHeapSpaceStatistics } from "node:v8";
 import { type RunningPinboard, startNode } from "../src/node.ts";
+import { AllocationMeter, answerAllocation } from "./alloc-meter.ts";
 
 function say(msg: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ bench: msg.bench, ...msg })}\n`);
@@ -83,11 +86,13 @@ async function main(): Promise<void> {
       g.maxMs = Math.max(g.maxMs, Math.round(entry.duration * 10) / 10);
     }
   }).observe({ entryTypes: ["gc"] });
+  const allocation = new AllocationMeter();
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
-    const [command, arg] = line.trim().split(/\s+/, 2);
+    const [command = "", arg] = line.trim().split(/\s+/, 2);
     void (async () => {
       try {
+        if (answerAllocation(allocation, command, say)) return;
         if (command === "eld-reset") {
           eld.reset();
           gc = {};

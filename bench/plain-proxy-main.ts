@@ -4,10 +4,13 @@
  * Content-Length one keeps its length). No routing, Redis, auth or attestation: what Pinboard
  * adds is measured against this. Every request goes to BENCH_UPSTREAM + its path.
  *
- * Prints {"bench":"ready","url":…,"pid":…}; exits when stdin closes or on SIGTERM.
+ * Prints {"bench":"ready","url":…,"pid":…}; exits when stdin closes or on SIGTERM. Answers
+ * `alloc-start` / `alloc-stop` on stdin like the Pinboard child (alloc-meter.ts).
  */
 import { Agent, createServer, type IncomingHttpHeaders, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
+import { AllocationMeter, answerAllocation } from "./alloc-meter.ts";
 import { exitWithParent } from "./child-lifetime.ts";
 
 const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade"];
@@ -45,3 +48,6 @@ server.listen(0, "127.0.0.1", () => {
   process.stdout.write(`${JSON.stringify({ bench: "ready", url: `http://127.0.0.1:${port}`, pid: process.pid })}\n`);
 });
 exitWithParent(server);
+const allocation = new AllocationMeter();
+const say = (message: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(message)}\n`);
+createInterface({ input: process.stdin }).on("line", (line) => answerAllocation(allocation, line.trim(), say));

@@ -32,6 +32,8 @@ export interface ScenarioResult {
   eventLoopDelayMs?: { p50: number; p99: number; max: number } | null;
   /** INFO commandstats: Redis-side microseconds per EVALSHA during the scenario. */
   redisUsecPerEvalsha?: number | null;
+  /** Heap bytes the process in the middle allocated per request (Pinboard and the plain proxy; alloc-meter.ts). */
+  allocatedBytesPerRequest?: number;
   note?: string;
 }
 
@@ -87,6 +89,7 @@ export function scenarioTable(rows: ScenarioResult[]): string {
     "worker CPU s/10k",
     "redis µs/evalsha",
     "mid RSS MB",
+    "mid KB alloc/req",
     "PB loop p99/max ms",
   ];
   const body = rows.map((r) => [
@@ -102,6 +105,7 @@ export function scenarioTable(rows: ScenarioResult[]): string {
     fmt(r.cpuPer10k.worker, 2),
     fmt(r.redisUsecPerEvalsha, 1),
     fmt(r.proxyRssMb, 0),
+    r.allocatedBytesPerRequest === undefined ? "–" : fmt(r.allocatedBytesPerRequest / 1000, 1),
     r.eventLoopDelayMs ? `${fmt(r.eventLoopDelayMs.p99, 0)}/${fmt(r.eventLoopDelayMs.max, 0)}` : "–",
   ]);
   const notes = rows.filter((r) => r.note).map((r) => `  ${r.name}: ${r.note}`);

@@ -81,6 +81,7 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const runner = new ScenarioRunner({
     admin: top.admin,
     pinboard: pb,
+    metered: [pb, { child: top.plain.child, pid: top.plain.child.pid }],
     connections: args.connections,
     durationS: args.duration,
     log,

@@ -21,6 +21,8 @@ import type { ScenarioResult } from "./report.ts";
 export interface RunnerContext {
   admin: Redis;
   pinboard: { child: Child; pid: number };
+  /** Children that answer alloc-start / alloc-stop (alloc-meter.ts): Pinboard and the plain proxy. */
+  metered: Array<{ child: Child; pid: number }>;
   connections: number;
   /** Measured seconds per scenario, split over the rounds in whole seconds (wrk's unit). */
   durationS: number;
@@ -32,6 +34,8 @@ interface Tally {
   commands: Record<string, CommandStat>;
   slow: Array<{ usec: number; command: string }>;
   loop: { p50: number; p99: number; max: number } | null;
+  /** Heap bytes the proxy allocated over the measured windows, and the requests they served. */
+  allocated: { bytes: number; requests: number } | null;
 }
 
 /** Seconds per window: the scenario's seconds over its rounds, whole, at least 1. */
@@ -63,7 +67,7 @@ export class ScenarioRunner {
   /** Runs `specs` in `rounds` interleaved rounds of `durationS` in all (default: the context's); one combined row per spec, in order. */
   async rounds(specs: LoadSpec[], rounds: number, durationS = this.ctx.durationS): Promise<ScenarioResult[]> {
     const tallies = new Map<string, Tally>(
-      specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null }]),
+      specs.map((s) => [s.name, { windows: [], commands: {}, slow: [], loop: null, allocated: null }]),
     );
     const perWindow = windowSeconds(durationS, rounds);
     for (let round = 0; round < rounds; round++) {
@@ -81,16 +85,30 @@ export class ScenarioRunner {
   private async window(spec: LoadSpec, tally: Tally, warmupS: number, durationS: number): Promise<void> {
     const { admin, pinboard } = this.ctx;
     const onPinboard = spec.pids.proxy === pinboard.pid;
+    const metered = this.ctx.metered.find((m) => m.pid === spec.pids.proxy);
     const w = await loadWindow(spec, {
       connections: this.ctx.connections,
       durationS,
       warmupS,
       beforeMeasure: async () => {
         if (onPinboard) pinboard.child.send("eld-reset");
+        if (metered) {
+          metered.child.send("alloc-start");
+          await metered.child.next((m) => m.bench === "alloc-started");
+        }
         await resetRedisStats(admin);
       },
     });
     tally.windows.push(w);
+    if (metered) {
+      metered.child.send("alloc-stop");
+      const { bytes } = await metered.child.next<{ bytes: number | null }>((m) => m.bench === "alloc");
+      if (bytes !== null) {
+        const sum = (tally.allocated ??= { bytes: 0, requests: 0 });
+        sum.bytes += bytes;
+        sum.requests += w.requests;
+      }
+    }
     for (const [cmd, s] of Object.entries(await commandStats(admin))) {
       const t = (tally.commands[cmd] ??= { calls: 0, usecPerCall: 0 });
       const usec = t.calls * t.usecPerCall + s.calls * s.usecPerCall;
@@ -120,6 +138,7 @@ export class ScenarioRunner {
     const evalsha = tally.commands.evalsha;
     row.redisUsecPerEvalsha = evalsha && evalsha.calls >= 0.5 * row.requests ? evalsha.usecPerCall : null;
     if (tally.loop) row.eventLoopDelayMs = tally.loop;
+    if (tally.allocated?.requests) row.allocatedBytesPerRequest = tally.allocated.bytes / tally.allocated.requests;
     this.redisDetail[spec.name] = {
       commands: describeCommands(tally.commands, row.requests),
       slowlog: tally.slow.sort((a, b) => b.usec - a.usec).slice(0, 5),

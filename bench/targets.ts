@@ -148,46 +148,58 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     },
     {
       name: "pinboard-hot / plain, Content-Length",
-      target: "≥ 0.60×",
+      target: "≥ 0.90×",
       measured: times("pinboard-hot/plain rps (length)"),
-      pass: check(r("pinboard-hot/plain rps (length)"), (v) => v >= 0.6),
+      pass: check(r("pinboard-hot/plain rps (length)"), (v) => v >= 0.9),
     },
     {
       name: "pinboard-hot / plain, chunked",
-      target: "≥ 0.50×",
+      target: "≥ 0.90×",
       measured: times("pinboard-hot/plain rps (chunked)"),
-      pass: check(r("pinboard-hot/plain rps (chunked)"), (v) => v >= 0.5),
+      pass: check(r("pinboard-hot/plain rps (chunked)"), (v) => v >= 0.9),
     },
     {
       name: "pinboard-new / plain, Content-Length",
-      target: "≥ 0.40×",
+      target: "≥ 0.70×",
       measured: times("pinboard-new/plain rps (length)"),
-      pass: check(r("pinboard-new/plain rps (length)"), (v) => v >= 0.4),
+      pass: check(r("pinboard-new/plain rps (length)"), (v) => v >= 0.7),
     },
     {
       name: `p99 paced at ${o.rate ?? "–"} req/s, hot − plain`,
-      target: "≤ +2 ms",
+      target: "≤ +1 ms",
       measured: `${ms("pinboard-hot p99 - plain p99, paced (ms)")} (p50 ${ms("pinboard-hot p50 - plain p50, paced (ms)")})${sustained ? "" : `; rate not sustained (${unsustained})`}`,
       // A front that fell behind the offered rate was saturated after all: no verdict then.
-      pass: sustained ? check(r("pinboard-hot p99 - plain p99, paced (ms)"), (v) => v <= 2) : null,
+      pass: sustained ? check(r("pinboard-hot p99 - plain p99, paced (ms)"), (v) => v <= 1) : null,
     },
     {
       name: "p99 saturated, hot − plain, Content-Length",
-      target: "≤ +10 ms",
+      target: "≤ +5 ms",
       measured: ms("pinboard-hot p99 - plain p99 (length, ms)"),
-      pass: check(r("pinboard-hot p99 - plain p99 (length, ms)"), (v) => v <= 10),
+      pass: check(r("pinboard-hot p99 - plain p99 (length, ms)"), (v) => v <= 5),
     },
     {
       name: "p99 saturated, hot − plain, chunked",
-      target: "≤ +10 ms",
+      target: "≤ +5 ms",
       measured: ms("pinboard-hot p99 - plain p99 (chunked, ms)"),
-      pass: check(r("pinboard-hot p99 - plain p99 (chunked, ms)"), (v) => v <= 10),
+      pass: check(r("pinboard-hot p99 - plain p99 (chunked, ms)"), (v) => v <= 5),
     },
     {
       name: "Pinboard RSS at 64 connections",
       target: "≤ 150 MB",
       measured: `${fmt(maxRss, 0)} MB peak`,
       pass: check(maxRss, (v) => v <= 150),
+    },
+    {
+      name: "heap allocated per hot forward",
+      target: "≤ 10 KB",
+      measured: `${fmt(kb(hot?.allocatedBytesPerRequest), 1)} KB (plain proxy ${fmt(kb(plain?.allocatedBytesPerRequest), 1)} KB)`,
+      pass: check(kb(hot?.allocatedBytesPerRequest), (v) => v <= 10),
+    },
+    {
+      name: "workerd CPU per hot forward",
+      target: "≤ 1 ms",
+      measured: `${fmt(workerdMs(row("workerd-hot")), 2)} ms (per new placement ${fmt(workerdMs(row("workerd-new")), 2)} ms)`,
+      pass: check(workerdMs(row("workerd-hot")), (v) => v <= 1),
     },
     {
       name: `new-placement cost, 10 → ${many} workers`,
@@ -241,6 +253,13 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
   ];
   return { targets, ratios };
 }
+
+/** Bytes to KB (1000 B), null kept. */
+const kb = (bytes: number | undefined): number | null => (bytes === undefined ? null : bytes / 1000);
+
+/** The workerd process' CPU milliseconds per request of a Workers-entry row. */
+const workerdMs = (r: ScenarioResult | undefined): number | null =>
+  r?.cpuPer10k.proxy == null ? null : r.cpuPer10k.proxy / 10;
 
 function signed(v: number | null): string {
   return v === null ? "–" : `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(2)}`;
