@@ -16,8 +16,6 @@ import { OriginCache } from "./origins.ts";
 const IDLE_SOCKET_MS = 4_000;
 /** RFC 9110 §9.2.2: what a client may send again on its own when a connection fails under it. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
-/** A connection that failed before the worker answered: closed by the worker, reset, or broken under a write. */
-const STALE_SOCKET_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
 /**
  * How many times a body-less idempotent request goes again after its pooled connection failed
  * under it. Each failure drops that connection from the pool, and a worker that closed its idle
@@ -140,15 +138,17 @@ function bodyOf(req: IncomingMessage, forward: Forward): Dispatcher.DispatchOpti
 }
 
 /**
- * A connection that failed under a request the worker cannot have answered, and that a client may
- * send again on its own: the request goes again on another connection.
+ * A pooled connection that failed under a request the worker cannot have answered, and that a
+ * client may send again on its own: the request goes again on another connection. undici names a
+ * connection the worker closed "other side closed" (UND_ERR_SOCKET) with the connection's byte
+ * counts: it was a pooled one when it had carried an earlier answer. A reset or a broken pipe
+ * under the write carries no counts and goes again too, within MAX_STALE_RETRIES.
  */
 function isStaleFailure(err: Error, forward: Forward): boolean {
-  return (
-    !forward.withBody &&
-    IDEMPOTENT.has(forward.method) &&
-    STALE_SOCKET_CODES.has((err as NodeJS.ErrnoException).code ?? "")
-  );
+  if (forward.withBody || !IDEMPOTENT.has(forward.method)) return false;
+  const { code, socket } = err as NodeJS.ErrnoException & { socket?: { bytesRead?: number } };
+  if (code === "UND_ERR_SOCKET") return (socket?.bytesRead ?? 0) > 0;
+  return code === "ECONNRESET" || code === "EPIPE";
 }
 
 /**
