@@ -77,7 +77,7 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
     this.end("timeout");
   }
 
-  settle(delivery: Delivery<void>): void {
+  private settle(delivery: Delivery<void>): void {
     if (this.settled) return;
     this.settled = true;
     this.deadlines.delete(this);
@@ -85,7 +85,7 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
     this.resolve(delivery);
   }
 
-  unreachable(reason: string, local?: true): void {
+  private unreachable(reason: string, local?: true): void {
     this.settle({ kind: "unreachable", connected: this.connected, reason, ...(local ? { local } : {}) });
   }
 
