@@ -274,6 +274,9 @@ beforeAll(async () => {
       } else if (path === "/refuse") {
         res.writeHead(503, { "pinned-refusal": "lease-unhealthy", "retry-after": "1", "content-type": "text/plain" });
         res.end("lease unhealthy");
+      } else if (path === "/drop") {
+        // The connection closed without a byte of answer.
+        req.socket.destroy();
       } else if (path === "/switch") {
         // 101 to a request that asked for no upgrade, written on the socket itself.
         req.socket.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: other\r\n\r\n");
@@ -489,6 +492,23 @@ describe("NodeHttpTransport: failures and cuts", () => {
       reason: `connect ECONNREFUSED 127.0.0.1:${port}`,
     });
     expect(await releasesOf("/refused?1")).toEqual([]);
+  });
+
+  it("sends a GET once when its fresh connection closes without an answer (only a pooled one goes again)", async () => {
+    const own = new NodeHttpTransport((err) => backgroundErrors.push(err));
+    const ownFront = await startFront(own, () => workerBase);
+    try {
+      const got = await call(ownFront.base, "/drop?fresh");
+      expect(deliveryOf(got)).toEqual({
+        kind: "unreachable",
+        connected: true,
+        reason: "other side closed (UND_ERR_SOCKET)",
+      });
+      expect(arrived.filter((url) => url === "/drop?fresh")).toEqual(["/drop?fresh"]);
+    } finally {
+      own.close();
+      await ownFront.close();
+    }
   });
 
   /** A response read with node:http as a client, with the events it emitted. */
