@@ -1,37 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAttestation } from "../../../src/contract/attestation.ts";
-import { createWorker, type PinnedWorker } from "../../../src/pinned/index.ts";
-import type { Listening } from "../../../src/pinned/node-server.ts";
+import type { PinnedWorker } from "../../../src/pinned/index.ts";
 import { Echo } from "../../support/echo-instance.ts";
 import { credential } from "../../support/pinboard-app.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { expectRouteOk } from "../../support/route-answers.ts";
-import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
+import type { WorkersEntry } from "../../support/workerd-entry.ts";
+import { startWorkersFleet, type WorkersFleet } from "../../support/workers-fleet.ts";
 
-let t: TestRedis;
+let fleet: WorkersFleet;
 let entry: WorkersEntry;
 let worker: PinnedWorker;
-let listening: Listening;
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  entry = await startWorkersEntry({ redis: t });
-  worker = createWorker({
-    pinboardUrl: entry.url,
-    credential: await credential("pinboard:worker"),
-    namespaces: { "/echo": Echo },
-    logger: { info: () => {}, warn: () => {}, error: () => {} },
-  });
-  listening = await worker.listen({ port: 0 });
-  await worker.start();
-  for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
+  fleet = await startWorkersFleet({ namespaces: { "/echo": Echo } });
+  ({ entry, worker } = fleet);
 });
-afterAll(async () => {
-  await worker.stop();
-  await listening.close();
-  await entry.stop();
-  await t.stop();
-});
+afterAll(() => fleet?.stop());
 
 describe("the data plane inside workerd", () => {
   it("places, attests and forwards through @upstash/redis and the REST bridge", async () => {

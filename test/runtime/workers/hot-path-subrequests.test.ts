@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorker, type PinnedWorker } from "../../../src/pinned/index.ts";
-import type { Listening } from "../../../src/pinned/node-server.ts";
 import { flushIntervalMs } from "../../../src/placement/spend-sync.ts";
 import { Echo } from "../../support/echo-instance.ts";
-import { credential } from "../../support/pinboard-app.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
-import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
+import type { WorkersEntry } from "../../support/workerd-entry.ts";
+import { startWorkersFleet, type WorkersFleet } from "../../support/workers-fleet.ts";
 
 /**
  * What a forward costs a Workers user in subrequests (the Free plan allows 50 per request): a
@@ -20,10 +17,8 @@ const FORWARDS = 20;
 /** The spend sync's flush interval with the default 16 shards. */
 const INTERVAL_MS = flushIntervalMs(16);
 
-let t: TestRedis;
+let fleet: WorkersFleet;
 let entry: WorkersEntry;
-let worker: PinnedWorker;
-let listening: Listening;
 /** Requests the worker's instances served, all ids together. */
 let served = 0;
 
@@ -35,24 +30,10 @@ class CountingEcho extends Echo {
 }
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  entry = await startWorkersEntry({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "600000" } });
-  worker = createWorker({
-    pinboardUrl: entry.url,
-    credential: await credential("pinboard:worker"),
-    namespaces: { "/echo": CountingEcho },
-    logger: { info: () => {}, warn: () => {}, error: () => {} },
-  });
-  listening = await worker.listen({ port: 0 });
-  await worker.start();
-  for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
+  fleet = await startWorkersFleet({ namespaces: { "/echo": CountingEcho }, env: { PINBOARD_LEASE_TTL_MS: "600000" } });
+  ({ entry } = fleet);
 });
-afterAll(async () => {
-  await worker.stop();
-  await listening.close();
-  await entry.stop();
-  await t.stop();
-});
+afterAll(() => fleet?.stop());
 
 async function forward(id: string): Promise<void> {
   const res = await fetch(`${entry.url}/echo/${id}`);
