@@ -61,6 +61,11 @@ expectMatch(
   /crypto\.subtle\.verify\(\s*"HMAC"/,
   "attestations are not verified with crypto.subtle.verify",
 );
+expectMatch(
+  "pinned/node-hmac.ts",
+  /timingSafeEqual\(signature, expected\)/,
+  "the worker library's node:crypto attestation check does not compare with timingSafeEqual",
+);
 // Passport's HS256 goes through jose with a Web Crypto HMAC key (verify, never a string compare).
 expectMatch("auth/passport.ts", /\[\s*"verify",?\s*\]/, "Passport's HMAC key is not a verify key");
 

@@ -1,4 +1,4 @@
-import { type AttestationClaims, isBound, verifyAttestation } from "../contract/attestation.ts";
+import { type AttestationClaims, isBound, type SyncHs256Check, verifyAttestation } from "../contract/attestation.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
 
@@ -13,6 +13,8 @@ export interface GuardOptions {
   /** Refuse attestations that name no request (no htm, htu, epoch), instead of accepting them. */
   requireBinding: boolean;
   nowMs(): number;
+  /** A synchronous signature check made for `secret` (the runtime's); Web Crypto's verify without one. */
+  check?: SyncHs256Check;
 }
 
 /**
@@ -41,7 +43,13 @@ export class AttestationGuard {
     if (!token) return null;
     const audiences = this.options.audiences().filter((aud): aud is string => !!aud);
     if (audiences.length === 0) return null;
-    const claims = await verifyAttestation(token, this.secret, audiences, this.options.nowMs() / 1000);
+    const claims = await verifyAttestation(
+      token,
+      this.secret,
+      audiences,
+      this.options.nowMs() / 1000,
+      this.options.check,
+    );
     if (claims === null) return null;
     return this.namesRequest(claims, request, url) ? claims : null;
   }

@@ -4,6 +4,7 @@ import { ChallengeState } from "./challenge.ts";
 import { InstanceTable } from "./instance-table.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
+import { nodeHs256Check } from "./node-hmac.ts";
 import { type Listening, type ListenOptions, listenPinned } from "./node-server.ts";
 import { PinboardClient } from "./pinboard-client.ts";
 import { Registration, type RegistrationFields, type RegistrationHooks } from "./registration.ts";
@@ -167,6 +168,7 @@ function attestationGuard(
     basePath: settings.basePath,
     requireBinding: options.requireBoundAttestation === true,
     nowMs: settings.now,
+    check: nodeHs256Check(settings.secret),
   });
 }
 

@@ -3,9 +3,10 @@ import { type AddressInfo, createServer as createTcpServer, type Server as TcpSe
 import fc from "fast-check";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
+import { type SyncHs256Check, signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
 import { constantTimeEqual } from "../../src/contract/constant-time.ts";
 import type { Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
+import { nodeHs256Check } from "../../src/pinned/node-hmac.ts";
 import { badCredentials } from "../support/bad-credentials.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { Echo } from "../support/echo-instance.ts";
@@ -200,32 +201,40 @@ describe("on the Node entry with real workers", () => {
       expect(await ws.closed).toMatchObject({ code: 1008 });
     });
 
-    it("verifyAttestation refuses alg none, another typ, a tampered payload and a wrong aud", async () => {
-      const now = nowS();
-      const token = await signAttestation(SECRET_A, { aud: "s-1" }, now);
-      expect(await verifyAttestation(token, SECRET_A, "s-1", now)).toMatchObject({ aud: "s-1" });
-      expect(await verifyAttestation(token, SECRET_A, "s-2", now)).toBeNull();
-      expect(await verifyAttestation(token, SECRET_B, "s-1", now)).toBeNull();
-      const [, payload, signature] = token.split(".");
-      const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
-      expect(
-        await verifyAttestation(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.`, SECRET_A, "s-1", now),
-      ).toBeNull();
-      expect(
-        await verifyAttestation(
-          `${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.${signature}`,
-          SECRET_A,
-          "s-1",
-          now,
-        ),
-      ).toBeNull();
-      expect(
-        await verifyAttestation(`${enc({ alg: "HS256", typ: "JWT" })}.${payload}.${signature}`, SECRET_A, "s-1", now),
-      ).toBeNull();
-      const tampered = `${token.split(".")[0]}.${enc({ aud: "s-1", iat: now, exp: now + 3600 })}.${signature}`;
-      expect(await verifyAttestation(tampered, SECRET_A, "s-1", now)).toBeNull();
-      expect(await verifyAttestation(`${token.split(".")[0]}.${payload}.`, SECRET_A, "s-1", now)).toBeNull();
-    });
+    it.each([
+      ["Web Crypto", (_secret: string): SyncHs256Check | undefined => undefined],
+      ["the worker library's node:crypto check", nodeHs256Check],
+    ])(
+      "verifyAttestation with %s refuses alg none, another typ, a tampered payload or signature and a wrong aud",
+      async (_name, checkFor) => {
+        const now = nowS();
+        const verify = (token: string, secret: string, aud: string) =>
+          verifyAttestation(token, secret, aud, now, checkFor(secret));
+        const token = await signAttestation(SECRET_A, { aud: "s-1" }, now);
+        expect(await verify(token, SECRET_A, "s-1")).toMatchObject({ aud: "s-1" });
+        expect(await verify(token, SECRET_A, "s-2")).toBeNull();
+        expect(await verify(token, SECRET_B, "s-1")).toBeNull();
+        const [head, payload, signature] = token.split(".") as [string, string, string];
+        const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+        expect(await verify(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.`, SECRET_A, "s-1")).toBeNull();
+        expect(
+          await verify(`${enc({ alg: "none", typ: "pinboard+jwt" })}.${payload}.${signature}`, SECRET_A, "s-1"),
+        ).toBeNull();
+        expect(
+          await verify(`${enc({ alg: "HS256", typ: "JWT" })}.${payload}.${signature}`, SECRET_A, "s-1"),
+        ).toBeNull();
+        const tampered = `${head}.${enc({ aud: "s-1", iat: now, exp: now + 3600 })}.${signature}`;
+        expect(await verify(tampered, SECRET_A, "s-1")).toBeNull();
+        expect(await verify(`${head}.${payload}.`, SECRET_A, "s-1")).toBeNull();
+        // One bit of the MAC flipped, the MAC cut short by a byte, and 33 bytes: refused, never thrown.
+        const mac = Buffer.from(signature, "base64url");
+        const flipped = Buffer.from(mac);
+        flipped[31] = flipped[31]! ^ 1;
+        for (const bad of [flipped, mac.subarray(0, 31), Buffer.concat([mac, Buffer.from([0])])]) {
+          expect(await verify(`${head}.${payload}.${bad.toString("base64url")}`, SECRET_A, "s-1")).toBeNull();
+        }
+      },
+    );
   });
 
   describe("inbound Pinboard-* headers never reach a worker", () => {
