@@ -84,9 +84,9 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 
 /**
  * A token without caller, depth or acct depends only on (secret, aud, htm, htu, epoch) and the
- * second, so it is signed once per worker, call and second: the HMAC is an async Web Crypto call
- * that costs a thread-pool round trip otherwise, and a busy instance gets the same request many
- * times a second. Bounded: cleared each second and at MAX_CACHED entries; a target longer than
+ * second, so it is signed once per worker, call and second: a busy instance gets the same
+ * request many times a second, and each signing is an HMAC and a JSON and base64url encoding (an
+ * async Web Crypto call, a thread-pool round trip, where the runtime has no synchronous signer). Bounded: cleared each second and at MAX_CACHED entries; a target longer than
  * MAX_CACHED_TARGET is signed every time. A hit is checked field by field, never by key alone.
  */
 const MAX_CACHED = 4096;
@@ -96,7 +96,7 @@ let cachedCount = 0;
 /** secret → (aud, htm, epoch, htu) → token: the secret picks its own map, never compared as a string. */
 const cached = new Map<string, Map<string, { claims: AttestationInput; token: Promise<string> }>>();
 
-function cachedToken(secret: string, claims: AttestationInput, iat: number): Promise<string> {
+function cachedToken(secret: string, claims: AttestationInput, iat: number, jws?: SyncJwsHs256): Promise<string> {
   if (iat !== cachedSecond || cachedCount >= MAX_CACHED) {
     cached.clear();
     cachedCount = 0;
@@ -115,7 +115,7 @@ function cachedToken(secret: string, claims: AttestationInput, iat: number): Pro
   ) {
     return hit.token;
   }
-  const token = sign(secret, payloadOf(claims, iat));
+  const token = signed(secret, claims, iat, jws);
   if (tokens === undefined) cached.set(secret, (tokens = new Map()));
   const entries = tokens;
   token.catch(() => {
@@ -130,7 +130,7 @@ function cachedToken(secret: string, claims: AttestationInput, iat: number): Pro
  * A compact HS256 JWS of `payloadJson` under `secret` with the given encoded header, computed
  * synchronously: what a runtime offers when it has one (node:crypto and Buffer on the Node
  * entry). Web Crypto's sign is a thread-pool round trip per call in Node, and base64url in plain
- * JavaScript a few microseconds more, per forward now that each forward signs its own token.
+ * JavaScript a few microseconds more, on every token the cache above does not hold.
  */
 export type SyncJwsHs256 = (secret: string, encodedHeader: string, payloadJson: string) => string;
 
@@ -141,16 +141,21 @@ export function signAttestation(
   jws?: SyncJwsHs256,
 ): Promise<string> {
   const iat = Math.floor(nowSeconds);
-  if (jws !== undefined) return Promise.resolve(jws(secret, HEADER, JSON.stringify(payloadOf(claims, iat))));
   if (
     claims.caller === undefined &&
     claims.depth === undefined &&
     claims.acct === undefined &&
     (claims.htu ?? "").length <= MAX_CACHED_TARGET
   ) {
-    return cachedToken(secret, claims, iat);
+    return cachedToken(secret, claims, iat, jws);
   }
-  return sign(secret, payloadOf(claims, iat));
+  return signed(secret, claims, iat, jws);
+}
+
+/** The token, signed now: by the runtime's synchronous signer when it has one, else Web Crypto. */
+function signed(secret: string, claims: AttestationInput, iat: number, jws: SyncJwsHs256 | undefined): Promise<string> {
+  const payload = payloadOf(claims, iat);
+  return jws !== undefined ? Promise.resolve(jws(secret, HEADER, JSON.stringify(payload))) : sign(secret, payload);
 }
 
 /** The payload with its claims in a fixed order, optional ones only when given. */

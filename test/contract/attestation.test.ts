@@ -1,6 +1,11 @@
 import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { attestationTarget, signAttestation, verifyAttestation } from "../../src/contract/attestation.ts";
+import {
+  attestationTarget,
+  type SyncJwsHs256,
+  signAttestation,
+  verifyAttestation,
+} from "../../src/contract/attestation.ts";
 
 const secret = "worker-secret-worker-secret-0001";
 const now = 1_800_000_000;
@@ -100,6 +105,25 @@ describe("signAttestation, reused within a second", () => {
     expect((await verifyAttestation(await signAttestation(secret, long, now), secret, "sess-b", now))?.htu).toBe(
       long.htu,
     );
+  });
+
+  it("keeps the runtime's synchronous signer's tokens the same way: one signing per worker, call and second", async () => {
+    const signings: string[] = [];
+    const jws: SyncJwsHs256 = (key, header, payloadJson) => {
+      signings.push(payloadJson);
+      return `${header}.${Buffer.from(payloadJson).toString("base64url")}.${key === secret ? "A" : "B"}`;
+    };
+    const claims = { aud: "sess-j", htm: "GET", htu: "/counter/j1", epoch: "9" };
+    const first = await signAttestation(secret, claims, now + 0.1, jws);
+    expect(await signAttestation(secret, { ...claims }, now + 0.7, jws)).toBe(first);
+    expect(signings).toHaveLength(1);
+    expect(JSON.parse(signings[0]!)).toEqual({ ...claims, iat: now, exp: now + 30 });
+    expect((await signAttestation("another-secret-another-secret-02", claims, now, jws)).endsWith(".B")).toBe(true);
+    await signAttestation(secret, { ...claims, epoch: "10" }, now, jws);
+    await signAttestation(secret, claims, now + 1, jws);
+    await signAttestation(secret, { ...claims, acct: { sub: "u" } }, now, jws);
+    await signAttestation(secret, { ...claims, acct: { sub: "u" } }, now, jws);
+    expect(signings).toHaveLength(6);
   });
 
   it("signs tokens with caller, depth or acct every time, with their claims", async () => {
@@ -209,6 +233,29 @@ describe("verifyAttestation", () => {
     expect(await verifyAttestation("a.b", secret, "sess-1", now)).toBeNull();
     expect(await verifyAttestation("!!.??.**", secret, "sess-1", now)).toBeNull();
     expect(await verifyAttestation("", secret, "sess-1", now)).toBeNull();
+  });
+
+  it("checks the signature with the runtime's synchronous check when given one, and with it alone", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    const [h, p, sig] = token.split(".") as [string, string, string];
+    const seen: Array<[string, string]> = [];
+    const answering = (answer: boolean) => (input: string, signature: Uint8Array) => {
+      seen.push([input, Buffer.from(signature).toString("base64url")]);
+      return answer;
+    };
+    expect(await verifyAttestation(token, secret, "sess-1", now, answering(true))).toEqual({
+      aud: "sess-1",
+      iat: now,
+      exp: now + 30,
+    });
+    expect(seen).toEqual([[`${h}.${p}`, sig]]);
+    // A check that refuses wins over a signature Web Crypto would accept, and one that accepts
+    // over a secret that did not sign: the check is the only signature check made.
+    expect(await verifyAttestation(token, secret, "sess-1", now, answering(false))).toBeNull();
+    expect(await verifyAttestation(token, "another secret", "sess-1", now, answering(true))).not.toBeNull();
+    // The header and the claims are still the verifier's own to judge.
+    expect(await verifyAttestation(token, secret, "sess-2", now, answering(true))).toBeNull();
+    expect(await verifyAttestation(token, secret, "sess-1", now + 3600, answering(true))).toBeNull();
   });
 
   it("defaults to the system clock", async () => {
