@@ -86,8 +86,9 @@ function hmacKey(secret: string): Promise<CryptoKey> {
  * A token without caller, depth or acct depends only on (secret, aud, htm, htu, epoch) and the
  * second, so it is signed once per worker, call and second: a busy instance gets the same
  * request many times a second, and each signing is an HMAC and a JSON and base64url encoding (an
- * async Web Crypto call, a thread-pool round trip, where the runtime has no synchronous signer). Bounded: cleared each second and at MAX_CACHED entries; a target longer than
- * MAX_CACHED_TARGET is signed every time. A hit is checked field by field, never by key alone.
+ * async Web Crypto call, a thread-pool round trip, where the runtime has no synchronous signer).
+ * Bounded: cleared each second and at MAX_CACHED entries; a target longer than MAX_CACHED_TARGET
+ * is signed every time. A hit is checked field by field, never by key alone.
  */
 const MAX_CACHED = 4096;
 const MAX_CACHED_TARGET = 256;
