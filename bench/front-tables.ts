@@ -18,6 +18,7 @@ export function frontLabels(nginx: { version: string; workerProcesses: number } 
     ...(nginx ? [{ front: "ceiling", label: "wrk's ceiling (nginx answers itself)" }] : []),
     { front: "direct", label: "direct (the worker itself)" },
     { front: "plain", label: "plain node:http proxy" },
+    { front: "plain-resolve", label: "plain + one resolve (analysis)" },
     ...(nginx ? [{ front: "nginx", label: `${nginx.version} (${nginx.workerProcesses} worker process)` }] : []),
     { front: "pinboard-hot", label: "pinboard-hot" },
     { front: "pinboard-new", label: "pinboard-new" },

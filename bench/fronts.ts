@@ -5,6 +5,8 @@
  *
  *   direct        the worker itself, with the attestation and epoch headers a forward carries
  *   plain         the plain node:http proxy (bench/plain-proxy-main.ts) in front of worker 0
+ *   plain-resolve the same proxy running the resolve script for Pinboard's hot ids first
+ *                 (bench/resolve-proxy-main.ts): what one Redis round trip per forward costs
  *   nginx         nginx in front of worker 0, when installed
  *   pinboard-hot  Pinboard, ids placed beforehand (one resolve, one forward)
  *   pinboard-new  Pinboard, a new id per request (a placement each)
@@ -77,6 +79,15 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
         note: `${top.nginx.version}, ${top.nginx.workerProcesses} worker process, upstream keepalive 64, to worker 0; CPU of master + workers`,
       });
     }
+  }
+  for (const framing of FRAMINGS) {
+    add("plain-resolve", framing, {
+      url: top.plainResolve.url,
+      plan: cycle("/hot/h-", hotCount, framing),
+      headers: c.attested,
+      pids: { proxy: top.plainResolve.child.pid, redis, worker },
+      note: "the plain proxy running the resolve script (ioredis via TcpRedis) for Pinboard's hot ids first, to worker 0",
+    });
   }
   const pb = { proxy: top.pinboard.pid, redis, worker };
   for (const framing of FRAMINGS) {

@@ -81,7 +81,11 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const runner = new ScenarioRunner({
     admin: top.admin,
     pinboard: pb,
-    metered: [pb, { child: top.plain.child, pid: top.plain.child.pid }],
+    metered: [
+      pb,
+      { child: top.plain.child, pid: top.plain.child.pid },
+      { child: top.plainResolve.child, pid: top.plainResolve.child.pid },
+    ],
     connections: args.connections,
     durationS: args.duration,
     log,

@@ -39,7 +39,7 @@ const both = (a: number | null, b: number | null, limit: number): boolean | null
   a === null || b === null ? null : a <= limit && b <= limit;
 
 /** Rows that go through a proxy of some kind (everything measured against `direct`). */
-const PROXIES = ["plain", "nginx", "pinboard-hot", "pinboard-new", "workerd-hot", "workerd-new"];
+const PROXIES = ["plain", "plain-resolve", "nginx", "pinboard-hot", "pinboard-new", "workerd-hot", "workerd-new"];
 
 export interface JudgeInput {
   bytesPerRow: number | null;
@@ -94,6 +94,8 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     "pinboard-hot/plain rps (length)": ratio(hot?.rps, plain?.rps),
     "pinboard-hot/plain rps (chunked)": ratio(hotChunked?.rps, plainChunked?.rps),
     "pinboard-new/plain rps (length)": ratio(fresh?.rps, plain?.rps),
+    "plain-resolve/plain rps (length)": ratio(row("plain-resolve")?.rps, plain?.rps),
+    "plain-resolve/plain rps (chunked)": ratio(row("plain-resolve", "chunked")?.rps, plainChunked?.rps),
     "nginx/plain rps (length)": ratio(row("nginx")?.rps, plain?.rps),
     "nginx/plain rps (chunked)": ratio(row("nginx", "chunked")?.rps, plainChunked?.rps),
     "pinboard-hot p99 - plain p99 (length, ms)": diff(hot?.p99Ms, plain?.p99Ms),

@@ -64,6 +64,8 @@ export interface Topology {
   base: Fleet;
   /** The plain node:http proxy in front of the base fleet's worker 0. */
   plain: { child: Child; url: string };
+  /** The same proxy running one resolve script per request first (bench/resolve-proxy-main.ts). */
+  plainResolve: { child: Child; url: string };
   /** nginx in front of the same worker; null when nginx is not installed. */
   nginx: RunningNginx | null;
   /** Starts another fleet and waits until its workers registered (or its budget ran out). */
@@ -168,10 +170,17 @@ export async function startTopology(base: { workers: number; namespaces: string[
     const upstream = `http://127.0.0.1:${basePort}/w0`;
     const plainChild = spawnNode("plain-proxy", "bench/plain-proxy-main.ts", { BENCH_UPSTREAM: upstream });
     children.push(plainChild);
-    const [, baseFleet, plainReady] = await Promise.all([
+    const resolveChild = spawnNode("resolve-proxy", "bench/resolve-proxy-main.ts", {
+      BENCH_UPSTREAM: upstream,
+      REDIS_URL: redis.url,
+      ...pinboardSettings(secret),
+    });
+    children.push(resolveChild);
+    const [, baseFleet, plainReady, resolveReady] = await Promise.all([
       pinboardChild.next((m) => m.bench === "ready", 60_000),
       startFleet("base", base.workers, base.namespaces, { port: basePort }),
       plainChild.next<{ url: string }>((m) => m.bench === "ready", 60_000),
+      resolveChild.next<{ url: string }>((m) => m.bench === "ready", 60_000),
     ]);
     if (nginxInstalled !== null) nginx = await startNginx(upstream, nginxInstalled);
     return {
@@ -183,6 +192,7 @@ export async function startTopology(base: { workers: number; namespaces: string[
       pinboard: { child: pinboardChild, url: pinboardUrl, pid: pinboardChild.pid },
       base: baseFleet,
       plain: { child: plainChild, url: plainReady.url },
+      plainResolve: { child: resolveChild, url: resolveReady.url },
       nginx,
       startFleet,
       stop,
