@@ -148,7 +148,7 @@ export function workerdPacedSpecs(specs: LoadSpec[], rate: number, connections: 
 
 /** The same loads again at one offered rate (Content-Length answers), through the proxies that were compared. */
 export function pacedSpecs(specs: LoadSpec[], rate: number, connections: number): LoadSpec[] {
-  const paced = ["plain", "nginx", "pinboard-hot"];
+  const paced = ["plain", "plain-resolve", "nginx", "pinboard-hot"];
   return specs
     .filter((s) => s.framing === "length" && paced.includes(s.front ?? ""))
     .map((s) => ({

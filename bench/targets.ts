@@ -102,6 +102,8 @@ export function judge(byName: (name: string) => ScenarioResult | undefined, o: J
     "pinboard-hot p99 - plain p99 (chunked, ms)": diff(hotChunked?.p99Ms, plainChunked?.p99Ms),
     "pinboard-hot p99 - plain p99, paced (ms)": diff(paced("pinboard-hot")?.p99Ms, paced("plain")?.p99Ms),
     "pinboard-hot p50 - plain p50, paced (ms)": diff(paced("pinboard-hot")?.p50Ms, paced("plain")?.p50Ms),
+    "plain-resolve p99 - plain p99, paced (ms)": diff(paced("plain-resolve")?.p99Ms, paced("plain")?.p99Ms),
+    "plain-resolve p50 - plain p50, paced (ms)": diff(paced("plain-resolve")?.p50Ms, paced("plain")?.p50Ms),
     "2 processes/1 process rps (pinboard-hot)": ratio(
       byName(rowName("pinboard-hot-2proc", "length"))?.rps,
       byName(rowName("pinboard-hot-1proc", "length"))?.rps,
