@@ -130,7 +130,10 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   log(`placing ${hotIds.length} hot ids through Pinboard`);
   await placeThroughPinboard(pb.url, "/hot", hotIds);
   framing.push(
-    ...(await checkFraming([{ front: "pinboard-hot", url: pb.url, path: (m) => `/hot/h-0${suffixFor(m)}` }])),
+    ...(await checkFraming([
+      { front: "plain-resolve", url: top.plainResolve.url, path: (m) => `/hot/h-0${suffixFor(m)}`, headers },
+      { front: "pinboard-hot", url: pb.url, path: (m) => `/hot/h-0${suffixFor(m)}` },
+    ])),
   );
   log(`answers as the client receives them (mode → status, framing, body):\n${describeFraming(framing)}`);
   extras.framing = framing;
