@@ -22,6 +22,7 @@ import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { serve } from "@hono/node-server";
 import { createWorker, type Instance, type PinnedWorker } from "../src/pinned/index.ts";
+import { childEnv } from "./child-env.ts";
 import { exitWithParent } from "./child-lifetime.ts";
 
 const BODY = "hello world";
@@ -53,11 +54,7 @@ const logger = {
     console.error(`[fleet error] ${message} ${fields ? JSON.stringify(fields) : ""}`),
 };
 
-function env(name: string, fallback?: string): string {
-  const value = process.env[name] ?? fallback;
-  if (value === undefined) throw new Error(`fleet: ${name} is required`);
-  return value;
-}
+const env = (name: string, fallback?: string): string => childEnv("fleet", name, fallback);
 
 async function main(): Promise<void> {
   const pinboardUrl = env("PINBOARD_URL");

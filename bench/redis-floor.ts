@@ -12,14 +12,12 @@ import { affinityHash } from "../src/placement/affinity.ts";
 import { resolveCall } from "../src/placement/lua/index.ts";
 import { randomSeed } from "../src/placement/resolver.ts";
 import type { Keys } from "../src/redis/keys.ts";
-import { SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
-import type { ScriptCall } from "../src/redis/port.ts";
 import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
 import type { BenchArgs } from "./args.ts";
-import { bucketOf } from "./placements.ts";
 import { CpuWindow } from "./proc-stats.ts";
 import { commandStats, resetRedisStats } from "./redis-stats.ts";
 import { percentile, type ScenarioResult } from "./report.ts";
+import { singleModeResolve } from "./single-mode-resolve.ts";
 import { BALANCE_FACTOR, LEASE_MS, type Topology } from "./topology.ts";
 
 export interface FloorOptions {
@@ -40,33 +38,19 @@ export interface FloorOptions {
   beforeMeasure?: () => Promise<void>;
 }
 
-/** One resolve of `id`, as the data plane sends it in single mode (its seed drawn per call). */
-function callFor(
-  keys: Keys,
-  ns: string,
-  id: string,
-  leaseMs: number,
-  balanceFactor: number,
-  affinity: number | undefined,
-): ScriptCall {
-  return resolveCall(keys, {
-    bucket: bucketOf(id, keys.shards),
-    env: SINGLE_ENV,
-    ns,
-    id,
-    hostname: SINGLE_HOSTNAME,
-    takeover: "",
-    ...(affinity !== undefined ? { affinityHash: affinity } : {}),
-    leaseTtlMs: leaseMs,
-    balanceFactor,
-    seed: 1,
-  });
-}
-
 export async function runRedisFloor(o: FloorOptions): Promise<ScenarioResult> {
   const redis = new TcpRedis({ url: o.redisUrl });
   try {
-    const make = (id: string) => callFor(o.keys, o.ns, id, o.leaseMs, o.balanceFactor, o.affinity);
+    const make = (id: string) =>
+      resolveCall(
+        o.keys,
+        singleModeResolve(o.keys, o.ns, id, {
+          leaseMs: o.leaseMs,
+          balanceFactor: o.balanceFactor,
+          seed: 1,
+          affinity: o.affinity,
+        }),
+      );
     const hot = Array.isArray(o.ids) ? o.ids.map(make) : null;
     const freshPrefix = Array.isArray(o.ids) ? "" : o.ids.freshPrefix;
     let next = 0;

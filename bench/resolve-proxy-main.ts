@@ -12,15 +12,13 @@
 import type { IncomingMessage } from "node:http";
 import { resolve } from "../src/placement/lua/index.ts";
 import { randomSeed } from "../src/placement/resolver.ts";
-import { Keys, SINGLE_ENV, SINGLE_HOSTNAME } from "../src/redis/keys.ts";
+import { Keys } from "../src/redis/keys.ts";
 import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
+import { childEnv } from "./child-env.ts";
 import { startPlainProxy } from "./plain-proxy.ts";
+import { singleModeResolve } from "./single-mode-resolve.ts";
 
-function env(name: string): string {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`resolve-proxy: ${name} is required`);
-  return value;
-}
+const env = (name: string): string => childEnv("resolve-proxy", name);
 
 const redis = new TcpRedis({ url: env("REDIS_URL") });
 const keys = new Keys(env("PINBOARD_PREFIX"), Number(env("PINBOARD_SHARDS")));
@@ -30,17 +28,11 @@ const balanceFactor = Number(env("PINBOARD_BALANCE_FACTOR"));
 /** `/{ns}/{id}/…` → the resolve's verdict: true for a live placement's owner. */
 async function resolves(req: IncomingMessage): Promise<boolean> {
   const [, ns = "", id = ""] = (req.url ?? "").split("/", 3);
-  const reply = await resolve(redis, keys, {
-    bucket: keys.bucketOf(id),
-    env: SINGLE_ENV,
-    ns: `/${ns}`,
-    id,
-    hostname: SINGLE_HOSTNAME,
-    takeover: "",
-    leaseTtlMs,
-    balanceFactor,
-    seed: randomSeed(),
-  });
+  const reply = await resolve(
+    redis,
+    keys,
+    singleModeResolve(keys, `/${ns}`, id, { leaseMs: leaseTtlMs, balanceFactor, seed: randomSeed() }),
+  );
   return reply.kind === "forward";
 }
 
