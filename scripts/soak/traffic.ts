@@ -21,12 +21,10 @@
  *     worker). Outside a churn a 502 is a failure: no worker is unreachable then.
  *   - A WebSocket session closed by the server, or refused at the handshake the same ways, while
  *     its worker was churned or drained.
- *   - Known worker-library bug, counted apart as known_issues: 403 {"detail":"invalid attestation"}
- *     (WebSocket: close 1008) from a worker being stopped or just started by a churn. The worker
- *     clears its sessionId before its deregister reaches Pinboard and learns a new one only from
- *     the register answer, so for a moment it refuses attestations Pinboard rightly signed.
  * Not allowed: any 500, 504, a 502 outside churn, "redis unavailable" (Redis never goes away
- * here), other 4xx, network errors between the client and Pinboard, timeouts (15 s).
+ * here), other 4xx (a 403 "invalid attestation" included: a stopping worker accepts its retired
+ * session's forwards for a grace, and a registering one waits for the answer that names its new
+ * session; WebSocket: close 1008), network errors between the client and Pinboard, timeouts (15 s).
  */
 import WebSocket from "ws";
 import type { SoakCluster } from "./cluster.ts";
@@ -41,7 +39,6 @@ const SPEC_REFUSALS = new Set([
 ]);
 
 const REQUEST_TIMEOUT_MS = 15_000;
-export const KNOWN_403 = "known bug: 403 invalid attestation from a worker being churned";
 const BODY = "x".repeat(1024);
 
 export interface TrafficOptions {
@@ -173,12 +170,6 @@ export class Traffic {
       return { label: "409 stale", verdict: "allowed", kind: "409 stale placement epoch" };
     if (status === 502 && text === "bad gateway" && this.cluster.inChurn(startedAt))
       return { label: "502 churn", verdict: "allowed", kind: "502 bad gateway during churn" };
-    if (status === 403 && body.detail === "invalid attestation" && this.cluster.inChurn(startedAt)) {
-      // KNOWN BUG (worker library, reported): Registration.stop() forgets the sessionId before its
-      // deregister reaches Pinboard, and register() learns it only from the answer, so a stopping
-      // or just-started worker refuses valid attestations. Counted apart, never outside a churn.
-      return { label: "403 churn (known)", verdict: "allowed", kind: KNOWN_403 };
-    }
     const what =
       typeof body.error === "string" ? body.error : typeof body.detail === "string" ? body.detail : text.slice(0, 60);
     return {
@@ -205,15 +196,11 @@ export class Traffic {
       };
       const lost = (why: string, code?: number) => {
         const at = Date.now();
-        const churn = this.cluster.inChurn(started) || this.cluster.inChurn(at);
-        // The WebSocket face of the known worker-library bug: the attestation refused with 1008.
-        if (churn && code === 1008)
-          finish(
-            { label: "ws 1008 churn (known)", verdict: "allowed", kind: `${KNOWN_403} (WebSocket close 1008)` },
-            why,
-          );
-        else if (churn) finish({ label: "ws lost (churn)", verdict: "allowed", kind: `ws ${why} during churn` }, why);
-        else if (this.cluster.inDrain(started) || this.cluster.inDrain(at))
+        // 1008 is the worker refusing the attestation: never a churn's or a drain's doing.
+        const refused = code === 1008;
+        if (!refused && (this.cluster.inChurn(started) || this.cluster.inChurn(at)))
+          finish({ label: "ws lost (churn)", verdict: "allowed", kind: `ws ${why} during churn` }, why);
+        else if (!refused && (this.cluster.inDrain(started) || this.cluster.inDrain(at)))
           finish({ label: "ws lost (drain)", verdict: "allowed", kind: `ws ${why} during drain` }, why);
         else finish({ label: "FAIL ws", verdict: "failure", kind: `ws ${why}` }, why);
       };

@@ -186,6 +186,14 @@ async function sign(secret: string, payload: AttestationClaims): Promise<string>
  */
 export type SyncHs256Check = (signingInput: string, signature: Uint8Array) => boolean;
 
+/** The audience an attestation must name: one, one of several, or whichever the predicate accepts. */
+export type AudienceCheck = string | readonly string[] | ((aud: string) => boolean);
+
+function acceptsAudience(audience: AudienceCheck, aud: string): boolean {
+  if (typeof audience === "string") return aud === audience;
+  return typeof audience === "function" ? audience(aud) : audience.includes(aud);
+}
+
 /**
  * The claims of a valid attestation for `audience` (or one of several), or null. HS256 and typ
  * pinboard+jwt only; accepted while now < exp + 30 s and iat ≤ now + 30 s; optional claims of the
@@ -196,7 +204,7 @@ export type SyncHs256Check = (signingInput: string, signature: Uint8Array) => bo
 export async function verifyAttestation(
   token: string,
   secret: string,
-  audience: string | readonly string[],
+  audience: AudienceCheck,
   nowSeconds: number = Date.now() / 1000,
   check?: SyncHs256Check,
 ): Promise<AttestationClaims | null> {
@@ -220,8 +228,7 @@ export async function verifyAttestation(
   const payload = decodeJson(payloadPart);
   if (payload === null) return null;
   const { aud, iat, exp } = payload;
-  if (typeof aud !== "string" || !(typeof audience === "string" ? aud === audience : audience.includes(aud)))
-    return null;
+  if (typeof aud !== "string" || !acceptsAudience(audience, aud)) return null;
   if (!isNumericDate(iat) || !isNumericDate(exp)) return null;
   if (nowSeconds >= exp + ATTESTATION_SKEW_S || iat > nowSeconds + ATTESTATION_SKEW_S) return null;
   return optionalClaims(payload, { aud, iat, exp });

@@ -1,6 +1,7 @@
 import { type AttestationClaims, isBound, type SyncHs256Check, verifyAttestation } from "../contract/attestation.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
+import type { PinnedLogger } from "./types.ts";
 
 export type { AttestationClaims };
 
@@ -8,6 +9,12 @@ export interface GuardOptions {
   secret: string;
   /** The audiences accepted now: the live sessionId, a retired one within its grace, the local audience. */
   audiences(): (string | null | undefined)[];
+  /**
+   * The register under way, settling once its answer is in (and with it the new sessionId), or
+   * null when none is. Pinboard may place a forward on a new session before that answer arrives.
+   */
+  registering?(): Promise<void> | null;
+  log?: PinnedLogger;
   /** Path prefix of the advertise URL ("" or "/something"): an attestation's htu is relative to it. */
   basePath: string;
   /** Refuse attestations that name no request (no htm, htu, epoch), instead of accepting them. */
@@ -26,6 +33,12 @@ export interface GuardOptions {
  * another signer holding the secret. It is accepted unless `requireBinding`. One that carries any
  * of them must carry htm and htu, and all three must match: the same method, the same target, the
  * same Pinboard-Epoch (both absent on _pinned/stats and the challenge).
+ *
+ * Pinboard stores a new session before its register answer reaches the worker, and may forward
+ * on it at once. An attestation that is genuine (signed with the worker's secret, in time) but
+ * names an audience the worker does not know yet therefore waits for the register under way, if
+ * one is, and is judged against the sessionId its answer brings. The wait is bounded by the
+ * register call's own timeout; without a register under way it is refused at once.
  */
 export class AttestationGuard {
   private readonly secret: string;
@@ -41,23 +54,36 @@ export class AttestationGuard {
   async verify(request: Request, url: URL = new URL(request.url)): Promise<AttestationClaims | null> {
     const token = request.headers.get(ATTESTATION_HEADER);
     if (!token) return null;
-    const audiences = this.options.audiences().filter((aud): aud is string => !!aud);
-    if (audiences.length === 0) return null;
+    if (this.accepted().length === 0 && !this.options.registering?.()) return null;
+    // Any audience here: the signature, times and request first; the audience may need a wait.
     const claims = await verifyAttestation(
       token,
       this.secret,
-      audiences,
+      anyAudience,
       this.options.nowMs() / 1000,
       this.options.check,
     );
-    if (claims === null) return null;
-    return this.namesRequest(claims, request, url) ? claims : null;
+    if (claims === null || !this.namesRequest(claims, request, url)) return null;
+    return (await this.acceptsAudience(claims.aud)) ? claims : null;
   }
 
   async hasProxySecret(request: Request): Promise<boolean> {
     const given = request.headers.get(PROXY_SECRET_HEADER);
     if (given === null) return false;
     return constantTimeEqual(given, this.secret);
+  }
+
+  private accepted(): string[] {
+    return this.options.audiences().filter((aud): aud is string => !!aud);
+  }
+
+  private async acceptsAudience(aud: string): Promise<boolean> {
+    if (this.accepted().includes(aud)) return true;
+    const registering = this.options.registering?.();
+    if (!registering) return false;
+    this.options.log?.info("attestation names a session not known yet: waiting for the register answer", { aud });
+    await registering;
+    return this.accepted().includes(aud);
   }
 
   private namesRequest(claims: AttestationClaims, request: Request, url: URL): boolean {
@@ -67,6 +93,8 @@ export class AttestationGuard {
     return claims.htu !== undefined && sameTarget(claims.htu, this.options.basePath, url);
   }
 }
+
+const anyAudience = (): boolean => true;
 
 /**
  * Whether a call Pinboard sent to `{advertiseUrl}{htu}` is the one that arrived at `url`. Both go

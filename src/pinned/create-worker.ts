@@ -96,7 +96,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
 
   const app = buildRoutes({
     basePath: settings.basePath,
-    guard: attestationGuard(options, settings, registration),
+    guard: attestationGuard(options, settings, registration, log),
     challenge,
     table,
     namespaces: new Set(namespaces),
@@ -160,11 +160,15 @@ function attestationGuard(
   options: WorkerOptions,
   settings: WorkerSettings,
   registration: Registration,
+  log: PinnedLogger,
 ): AttestationGuard {
   return new AttestationGuard({
     secret: settings.secret,
     // The live session, the one just lost for a few seconds (registration.ts), the local one.
     audiences: () => [registration.sessionId, registration.retiredSessionId(), options.localAudience],
+    // A forward on the session a register is about to name waits for that answer.
+    registering: () => registration.registering(),
+    log,
     basePath: settings.basePath,
     requireBinding: options.requireBoundAttestation === true,
     nowMs: settings.now,

@@ -1,26 +1,13 @@
-import type { ChallengeState } from "./challenge.ts";
+import type { ChallengePair, ChallengeState } from "./challenge.ts";
 import { type ControlMessage, MessageLedger } from "./control-messages.ts";
 import { Lease } from "./lease.ts";
-import { backoffMs, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
+import { backoffMs, type PinboardAnswer, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
 import { failureFields, isProbeFailure } from "./register-diagnosis.ts";
+import { isRegistered, type RegistrationFields, registerBody } from "./register-request.ts";
 import { RegistryCalls, sleep } from "./registry-calls.ts";
 import type { PinnedLogger } from "./types.ts";
 
-export type { ControlMessage };
-
-/** The register fields that do not change between registrations. */
-export interface RegistrationFields {
-  clientId: string;
-  secret: string;
-  namespaces: string[];
-  advertiseUrl(): string;
-  hostname?: string;
-  env?: string;
-  envs?: Record<string, string>;
-  takeover?: "wind_down" | "deny";
-  /** Hostname-aware binding epoch, sent as `epoch`. */
-  bindingEpoch?: number;
-}
+export type { ControlMessage, RegistrationFields };
 
 export interface RegistrationHooks {
   headroom(): number;
@@ -72,6 +59,8 @@ export class Registration {
   private failures = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private tick: Promise<void> | null = null;
+  /** The register call under way, settling (never failing) once its answer has been applied. */
+  private answering: Promise<void> | null = null;
   private readonly ledger = new MessageLedger();
   private readonly random: () => number;
   private readonly calls: RegistryCalls;
@@ -160,6 +149,14 @@ export class Registration {
     return retired !== null && this.options.now() < retired.untilMs ? retired.sessionId : null;
   }
 
+  /**
+   * The register under way, settling once its answer is in (a success has set sessionId by
+   * then), or null when none is. Bounded by the Pinboard client's timeout.
+   */
+  registering(): Promise<void> | null {
+    return this.answering;
+  }
+
   private retire(sessionId: string): void {
     this.retired = { sessionId, untilMs: this.options.now() + RETIRED_SESSION_GRACE_MS };
   }
@@ -243,33 +240,35 @@ export class Registration {
 
   private async register(): Promise<void> {
     const pair = this.challenge.rotate();
-    const f = this.fields;
-    const prev = this.prevSessionId;
-    const instances = prev ? this.hooks.instances() : {};
-    const advertiseUrl = f.advertiseUrl();
-    const sentAt = this.options.now();
-    const answer = await this.calls.post("register", {
-      clientId: f.clientId,
-      secret: f.secret,
-      namespaces: f.namespaces,
-      advertiseUrl,
-      headroom: this.headroom(),
-      draining: this.hooks.ownDraining(),
-      challenge: pair.challenge,
-      challengeValue: pair.challengeValue,
-      ...(f.hostname !== undefined ? { hostname: f.hostname } : {}),
-      ...(f.env !== undefined ? { env: f.env } : {}),
-      ...(f.envs !== undefined ? { envs: f.envs } : {}),
-      ...(f.takeover !== undefined ? { takeover: f.takeover } : {}),
-      ...(f.bindingEpoch !== undefined ? { epoch: f.bindingEpoch } : {}),
-      ...(prev ? { prevSessionId: prev, instances } : {}),
+    const advertiseUrl = this.fields.advertiseUrl();
+    const call = this.registerCall(pair, advertiseUrl);
+    const answering = call.then(noop, noop);
+    this.answering = answering;
+    const answer = await call.finally(() => {
+      if (this.answering === answering) this.answering = null;
     });
-    if (answer.status !== 200 || typeof answer.body.sessionId !== "string") {
-      const hint = isProbeFailure(answer)
-        ? await this.calls.probeFailureHint({ advertiseUrl, secret: f.secret, ...pair })
-        : undefined;
-      throw this.calls.failure("register", answer, undefined, hint);
-    }
+    if (isRegistered(answer)) return;
+    const hint = isProbeFailure(answer)
+      ? await this.calls.probeFailureHint({ advertiseUrl, secret: this.fields.secret, ...pair })
+      : undefined;
+    throw this.calls.failure("register", answer, undefined, hint);
+  }
+
+  /** POST /registry/register; a 200 with a sessionId is applied before the promise settles. */
+  private async registerCall(pair: ChallengePair, advertiseUrl: string): Promise<PinboardAnswer> {
+    const prev = this.prevSessionId;
+    const sentAt = this.options.now();
+    const answer = await this.calls.post(
+      "register",
+      registerBody(this.fields, {
+        pair,
+        advertiseUrl,
+        headroom: this.headroom(),
+        draining: this.hooks.ownDraining(),
+        ...(prev ? { reclaim: { prevSessionId: prev, instances: this.hooks.instances() } } : {}),
+      }),
+    );
+    if (!isRegistered(answer)) return answer;
     this.sessionId = answer.body.sessionId;
     this.prevSessionId = null;
     this.ledger.clear();
@@ -278,6 +277,7 @@ export class Registration {
     if (Array.isArray(duplicates) && duplicates.length) {
       this.hooks.duplicates(duplicates.filter(isRef));
     }
+    return answer;
   }
 
   private renewed(body: Record<string, unknown>, sentAt: number): void {
@@ -308,6 +308,8 @@ export function isFatal(err: unknown): boolean {
   if (isProbeFailure({ status: s, body: err.body })) return false;
   return s >= 400;
 }
+
+const noop = (): void => {};
 
 function isRef(value: unknown): value is { ns: string; id: string } {
   const v = value as { ns?: unknown; id?: unknown } | null;

@@ -172,6 +172,23 @@ describe("verifyAttestation", () => {
     expect(await verifyAttestation(token, secret, [], now)).toBeNull();
   });
 
+  it("asks an audience predicate only about a genuine token, and follows its answer", async () => {
+    const token = await signAttestation(secret, { aud: "sess-3" }, now);
+    const asked: string[] = [];
+    const only = (wanted: string) => (aud: string) => {
+      asked.push(aud);
+      return aud === wanted;
+    };
+    expect(await verifyAttestation(token, secret, only("sess-3"), now)).toEqual({
+      aud: "sess-3",
+      iat: now,
+      exp: now + 30,
+    });
+    expect(await verifyAttestation(token, secret, only("sess-4"), now)).toBeNull();
+    expect(await verifyAttestation(token, `${secret}-other`, only("sess-3"), now)).toBeNull();
+    expect(asked).toEqual(["sess-3", "sess-3"]);
+  });
+
   it("rejects binding claims of the wrong type", async () => {
     const key = new TextEncoder().encode(secret);
     const base = { aud: "sess-1", iat: now, exp: now + 30 };

@@ -4,6 +4,7 @@ import type { PinnedWorker } from "../../src/pinned/index.ts";
 import { RETIRED_SESSION_GRACE_MS } from "../../src/pinned/registration.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { freshGate } from "../support/gates.ts";
 import { until } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -11,7 +12,7 @@ import { Counter } from "../support/sample-instances.ts";
  * Attestations as the real Pinboard Node entry signs them, against the worker library: a
  * forward's attestation replayed on another call is refused, and an attestation for the session
  * a worker held before is accepted for RETIRED_SESSION_GRACE_MS after it lost or gave it up, then
- * never again.
+ * never again; one for the session a register under way is about to name waits for its answer.
  */
 
 const LEASE_MS = 3000;
@@ -164,5 +165,91 @@ describe("an attestation for the worker's previous session", () => {
     skew.ms += RETIRED_SESSION_GRACE_MS + 1000;
     expect(await statsFor(worker, old, skew)).toBe(403);
     await entry.stop();
+  });
+});
+
+describe("an attestation for the session a register under way is about to name", () => {
+  const WAITING = "attestation names a session not known yet: waiting for the register answer";
+
+  /**
+   * A worker serving `ns` alone whose register answers, once `hold.on`, wait at `hold.gate` after
+   * Pinboard sent them (`failNext` then loses the next one); its info lines land in `lines`.
+   */
+  async function heldWorker(ns: string) {
+    const hold = { on: false, failNext: false, gate: freshGate("register-answer") };
+    const lines: string[] = [];
+    const held = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const res = await fetch(input, init);
+      if (hold.on && String(input).endsWith("/registry/register")) {
+        await hold.gate.pass();
+        if (hold.failNext) {
+          hold.failNext = false;
+          throw new TypeError("fetch failed: connection reset");
+        }
+      }
+      return res;
+    }) as typeof fetch;
+    const logger = { info: (line: string) => lines.push(line), warn: () => {}, error: () => {} };
+    const entry = await fleet.addWorker({ fetch: held, logger, namespaces: { [ns]: Echo } });
+    return { worker: entry.worker, hold, lines, stop: () => entry.stop() };
+  }
+
+  /** Redis loses every session: the next heartbeat hears 409 and re-registers, whose answer is held. */
+  async function reregisterHeld(hold: { on: boolean; gate: ReturnType<typeof freshGate> }): Promise<void> {
+    hold.on = true;
+    await fleet.t.flush();
+    await hold.gate.arrived(1);
+    await fleet.skipColdStart();
+  }
+
+  it("serves a forward Pinboard placed on the new session before the worker heard of it", async () => {
+    const { worker, hold, lines, stop } = await heldWorker("/held");
+    const old = worker.sessionId!;
+    await reregisterHeld(hold);
+    expect(worker.sessionId).toBeNull();
+
+    const forward = fetch(`${fleet.pb.url}/held/h1/x?y=1`);
+    await until(() => lines.includes(WAITING), 10_000);
+    hold.gate.open();
+    const res = await forward;
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { path: string; query: string; attestation: { aud: string } };
+    expect(body).toMatchObject({ path: "/x", query: "?y=1" });
+    expect(body.attestation.aud).toBe(worker.sessionId);
+    expect(worker.sessionId).not.toBe(old);
+    await stop();
+  });
+
+  it("refuses, once the answer is in, an attestation naming a session the answer did not bring", async () => {
+    const { worker, hold, lines, stop } = await heldWorker("/held2");
+    await reregisterHeld(hold);
+    const stats = (aud: string) =>
+      signAttestation(worker.secret, { aud, htm: "GET", htu: "/_pinned/stats" }, Date.now() / 1000).then((token) =>
+        fetch(`${worker.advertiseUrl}/_pinned/stats`, { headers: { "Pinboard-Attestation": token } }),
+      );
+    const forged = stats("0123456789abcdef");
+    await until(() => lines.includes(WAITING), 10_000);
+    hold.gate.open();
+    expect(await answer(await forged)).toEqual(INVALID);
+    expect(worker.sessionId).not.toBeNull();
+    expect((await stats(worker.sessionId!)).status).toBe(200);
+    await stop();
+  });
+
+  it("refuses the waiting forward when the register's answer is lost, and serves once it registers again", async () => {
+    const { worker, hold, lines, stop } = await heldWorker("/held3");
+    hold.failNext = true;
+    await reregisterHeld(hold);
+    const forward = fetch(`${fleet.pb.url}/held3/h3`);
+    await until(() => lines.includes(WAITING), 10_000);
+    hold.gate.open();
+    expect(await answer(await forward)).toEqual(INVALID);
+
+    await until(() => worker.sessionId !== null, 10_000);
+    await fleet.skipColdStart();
+    const res = await fetch(`${fleet.pb.url}/held3/h3`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { attestation: { aud: string } }).attestation.aud).toBe(worker.sessionId);
+    await stop();
   });
 });
