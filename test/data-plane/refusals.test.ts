@@ -300,10 +300,11 @@ describe("outlier ejection and the overwritten marker", () => {
     });
     expect(state.until).toBeGreaterThanOrEqual(before + 30_000 - 100);
     expect(state.until).toBeLessThanOrEqual(Date.now() + 30_000 + 100);
-    // Mirrored into every bucket (after the 503 was answered): wait for all, then every one must agree.
+    // Mirrored into every bucket after the 503 was answered: wait for all (one never mirrored shows
+    // in the comparison rather than as a bare timeout), then every one must agree.
     const mirrored = () =>
       Promise.all(keys.allBuckets().map((bucket) => fleet.t.redis.hget(keys.ejected(bucket), sid)));
-    await until(async () => (await mirrored()).every((until) => until !== null));
+    await until(async () => (await mirrored()).every((until) => until !== null)).catch(() => {});
     expect(await mirrored()).toEqual(keys.allBuckets().map(() => String(state.until)));
 
     for (let i = 0; i < 10; i++) {
