@@ -54,7 +54,8 @@ export class AttestationGuard {
   async verify(request: Request, url: URL = new URL(request.url)): Promise<AttestationClaims | null> {
     const token = request.headers.get(ATTESTATION_HEADER);
     if (!token) return null;
-    if (this.accepted().length === 0 && !this.options.registering?.()) return null;
+    const accepted = this.accepted();
+    if (accepted.length === 0 && !this.options.registering?.()) return null;
     // Any audience here: the signature, times and request first; the audience may need a wait.
     const claims = await verifyAttestation(
       token,
@@ -64,7 +65,8 @@ export class AttestationGuard {
       this.options.check,
     );
     if (claims === null || !this.namesRequest(claims, request, url)) return null;
-    return (await this.acceptsAudience(claims.aud)) ? claims : null;
+    if (accepted.includes(claims.aud)) return claims;
+    return (await this.acceptedOnceRegistered(claims.aud)) ? claims : null;
   }
 
   async hasProxySecret(request: Request): Promise<boolean> {
@@ -77,7 +79,9 @@ export class AttestationGuard {
     return this.options.audiences().filter((aud): aud is string => !!aud);
   }
 
-  private async acceptsAudience(aud: string): Promise<boolean> {
+  /** Whether `aud` is accepted after the register under way, if any, has its answer. */
+  private async acceptedOnceRegistered(aud: string): Promise<boolean> {
+    // Read again: a register may have answered while the signature was checked.
     if (this.accepted().includes(aud)) return true;
     const registering = this.options.registering?.();
     if (!registering) return false;
