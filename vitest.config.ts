@@ -20,6 +20,7 @@ export const UNIT_TESTS = [
   "test/config.test.ts",
   "test/console/fleet-order.test.ts",
   "test/contract/attestation.test.ts",
+  "test/contract/attestation-shape.test.ts",
   "test/contract/base64url.test.ts",
   "test/contract/durable-index.test.ts",
   "test/contract/names.test.ts",
