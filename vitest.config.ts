@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { configDefaults, defineConfig } from "vitest/config";
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 
 /**
  * The unit tier (`npm run test:unit`, the vitest project "unit"): the tests of pure modules. Each
@@ -41,6 +41,7 @@ export const UNIT_TESTS = [
   "test/placement/affinity.test.ts",
   "test/placement/inflight.test.ts",
   "test/placement/refusal.test.ts",
+  "test/redis-mode.test.ts",
   "test/redis/glob.test.ts",
   "test/redis/keys.test.ts",
   "test/redis/redis-errors.test.ts",
@@ -56,11 +57,42 @@ export const UNIT_TESTS = [
   "test/scripts/dev/worker-env-file.test.ts",
 ];
 
-// A listed file that moved leaves the unit tier (it still runs, as an integration test): say so on every run.
-const missing = UNIT_TESTS.filter((file) => !existsSync(new URL(file, import.meta.url)));
+/**
+ * Integration files whose Redis does not follow PINBOARD_TEST_REDIS: each starts its own (a
+ * child's embedded redis-server, a cluster of its own) or none. `npm run test:cluster` leaves
+ * them out, with the unit tier, since on a Cluster they would run the very same again.
+ * test/redis-mode.test.ts holds that none of them reaches test/support/redis.ts.
+ */
+export const SAME_ON_EVERY_REDIS = [
+  "test/cli/mint-credential.test.ts",
+  "test/entries/npx-pinboard.test.ts",
+  "test/entries/quick-start.test.ts",
+  "test/redis/cluster-no-resend.test.ts",
+  "test/runtime/node/data-plane/http-transport.test.ts",
+  "test/scripts/demo.test.ts",
+  "test/scripts/soak.test.ts",
+];
+
+const onCluster = process.env.PINBOARD_TEST_REDIS === "cluster";
+
+// A listed file that moved leaves its list (it still runs, as an integration test): say so on every run.
+const missing = [...UNIT_TESTS, ...SAME_ON_EVERY_REDIS].filter((file) => !existsSync(new URL(file, import.meta.url)));
 if (missing.length > 0) {
-  console.warn(`vitest.config.ts: UNIT_TESTS lists files that do not exist (moved?): ${missing.join(", ")}`);
+  console.warn(`vitest.config.ts: lists files that do not exist (moved?): ${missing.join(", ")}`);
 }
+
+const unit: TestProjectInlineConfiguration = {
+  extends: true,
+  test: { name: "unit", include: UNIT_TESTS, isolate: false },
+};
+const integration: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: "integration",
+    include: ["test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...(onCluster ? SAME_ON_EVERY_REDIS : [])],
+  },
+};
 
 export default defineConfig({
   test: {
@@ -70,16 +102,6 @@ export default defineConfig({
     // Each integration file starts its own redis-server (and processes) on free ports; two at a time fits 2 cores.
     maxWorkers: 2,
     reporters: ["default"],
-    projects: [
-      { extends: true, test: { name: "unit", include: UNIT_TESTS, isolate: false } },
-      {
-        extends: true,
-        test: {
-          name: "integration",
-          include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...UNIT_TESTS],
-        },
-      },
-    ],
+    projects: onCluster ? [integration] : [unit, integration],
   },
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { specifiers } from "./support/imports.ts";
 
 /**
  * The layering docs/architecture.md draws, held by the import graph of the source text:
@@ -68,15 +69,6 @@ function codeOf(text: string): string {
     }
   }
   return out;
-}
-
-/** Every module specifier a file imports or re-exports, type-only ones included. */
-function specifiers(text: string): string[] {
-  const found: string[] = [];
-  const pattern =
-    /(?:^|[\s;])(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
-  for (const m of text.matchAll(pattern)) found.push((m[1] ?? m[2] ?? m[3])!);
-  return found;
 }
 
 interface SourceFile {
