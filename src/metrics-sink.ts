@@ -1,11 +1,16 @@
+export type ForwardAnswerer = "worker" | "pinboard";
+
 /**
  * What the app reports as it works. The core keeps its own counters for /registry/health; the
  * Node entry adds a Prometheus registry behind the same calls (src/runtime/node/metrics.ts).
  */
 export interface MetricsSink {
   resolution(outcome: string): void;
-  /** A finished forward: the worker's status (or Pinboard's own 502/504) and its duration. */
-  forward(status: number, seconds: number): void;
+  /**
+   * A finished forward: its status and duration, and who answered: the worker, or Pinboard itself
+   * (502 bad gateway for an unreachable worker, 504 upstream timeout).
+   */
+  forward(status: number, seconds: number, answeredBy: ForwardAnswerer): void;
   /** Where the forwards in flight per worker session are read from, when asked (a scrape). */
   watchInflight(read: () => Iterable<[sessionId: string, count: number]>): void;
   /** Where the open proxied WebSockets per worker session are read from, when asked. */
@@ -39,8 +44,8 @@ export function fanOut(sinks: MetricsSink[]): MetricsSink {
     resolution: (o) => {
       for (const s of sinks) s.resolution(o);
     },
-    forward: (st, sec) => {
-      for (const s of sinks) s.forward(st, sec);
+    forward: (st, sec, by) => {
+      for (const s of sinks) s.forward(st, sec, by);
     },
     watchInflight: (read) => {
       for (const s of sinks) s.watchInflight(read);

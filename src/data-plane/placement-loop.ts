@@ -97,7 +97,7 @@ export class PlacementLoop {
 
     switch (delivery.kind) {
       case "answered": {
-        deps.metrics.forward(delivery.status, seconds);
+        deps.metrics.forward(delivery.status, seconds, "worker");
         const sid = resolution.sessionId;
         const outlier = countsAsFailure(delivery.status) ? this.outliers.failure(sid) : this.outliers.success(sid);
         if (outlier) transport.defer(outlier);
@@ -119,11 +119,11 @@ export class PlacementLoop {
         return { result: transport.reply(textAnswer(502, null)), relayed: false };
       case "timeout":
         transport.defer(this.outliers.failure(resolution.sessionId));
-        deps.metrics.forward(504, seconds);
+        deps.metrics.forward(504, seconds, "pinboard");
         return { result: transport.reply(textAnswer(504, "upstream timeout")), relayed: false };
       case "unreachable":
         if (!delivery.local) transport.defer(this.outliers.failure(resolution.sessionId));
-        deps.metrics.forward(502, seconds);
+        deps.metrics.forward(502, seconds, "pinboard");
         deps.log.warn("forward failed", { sessionId: resolution.sessionId, reason: delivery.reason });
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
         return { result: transport.reply(textAnswer(502, "bad gateway")), relayed: false };

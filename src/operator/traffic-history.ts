@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import type { MetricsSink } from "../metrics-sink.ts";
+import type { ForwardAnswerer, MetricsSink } from "../metrics-sink.ts";
 import { REFUSAL_ERRORS, type RefusalOutcome } from "../placement/refusal.ts";
 import { BIN_COUNT, binOf, percentileMs } from "./latency-bins.ts";
 
@@ -15,8 +15,8 @@ export type RefusalKind = RefusalOutcome | "bad_gateway" | "upstream_timeout";
 
 /**
  * Every outcome `resolution()` is told that refuses (each Refusal's; "forward" is the one success),
- * then the forwards that ended 502 and 504. The sink gets a forward's status only, so a worker's
- * own 502 or 504 counts here as Pinboard's "bad gateway" and "upstream timeout" do.
+ * then the forwards Pinboard itself answered 502 (worker unreachable) and 504 (upstream timeout).
+ * A worker's own 502 or 504 is a forward like any other answer.
  */
 export const REFUSAL_KINDS: readonly RefusalKind[] = [
   "unknown-ns",
@@ -73,13 +73,14 @@ export class TrafficHistory implements MetricsSink {
     if (at >= 0) this.refusals[at * KIND_COUNT + kind]!++;
   }
 
-  forward(status: number, seconds: number): void {
+  forward(status: number, seconds: number, answeredBy: ForwardAnswerer): void {
     const at = this.entryNow();
     if (at < 0) return;
     const ms = seconds * 1000;
     this.forwards[at]!++;
     this.latency[at * BIN_COUNT + binOf(ms)]!++;
     if (ms > this.maxMs[at]!) this.maxMs[at] = ms;
+    if (answeredBy === "worker") return;
     if (status === 502) this.refusals[at * KIND_COUNT + BAD_GATEWAY]!++;
     else if (status === 504) this.refusals[at * KIND_COUNT + UPSTREAM_TIMEOUT]!++;
   }

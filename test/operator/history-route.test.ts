@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HistoryAnswer } from "../../src/operator/traffic-history.ts";
+import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { expectRouteOk } from "../support/route-answers.ts";
 
 /**
  * GET /registry/history on the Node entry as a process: real forwards through the data plane to a
- * worker built on the worker library, and a refused request, counted in this node's rolling
- * history; the answer parsed with the route's strict schema. It needs the operator scope and
- * answers on a node that is not serving.
+ * worker built on the worker library (one answered 502 by the worker, one by Pinboard) and a
+ * refused request, counted in this node's rolling history; the answer parsed with the route's
+ * strict schema. It needs the operator scope and answers on a node that is not serving.
  */
 
 let fleet: Fleet;
@@ -46,17 +47,23 @@ describe("GET /registry/history on the Node entry", () => {
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }
-    // The worker's own 502: the sink is told a forward's status only, so it counts as bad_gateway.
+    // The worker's own 502 is a forward it answered, not Pinboard's bad gateway.
     const bad = await fetch(`${url}/echo/history-1?status=502`);
     expect(bad.status).toBe(502);
     await bad.arrayBuffer();
+    // Pinboard's own 502: the only worker of /gone is registered but no longer listening.
+    const gone = await fleet.addWorker({ namespaces: { "/gone": Echo } });
+    await gone.listening.close();
+    const unreachable = await fetch(`${url}/gone/g1`);
+    expect(unreachable.status).toBe(502);
+    expect(await unreachable.text()).toBe("bad gateway");
     const unknown = await fetch(`${url}/nowhere/x`);
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: "unknown namespace" });
 
     const answer = await history(url, await fleet.pb.operatorCredential());
     expect(answer.points).toHaveLength(90);
-    expect(answer.points.reduce((sum, p) => sum + p.forwards, 0)).toBe(4);
+    expect(answer.points.reduce((sum, p) => sum + p.forwards, 0)).toBe(5);
     expect(refusalTotals(answer)).toEqual({ "unknown-ns": 1, bad_gateway: 1 });
     const p99 = Math.max(...answer.points.map((p) => p.p99Ms ?? 0));
     expect(p99).toBeGreaterThanOrEqual(150);

@@ -49,15 +49,16 @@ describe("TrafficHistory", () => {
     expect(read().points.at(-1)!.at).toBe(clock.now);
   });
 
-  it("counts forwards, refusals by kind and 502/504 forwards in the current slot", () => {
+  it("counts forwards, refusals by kind and Pinboard's own 502/504 in the current slot", () => {
     const { history, read } = clocked();
-    for (const ms of [4, 6, 8]) history.forward(200, ms / 1000);
-    history.forward(502, 0.001);
-    history.forward(504, 30);
-    // A worker's other errors are forwards, not refusals.
-    history.forward(500, 0.002);
-    history.forward(503, 0.002);
-    history.forward(508, 0.002);
+    for (const ms of [4, 6, 8]) history.forward(200, ms / 1000, "worker");
+    history.forward(502, 0.001, "pinboard");
+    history.forward(504, 30, "pinboard");
+    // A worker's own errors, its 502 and 504 included, are forwards, not refusals.
+    history.forward(500, 0.002, "worker");
+    history.forward(503, 0.002, "worker");
+    history.forward(502, 0.002, "worker");
+    history.forward(504, 0.002, "worker");
     history.resolution("forward");
     history.resolution("unknown-ns");
     history.resolution("unknown-ns");
@@ -67,23 +68,23 @@ describe("TrafficHistory", () => {
     const last = read().points.at(-1)!;
     expect(last).toEqual({
       at: expect.any(Number),
-      forwards: 8,
+      forwards: 9,
       refusals: { "unknown-ns": 2, "no-backends": 1, nack: 1, bad_gateway: 1, upstream_timeout: 1 },
       p50Ms: expect.any(Number),
       p99Ms: 30_000,
     });
-    // The fourth of eight samples (1, 2, 2, 2, 4, 6, 8, 30000 ms) is 2 ms.
+    // The middle of nine samples (1, 2, 2, 2, 2, 4, 6, 8, 30000 ms) is 2 ms.
     expect(last.p50Ms).toBeGreaterThanOrEqual(2);
     expect(last.p50Ms).toBeLessThanOrEqual(2.2);
   });
 
   it("moves to a new slot every 10 s and lets a slot fall off after 15 minutes", () => {
     const { clock, history, read } = clocked();
-    history.forward(200, 0.01);
+    history.forward(200, 0.01, "worker");
     const first = read().points.at(-1)!.at;
     clock.now += SLOT_MS;
-    history.forward(200, 0.02);
-    history.forward(200, 0.02);
+    history.forward(200, 0.02, "worker");
+    history.forward(200, 0.02, "worker");
     expect(busy(read().points).map((p) => [p.at, p.forwards])).toEqual([
       [first, 1],
       [first + SLOT_MS, 2],
@@ -99,10 +100,10 @@ describe("TrafficHistory", () => {
 
   it("reuses a ring entry for a later slot from zero", () => {
     const { clock, history, read } = clocked();
-    history.forward(200, 0.0005); // faster than the later one: a stale bin would be its p50
+    history.forward(200, 0.0005, "worker"); // faster than the later one: a stale bin would be its p50
     history.resolution("quarantine");
     clock.now += SLOTS * SLOT_MS; // the same ring entry, 15 minutes later
-    history.forward(200, 0.002);
+    history.forward(200, 0.002, "worker");
     const points = busy(read().points);
     expect(points).toEqual([
       {
@@ -118,7 +119,7 @@ describe("TrafficHistory", () => {
   it("shows nothing stale after an idle gap longer than 15 minutes", () => {
     const { clock, history, read } = clocked();
     for (let i = 0; i < SLOTS; i++) {
-      history.forward(200, 0.003);
+      history.forward(200, 0.003, "worker");
       history.resolution("inflight");
       clock.now += SLOT_MS;
     }
@@ -131,10 +132,10 @@ describe("TrafficHistory", () => {
 
   it("drops a count from a clock gone back past the ring rather than wiping newer slots", () => {
     const { clock, history, read } = clocked();
-    history.forward(200, 0.004);
+    history.forward(200, 0.004, "worker");
     const before = read().points;
     clock.now -= SLOTS * SLOT_MS;
-    history.forward(200, 0.004);
+    history.forward(200, 0.004, "worker");
     history.resolution("quarantine");
     clock.now += SLOTS * SLOT_MS;
     expect(read().points).toEqual(before);
@@ -142,10 +143,10 @@ describe("TrafficHistory", () => {
 
   it("keeps each slot's percentiles to itself", () => {
     const { clock, history, read } = clocked();
-    for (let i = 0; i < 99; i++) history.forward(200, 0.01);
-    history.forward(200, 2);
+    for (let i = 0; i < 99; i++) history.forward(200, 0.01, "worker");
+    history.forward(200, 2, "worker");
     clock.now += SLOT_MS;
-    for (let i = 0; i < 100; i++) history.forward(200, 1);
+    for (let i = 0; i < 100; i++) history.forward(200, 1, "worker");
     const [older, newer] = busy(read().points);
     expect(older).toMatchObject({ forwards: 100 });
     expect(older!.p50Ms).toBeGreaterThanOrEqual(10);

@@ -76,7 +76,7 @@ export async function startServedPinboard(
 export function listeningSink(on: Partial<MetricsSink>): MetricsSink {
   return {
     resolution: (outcome) => on.resolution?.(outcome),
-    forward: (status, seconds) => on.forward?.(status, seconds),
+    forward: (status, seconds, answeredBy) => on.forward?.(status, seconds, answeredBy),
     watchInflight: (read) => on.watchInflight?.(read),
     watchWebSockets: (read) => on.watchWebSockets?.(read),
     connections: (delta) => on.connections?.(delta),
