@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { describeIssues, unknownVariables } from "./config-issues.ts";
 
 /**
  * Every setting of Pinboard, parsed by one schema from string variables: the process
@@ -225,74 +226,15 @@ export class ConfigError extends Error {
   }
 }
 
-/** Variables whose values are never echoed back in an error message. */
-const SECRET_VARIABLES = new Set([
-  "PINBOARD_PASSPORT_SECRET",
-  "UPSTASH_REDIS_REST_TOKEN",
-  "REDIS_URL",
-  "PINBOARD_DURABLE_REDIS_URL",
-  "PINBOARD_PASSPORT_JWKS",
-]);
-
-/**
- * What each variable expects, in plain words: the message of an issue whose own text is zod's
- * (e.g. "Invalid input: expected record, received array") rather than one written here.
- */
-const EXPECTED: Record<string, string> = {
-  REDIS_CLUSTER_NODES: "expected host:port,host:port",
-  PINBOARD_DATA_PLANE_RULES: 'expected JSON such as {"/threads": {"scopes": ["threads:write"]}, "*": {"scopes": []}}',
-};
-
-/**
- * One line per bad variable: `NAME: expected …, got "value"` (the value left out for secrets and
- * URLs that may carry a password). A variable with several issues is named once, by its first.
- */
-function describeIssues(issues: readonly z.core.$ZodIssue[], strings: Record<string, string>): string[] {
-  const lines = new Map<string, string>();
-  for (const issue of issues) {
-    const name = String(issue.path[0] ?? "config");
-    if (lines.has(name)) continue;
-    const own = issue.message.startsWith("expected ");
-    const nested =
-      issue.path.length > 1 && name !== "REDIS_CLUSTER_NODES"
-        ? ` (at ${issue.path.slice(1).map(String).join(".")})`
-        : "";
-    const expected = own
-      ? `${issue.message}${nested}`
-      : (EXPECTED[name] ?? `expected a valid value${nested}: ${issue.message}`);
-    const value = strings[name];
-    const got =
-      value === undefined
-        ? ""
-        : SECRET_VARIABLES.has(name)
-          ? schemeOf(value)
-          : `, got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
-    lines.set(name, `${name}: ${expected}${got}`);
-  }
-  return [...lines.values()];
-}
-
-/** ", got an http:// URL" for a URL (nothing of its host or password), "" otherwise. */
-function schemeOf(value: string): string {
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value.trim())?.[1];
-  return scheme === undefined ? "" : `, got ${JSON.stringify(`${scheme.toLowerCase()}://…`)}`;
-}
-
 /** The variable names the schema knows, for entries that forward them (npm run dev). */
 export const configVariableNames: readonly string[] = Object.keys(variables.shape);
-
-/**
- * PINBOARD_* names that are not settings of the server but of its clients, which a shell that
- * runs both may hold: the CLI's URL and credential, and the worker credential `npm start` prints.
- */
-const CLIENT_VARIABLES = new Set(["PINBOARD_URL", "PINBOARD_OPERATOR_TOKEN", "PINBOARD_WORKER_TOKEN"]);
 
 /**
  * Parses string variables into a Config; throws ConfigError naming each bad variable, and each
  * PINBOARD_* variable it does not know (a misspelt setting would otherwise be ignored silently).
  */
 export function parseConfig(env: Record<string, unknown>): Config {
-  const unknown = unknownVariables(env);
+  const unknown = unknownVariables(env, configVariableNames);
   if (unknown.length) throw new ConfigError(unknown);
   const strings: Record<string, string> = {};
   for (const key of configVariableNames) {
@@ -321,45 +263,4 @@ export function parseConfig(env: Record<string, unknown>): Config {
     ]);
   }
   return config;
-}
-
-/** One line per unknown PINBOARD_* name, with the closest known name when one is close. */
-function unknownVariables(env: Record<string, unknown>): string[] {
-  const known = new Set(configVariableNames);
-  return Object.keys(env)
-    .filter((name) => name.startsWith("PINBOARD_") && !known.has(name) && !CLIENT_VARIABLES.has(name))
-    .sort()
-    .map((name) => {
-      const guess = closestName(
-        name,
-        configVariableNames.filter((k) => k.startsWith("PINBOARD_")),
-      );
-      const hint = guess ? `; did you mean ${guess}?` : " (the README's Configuration section lists them)";
-      return `${name}: not a Pinboard setting${hint}`;
-    });
-}
-
-/** The known name nearest to `name` by edit distance, when it is near enough to be a typo. */
-function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = editDistance(name.slice("PINBOARD_".length), candidate.slice("PINBOARD_".length));
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  const suffix = name.length - "PINBOARD_".length;
-  return bestDistance <= Math.max(2, Math.floor(suffix / 3)) ? best : undefined;
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

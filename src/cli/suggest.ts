@@ -1,3 +1,4 @@
+import { editDistance } from "../edit-distance.ts";
 import { COMMANDS, type CommandName } from "./usage.ts";
 
 /** Typos this far (in single-character edits) from a command still suggest it. */
@@ -28,18 +29,4 @@ export function unknownCommandMessage(typed: string): string {
   const last = suggestions.pop()!;
   const options = suggestions.length === 0 ? last : `${suggestions.join(", ")} or ${last}`;
   return `${message}; did you mean ${options}?`;
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions, one row at a time. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

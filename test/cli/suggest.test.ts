@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { editDistance, suggestCommands, unknownCommandMessage } from "../../src/cli/suggest.ts";
+import { suggestCommands, unknownCommandMessage } from "../../src/cli/suggest.ts";
+import { editDistance } from "../../src/edit-distance.ts";
 
 /**
  * An unknown command names the command it most likely meant: within two edits, or a prefix of
