@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { AppDeps } from "../../deps.ts";
-import type { MetricsSink } from "../../metrics-sink.ts";
+import type { ForwardAnswerer, MetricsSink } from "../../metrics-sink.ts";
 import { type FleetSnapshot, fleetSnapshot } from "./fleet-snapshot.ts";
 
 /** The fleet overview behind the gauges is read at most every 5 s, whatever the scrape rate. */
@@ -44,6 +44,12 @@ export class PrometheusMetrics implements MetricsSink {
     name: "pinboard_forwards_total",
     help: "Forwards by status class",
     labelNames: ["status_class"],
+    registers: [this.registry],
+  });
+  private readonly forwardFailures = new Counter({
+    name: "pinboard_forward_failures_total",
+    help: "Forwards Pinboard answered itself: 502 for an unreachable worker, 504 for none in time",
+    labelNames: ["reason"],
     registers: [this.registry],
   });
   private readonly forwardSeconds = new Histogram({
@@ -159,10 +165,11 @@ export class PrometheusMetrics implements MetricsSink {
   resolution(outcome: string): void {
     this.resolutionOf(outcome).inc();
   }
-  forward(status: number, seconds: number): void {
+  forward(status: number, seconds: number, answeredBy: ForwardAnswerer): void {
     const cls = statusClass(status);
     this.forwardsOf(cls).inc();
     this.forwardSecondsOf(cls).observe(seconds);
+    if (answeredBy === "pinboard") this.forwardFailures.inc({ reason: status === 504 ? "timeout" : "unreachable" });
   }
   watchInflight(read: () => Iterable<[string, number]>): void {
     this.readInflight = read;

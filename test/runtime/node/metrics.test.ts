@@ -1,5 +1,6 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Echo } from "../../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../../support/fleet.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis } from "../../support/redis.ts";
@@ -46,6 +47,36 @@ describe("GET /metrics (Node entry)", () => {
     expect(byName.has("pinboard_wakes_parked")).toBe(true);
     expect(byName.has("pinboard_connections")).toBe(true);
     expect(byName.has("pinboard_process_resident_memory_bytes")).toBe(true);
+  });
+
+  it("tells the forwards Pinboard answered itself from a worker's own 502", async () => {
+    const operator = await fleet.pb.operatorCredential();
+    const families = async () =>
+      new Map((parsePrometheusTextFormat(await (await scrape(operator)).text()) as Family[]).map((f) => [f.name, f]));
+    const count = (byName: Map<string, Family>, name: string, labels: Record<string, string>) =>
+      Number(
+        byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value ??
+          0,
+      );
+    const before = await families();
+    const own = await fetch(`${fleet.pb.url}/echo/m-own?status=502`);
+    expect(own.status).toBe(502);
+    await own.arrayBuffer();
+    // The only worker of /gone is registered but no longer listening: Pinboard answers 502 itself.
+    const gone = await fleet.addWorker({ namespaces: { "/gone": Echo } });
+    await gone.listening.close();
+    const unreachable = await fetch(`${fleet.pb.url}/gone/g1`);
+    expect(unreachable.status).toBe(502);
+    expect(await unreachable.text()).toBe("bad gateway");
+
+    const after = await families();
+    const grew = (name: string, labels: Record<string, string>) =>
+      count(after, name, labels) - count(before, name, labels);
+    expect(grew("pinboard_forwards_total", { status_class: "5xx" })).toBe(2);
+    expect(grew("pinboard_forward_failures_total", { reason: "unreachable" })).toBe(1);
+    expect(grew("pinboard_forward_failures_total", { reason: "timeout" })).toBe(0);
+    expect(after.get("pinboard_forward_failures_total")?.type).toBe("COUNTER");
+    await gone.stop();
   });
 
   it("needs an operator credential with an unrestricted policy", async () => {
