@@ -22,6 +22,13 @@ type Family = {
   metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }>;
 };
 
+/** The value of the sample of `name` whose labels include `labels`; NaN when there is none. */
+function sampleOf(byName: Map<string, Family>, name: string, labels: Record<string, string>): number {
+  return Number(
+    byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value,
+  );
+}
+
 describe("GET /metrics (Node entry)", () => {
   it("serves Prometheus text that a real parser accepts, outside the base path", async () => {
     for (let i = 0; i < 5; i++) expect((await fetch(`${fleet.pb.url}/echo/m-${i}`)).status).toBe(200);
@@ -31,10 +38,7 @@ describe("GET /metrics (Node entry)", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
     const families = parsePrometheusTextFormat(await res.text()) as Family[];
     const byName = new Map(families.map((f) => [f.name, f]));
-    const value = (name: string, labels: Record<string, string>) =>
-      Number(
-        byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value,
-      );
+    const value = (name: string, labels: Record<string, string>) => sampleOf(byName, name, labels);
 
     expect(value("pinboard_resolutions_total", { outcome: "forward" })).toBe(5);
     expect(value("pinboard_resolutions_total", { outcome: "unknown-ns" })).toBe(1);
@@ -53,11 +57,6 @@ describe("GET /metrics (Node entry)", () => {
     const operator = await fleet.pb.operatorCredential();
     const families = async () =>
       new Map((parsePrometheusTextFormat(await (await scrape(operator)).text()) as Family[]).map((f) => [f.name, f]));
-    const count = (byName: Map<string, Family>, name: string, labels: Record<string, string>) =>
-      Number(
-        byName.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value ??
-          0,
-      );
     const before = await families();
     const own = await fetch(`${fleet.pb.url}/echo/m-own?status=502`);
     expect(own.status).toBe(502);
@@ -70,8 +69,9 @@ describe("GET /metrics (Node entry)", () => {
     expect(await unreachable.text()).toBe("bad gateway");
 
     const after = await families();
+    // A labelled counter has no sample before its first count (NaN here): read it as 0.
     const grew = (name: string, labels: Record<string, string>) =>
-      count(after, name, labels) - count(before, name, labels);
+      (sampleOf(after, name, labels) || 0) - (sampleOf(before, name, labels) || 0);
     expect(grew("pinboard_forwards_total", { status_class: "5xx" })).toBe(2);
     expect(grew("pinboard_forward_failures_total", { reason: "unreachable" })).toBe(1);
     expect(grew("pinboard_forward_failures_total", { reason: "timeout" })).toBe(0);
