@@ -1,3 +1,4 @@
+/** Who wrote a forward's answer: the worker, or Pinboard when the worker gave none (502, 504). */
 export type ForwardAnswerer = "worker" | "pinboard";
 
 /**
