@@ -1,3 +1,5 @@
+import { terminalSafe } from "./contract/terminal-safe.ts";
+
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 export interface Logger {
@@ -11,13 +13,15 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 
 /**
  * One JSON line per event on the console (stdout/stderr on Node, the Workers log stream on
- * Cloudflare). Callers never pass secrets or accounts in fields.
+ * Cloudflare). Callers never pass secrets or accounts in fields. Fields carry worker and client
+ * strings: JSON escapes C0 inside them, and the line escapes what JSON leaves raw (DEL, C1, the
+ * bidirectional controls, U+2028/9), so no control reaches a terminal that tails the log.
  */
 export function createLogger(level: LogLevel, sink: Pick<Console, "log" | "error"> = console): Logger {
   const at = ORDER[level];
   const emit = (lvl: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < at) return;
-    const line = JSON.stringify({ level: lvl, time: new Date().toISOString(), msg: message, ...fields });
+    const line = terminalSafe(JSON.stringify({ level: lvl, time: new Date().toISOString(), msg: message, ...fields }));
     if (lvl === "error" || lvl === "warn") sink.error(line);
     else sink.log(line);
   };

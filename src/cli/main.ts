@@ -1,3 +1,4 @@
+import { terminalSafeLines } from "../contract/terminal-safe.ts";
 import { isProcessEntry } from "../runtime/node/process-entry.ts";
 import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
@@ -21,7 +22,12 @@ export interface CliIo extends CommandContext {
   stderr(text: string): void;
 }
 
-const line = (text: string) => (text.endsWith("\n") ? text : `${text}\n`);
+/**
+ * Every line the CLI prints, its --json documents included, is terminal-safe: a worker's string
+ * (a clientId, a tag, an error it sent) never carries a control code to the operator's terminal.
+ * Tables escape each cell's newlines too; here only the layout's own line breaks stay.
+ */
+const line = (text: string) => terminalSafeLines(text.endsWith("\n") ? text : `${text}\n`);
 
 /** Runs the CLI on argv (without node and the script) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {

@@ -1,3 +1,5 @@
+import { terminalSafe } from "../contract/terminal-safe.ts";
+
 /**
  * Plain-text output for humans: aligned tables without a dependency, relative times and a few
  * cell formats. Nothing here knows about Pinboard's answers.
@@ -16,11 +18,11 @@ export const NONE = "-";
 
 /**
  * Renders rows under upper-case headers, columns separated by two spaces, numbers right-aligned
- * where the column says so. Cell text is made single-line so a stray newline cannot break the
- * layout. Trailing spaces are trimmed.
+ * where the column says so. Cell text is terminal-safe: its controls (newlines included, which
+ * would break the layout) show as `\uXXXX` escapes. Trailing spaces are trimmed.
  */
 export function renderTable<Row>(columns: Array<Column<Row>>, rows: readonly Row[]): string {
-  const cells = rows.map((row) => columns.map((c) => singleLine(c.cell(row))));
+  const cells = rows.map((row) => columns.map((c) => terminalSafe(c.cell(row))));
   const widths = columns.map((c, i) => Math.max(width(c.header), ...cells.map((r) => width(r[i]!))));
   const line = (values: string[]) =>
     values
@@ -33,7 +35,7 @@ export function renderTable<Row>(columns: Array<Column<Row>>, rows: readonly Row
 /** Key–value lines with the keys aligned, for single objects (health, sweep reports). */
 export function renderPairs(pairs: Array<[string, string]>): string {
   const keyWidth = Math.max(0, ...pairs.map(([k]) => width(k)));
-  return pairs.map(([k, v]) => `${padEnd(`${k}:`, keyWidth + 1)}  ${singleLine(v)}`.trimEnd()).join("\n");
+  return pairs.map(([k, v]) => `${padEnd(`${k}:`, keyWidth + 1)}  ${terminalSafe(v)}`.trimEnd()).join("\n");
 }
 
 /**
@@ -66,10 +68,6 @@ export function bytes(n: number): string {
 
 export function yesNo(value: boolean | undefined): string {
   return value === undefined ? NONE : value ? "yes" : "no";
-}
-
-function singleLine(value: string): string {
-  return value.replace(/[\r\n\t]+/g, " ");
 }
 
 /** Display width: code points, so a multi-byte name does not shift its column. */

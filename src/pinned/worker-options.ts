@@ -1,4 +1,5 @@
 import { isWorkerNamespace } from "../contract/names.ts";
+import { terminalSafe } from "../contract/terminal-safe.ts";
 import { randomToken } from "./challenge.ts";
 import type { DurabilityStore } from "./durability.ts";
 import type { Credential } from "./pinboard-client.ts";
@@ -58,7 +59,8 @@ export interface WorkerOptions {
 
 /**
  * One line per event: `[pinned] message key=value …: error`, the error (a failure's cause and fix)
- * last. A logger of the user's own gets the message and the fields apart.
+ * last, on one line with no control code (ids and errors come from clients and Pinboard: see
+ * terminalSafe). A logger of the user's own gets the message and the fields apart.
  */
 export function consoleLine(message: string, fields?: Record<string, unknown>): string {
   const { error, ...rest } = fields ?? {};
@@ -66,7 +68,7 @@ export function consoleLine(message: string, fields?: Record<string, unknown>): 
     ([key, value]) => ` ${key}=${typeof value === "string" ? value : JSON.stringify(value)}`,
   );
   const tail = error === undefined ? "" : `: ${typeof error === "string" ? error : JSON.stringify(error)}`;
-  return `[pinned] ${message}${pairs.join("")}${tail}`.replace(/\s*[\r\n]+\s*/g, " ");
+  return terminalSafe(`[pinned] ${message}${pairs.join("")}${tail}`.replace(/\s*[\r\n]+\s*/g, " "));
 }
 
 const consoleLogger: PinnedLogger = {

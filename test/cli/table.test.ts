@@ -35,14 +35,21 @@ describe("renderTable", () => {
     expect(renderTable(columns, [])).toBe("NAME  COUNT  NOTE");
   });
 
-  it("makes a cell single-line and counts width in code points", () => {
+  it("shows a cell's controls as escapes, so it stays one line, and counts width in code points", () => {
     const rows = [
-      { name: "a\nb\r\n\tc", count: 1 },
+      { name: "a\nb\r\tc", count: 1 },
       { name: "日本語", count: 2 },
       { name: "😀", count: 3 },
+      { name: "\u001b[2K\u009b\u202e", count: 4 },
     ];
     expect(renderTable(columns, rows)).toBe(
-      ["NAME   COUNT  NOTE", "a b c      1  -", `日本語${" ".repeat(8)}2  -`, `😀${" ".repeat(10)}3  -`].join("\n"),
+      [
+        `NAME${" ".repeat(19)}COUNT  NOTE`,
+        `a\\u000ab\\u000d\\u0009c${" ".repeat(6)}1  -`,
+        `日本語${" ".repeat(24)}2  -`,
+        `😀${" ".repeat(26)}3  -`,
+        "\\u001b[2K\\u009b\\u202e      4  -",
+      ].join("\n"),
     );
   });
 });
@@ -58,8 +65,12 @@ describe("renderPairs", () => {
     ).toBe(["uptime:      4s", "cold start:  over", "x:"].join("\n"));
   });
 
-  it("makes a value single-line, and renders nothing for no pairs", () => {
-    expect(renderPairs([["k", "a\nb"]])).toBe("k:  a b");
+  it("shows a value's controls as escapes", () => {
+    expect(renderPairs([["client", "w\r\u001b]0;t\u0007\n"]])).toBe("client:  w\\u000d\\u001b]0;t\\u0007\\u000a");
+  });
+
+  it("keeps a value on one line, and renders nothing for no pairs", () => {
+    expect(renderPairs([["k", "a\nb"]])).toBe("k:  a\\u000ab");
     expect(renderPairs([])).toBe("");
   });
 });
