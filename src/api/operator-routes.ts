@@ -30,7 +30,13 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     credential: "pinboard:operator",
     ok: answers.historyOk,
     okDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
-    errors: [],
+    errors: [
+      {
+        status: 403,
+        errors: ["forbidden"],
+        when: "the credential's pinboard claim is narrower than \"*\" namespaces with hostnames and envs open (every tenant's traffic, as /metrics)",
+      },
+    ],
     servingOnly: false,
   },
   {

@@ -1,5 +1,7 @@
 import { Hono } from "hono";
+import { isUnrestricted } from "../auth/claims.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
+import { forbidden } from "../errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { requireScope, requireServing } from "../registry/guards.ts";
 import { actorOf } from "./audit-actor.ts";
@@ -18,7 +20,8 @@ import { windDown } from "./wind-down-placements.ts";
 
 /**
  * The operator routes (pinboard:operator). /registry/health and /registry/history (node-local)
- * answer while booting or draining; the rest pass the serving check. They judge the credential's
+ * answer while booting or draining; the rest pass the serving check. /registry/history, every
+ * tenant's traffic, needs the policy /metrics needs ("*" namespaces, hostnames and envs open). They judge the credential's
  * namespace, hostname and env claims, never its account.
  */
 export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -27,7 +30,12 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
   const serving = requireServing(deps);
 
   app.get("/registry/health", operator, async (c) => c.json(await healthReport(deps)));
-  app.get("/registry/history", operator, (c) => c.json(deps.history.snapshot()));
+  // The history counts every tenant's traffic through this node and is kept whole, not per
+  // namespace: like /metrics, only a credential that sees the whole fleet reads it.
+  app.get("/registry/history", operator, (c) => {
+    if (!isUnrestricted(c.var.principal.pinboard)) throw forbidden();
+    return c.json(deps.history.snapshot());
+  });
   app.get("/registry/workers", operator, serving, async (c) => {
     const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
     const ejected = await runningEjections(deps, now);

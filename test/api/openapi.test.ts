@@ -30,7 +30,7 @@ interface Operation {
   security?: unknown[];
   "x-pinboard-scope"?: string;
   requestBody?: { content: Record<string, MediaType> };
-  responses: Record<string, { content?: Record<string, MediaType> }>;
+  responses: Record<string, { description?: string; content?: Record<string, MediaType> }>;
 }
 type Doc = {
   openapi: string;
@@ -133,6 +133,9 @@ describe("/openapi.json", () => {
     expect(operation("/registry/drain", "post")["x-pinboard-scope"]).toBe("pinboard:operator");
     expect(examples("/{namespace}/{id}", "get", 503).sort()).toEqual(Object.values(REFUSAL_ERRORS).sort());
     expect(examples("/{namespace}/{id}", "post", 404)).toEqual(["unknown namespace"]);
+    // The history, every tenant's traffic, refuses a narrow claim as /metrics does.
+    expect(examples("/registry/history", "get", 403)).toEqual(["forbidden"]);
+    expect(operation("/registry/history", "get").responses["403"]?.description).toContain("narrower than");
   });
 
   it("describes request bodies with the schemas the routes validate with", () => {

@@ -253,6 +253,16 @@ describe("the operator console", () => {
     expect(await cards.locator(".empty code").first().textContent()).toBe("npm start");
     expect(await glanceCount("workers")).toBe("0");
     expect(await glanceCount("placements")).toBe("0");
+    // Nor this node's traffic, which counts every namespace's (GET /registry/history: 403, as /metrics).
+    expect(await glanceCount("forwards")).toBe("–");
+    expect(await glanceDetail("forwards")).toBe("whole-fleet credentials only");
+    await tab("Traffic").click();
+    const traffic = page.locator("#view-traffic");
+    expect(await traffic.locator("svg.chart").count()).toBe(0);
+    expect(await traffic.textContent()).toBe(
+      "This node's traffic counts the requests of every namespace, so only a credential over the whole fleet " +
+        'sees it: namespaces "*", with no hostname or env restriction (as for /metrics). This credential\'s claim is narrower.',
+    );
     // Nor does it see the others' audit trail.
     await tab("Activity").click();
     await expect

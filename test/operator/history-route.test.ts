@@ -9,7 +9,8 @@ import { expectRouteOk } from "../support/route-answers.ts";
  * GET /registry/history on the Node entry as a process: real forwards through the data plane to a
  * worker built on the worker library (one answered 502 by the worker, one by Pinboard) and a
  * refused request, counted in this node's rolling history; the answer parsed with the route's
- * strict schema. It needs the operator scope and answers on a node that is not serving.
+ * strict schema. It needs the operator scope and, as /metrics, a claim over the whole fleet, and
+ * answers on a node that is not serving.
  */
 
 let fleet: Fleet;
@@ -81,6 +82,29 @@ describe("GET /registry/history on the Node entry", () => {
     });
     expect(worker.status).toBe(403);
     expect(await worker.json()).toEqual({ error: "forbidden" });
+  });
+
+  it("refuses, as /metrics does, every credential narrower than the whole fleet", async () => {
+    const { url } = fleet.pb;
+    const read = async (token: string) => {
+      const res = await fetch(`${url}/registry/history`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: res.status, body: await res.json() };
+    };
+    const narrow = [
+      { namespaces: ["/echo"] },
+      { namespaces: ["*"], hostnames: ["a.example"] },
+      { namespaces: ["*"], envs: ["prod"] },
+    ];
+    for (const claim of narrow) {
+      const token = await fleet.pb.operatorCredential(claim);
+      expect(await read(token), JSON.stringify(claim)).toEqual({ status: 403, body: { error: "forbidden" } });
+      // The same credential reads what its claim covers.
+      const workers = await fetch(`${url}/registry/workers`, { headers: { authorization: `Bearer ${token}` } });
+      expect(workers.status).toBe(200);
+      await workers.arrayBuffer();
+    }
+    const open = await fleet.pb.operatorCredential({ namespaces: ["*"], hostnames: ["*"], envs: ["*"] });
+    expect((await read(open)).status).toBe(200);
   });
 
   it("answers on a node that is not serving, where /registry/workers refuses", async () => {

@@ -16,11 +16,18 @@ export interface NodeFacts {
 /**
  * The fleet's totals on top of the landing page: workers (and how many drain, are degraded or
  * ejected), placements (counted in Redis), forwards and refusals per second with the p99 of the
- * last full slot of this node's history, and whether this node serves.
+ * last full slot of this node's history, and whether this node serves. `historyRefused`: the
+ * credential is narrower than the whole fleet, which the history is kept for (WHOLE_FLEET_ONLY).
  */
-export function glance(fleet: FleetState, history: History | null, node: NodeFacts): HTMLElement {
+export function glance(
+  fleet: FleetState,
+  history: History | null,
+  node: NodeFacts,
+  historyRefused = false,
+): HTMLElement {
   const workers = typeof fleet.workers === "string" ? null : fleet.workers;
   const minute = lastMinute(history);
+  const missing = historyRefused ? "whole-fleet credentials only" : "";
   return h(
     "dl",
     { class: "glance", "aria-label": "The fleet at a glance" },
@@ -32,7 +39,7 @@ export function glance(fleet: FleetState, history: History | null, node: NodeFac
       "forwards",
       "Forwards/s",
       minute ? perSecond(minute.forwards / minute.seconds) : "–",
-      minute?.p99Ms != null ? `last minute; p99 up to ${minute.p99Ms} ms` : "last minute",
+      minute?.p99Ms != null ? `last minute; p99 up to ${minute.p99Ms} ms` : missing || "last minute",
     ),
     item(
       "refusals",
@@ -40,7 +47,7 @@ export function glance(fleet: FleetState, history: History | null, node: NodeFac
       minute ? perSecond(minute.refusals / minute.seconds) : "–",
       history
         ? `last minute; ${count(totalRefusals(history))} in ${duration(history.points.length * history.slotMs)}`
-        : "",
+        : missing,
       (minute?.refusals ?? 0) > 0,
     ),
     item("node", "This node", nodeWord(node), nodeDetail(node), node.serving === false || !node.ready),

@@ -112,8 +112,14 @@ function draw(a: Answers = last!): void {
   };
   render(
     $("fleet-glance"),
-    JSON.stringify([state.workers, spreadBody, historyBody?.points.slice(-6), node, Math.floor(now / 5000)]),
-    () => glance(state, historyBody, node),
+    JSON.stringify([
+      state.workers,
+      spreadBody,
+      historyBody?.points.slice(-6) ?? a.history.status,
+      node,
+      Math.floor(now / 5000),
+    ]),
+    () => glance(state, historyBody, node, a.history.status === 403),
   );
   fleet.update(state);
   traffic.update(a.history);

@@ -40,6 +40,14 @@ const LABELS: Partial<Record<Kind, string>> = {
 };
 
 /**
+ * Why a credential whose claim is narrower than the whole fleet sees no traffic: the history
+ * counts every tenant's requests, and GET /registry/history refuses it (403) as /metrics does.
+ */
+export const WHOLE_FLEET_ONLY =
+  "This node's traffic counts the requests of every namespace, so only a credential over the whole fleet " +
+  'sees it: namespaces "*", with no hostname or env restriction (as for /metrics). This credential\'s claim is narrower.';
+
+/**
  * Live traffic from the node's own rolling history: forwards per second, refusals per second by
  * kind, and forward latency p50/p99, one slot per bar, in the viewer's local time.
  */
@@ -49,7 +57,9 @@ export class TrafficView {
   update(answer: Answer<History>): void {
     const history = answer.status === 200 ? answer.body : null;
     render(this.host, JSON.stringify(history ?? explain(answer)), () =>
-      history ? charts(history) : h("p", { class: "refused" }, `Unknown: ${explain(answer)}`),
+      history
+        ? charts(history)
+        : h("p", { class: "refused" }, answer.status === 403 ? WHOLE_FLEET_ONLY : `Unknown: ${explain(answer)}`),
     );
   }
 }
