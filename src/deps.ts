@@ -27,6 +27,11 @@ export interface RuntimeInfo {
   rssBytes?: () => number;
   /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */
   signJws?: SyncJwsHs256;
+  /**
+   * Requests arrive through Cloudflare's edge (Workers), which writes CF-Visitor and CF-IPCountry
+   * itself: they pass to workers. Elsewhere a client's own are dropped (header-hygiene.ts).
+   */
+  behindCloudflareEdge?: boolean;
 }
 
 /**

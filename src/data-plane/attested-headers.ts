@@ -1,4 +1,5 @@
-import { type SyncJwsHs256, signAttestation } from "../contract/attestation.ts";
+import { signAttestation } from "../contract/attestation.ts";
+import type { RuntimeInfo } from "../deps.ts";
 import type { Resolution } from "../placement/resolver.ts";
 import { forwardRequestHeaders } from "./header-hygiene.ts";
 import type { InboundRequest } from "./inbound.ts";
@@ -25,7 +26,7 @@ export async function attestedForwardHeaders(
   plan: Pick<ForwardPlan, "path" | "peer" | "trustedPeer" | "caller" | "acct">,
   request: Pick<InboundRequest, "method" | "search" | "headers" | "host" | "proto" | "upgrade">,
   nowSeconds: number,
-  jws?: SyncJwsHs256,
+  runtime: Pick<RuntimeInfo, "signJws" | "behindCloudflareEdge">,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
     resolution.secret,
@@ -38,11 +39,12 @@ export async function attestedForwardHeaders(
       ...(plan.acct ? { acct: plan.acct } : {}),
     },
     nowSeconds,
-    jws,
+    runtime.signJws,
   );
   return forwardRequestHeaders(request.headers, {
     peer: plan.peer,
     trustedPeer: plan.trustedPeer,
+    ...(runtime.behindCloudflareEdge ? { behindEdge: true } : {}),
     attestation,
     epoch: resolution.epoch,
     ...(request.host !== "" ? { host: request.host } : {}),

@@ -69,14 +69,17 @@ export function isWebSocketUpgrade(connection: string | null | undefined, upgrad
 }
 
 /**
- * What a proxy in front of the worker asserts about the client or the original request; only
- * trusted peers may send them. Frameworks read all of these (X-Forwarded-Prefix and -Uri rewrite
- * paths, True-Client-IP and X-Client-IP name the client, X-Original-URL overrides routing).
+ * What a proxy in front of the worker asserts about the client (its address, scheme or country)
+ * or the original request (its host, path or URL); only a trusted peer may send them, and a
+ * client's own never reaches a worker. Frameworks and proxies read all of these (X-Forwarded-Prefix
+ * and -Uri rewrite paths, True-Client-IP and X-Client-IP name the client, X-Original-URL overrides
+ * routing, Front-End-Https and X-Url-Scheme claim https, X-Host the host).
  */
-const FORWARDING = new Set([
+export const FORWARDING_HEADERS: readonly string[] = [
   "x-forwarded-for",
   "x-forwarded-host",
   "x-forwarded-proto",
+  "x-forwarded-protocol",
   "x-forwarded-port",
   "x-forwarded-prefix",
   "x-forwarded-scheme",
@@ -85,16 +88,44 @@ const FORWARDING = new Set([
   "x-forwarded-uri",
   "x-forwarded",
   "forwarded",
+  "forwarded-for",
+  "x-original-forwarded-for",
   "x-real-ip",
   "true-client-ip",
   "x-client-ip",
   "x-cluster-client-ip",
   "client-ip",
-  "cf-connecting-ip",
+  "x-originating-ip",
+  "x-remote-ip",
+  "x-remote-addr",
+  "x-proxyuser-ip",
+  "fastly-client-ip",
+  "x-envoy-external-address",
+  "front-end-https",
+  "x-url-scheme",
+  "x-host",
   "x-original-url",
+  "x-original-uri",
   "x-original-host",
   "x-rewrite-url",
-]);
+  "cf-connecting-ip",
+  "cf-connecting-ipv6",
+  "cf-pseudo-ipv4",
+  "cf-ipcountry",
+  "cf-visitor",
+];
+
+/**
+ * The forwarding headers Cloudflare's edge itself writes on every request it proxies (the
+ * visitor's scheme, and its country with IP Geolocation, on by default): behind that edge (the
+ * Workers entry) they are Cloudflare's and pass; elsewhere (Node) they are a client's claim. The
+ * addresses (CF-Connecting-IP/-IPv6, CF-Pseudo-IPv4) pass from a trusted peer only, on both
+ * entries: Pinboard names the client in X-Forwarded-For.
+ */
+export const EDGE_WRITTEN_HEADERS: readonly string[] = ["cf-ipcountry", "cf-visitor"];
+
+const FORWARDING: ReadonlySet<string> = new Set(FORWARDING_HEADERS);
+const EDGE_WRITTEN: ReadonlySet<string> = new Set(EDGE_WRITTEN_HEADERS);
 
 /** The name as a CGI-style server reads it: underscores are dashes. */
 const dashed = (name: string): string => (name.includes("_") ? name.replaceAll("_", "-") : name);
@@ -105,13 +136,15 @@ const dropped = (name: string, named: ReadonlySet<string>): boolean =>
 
 /**
  * A forwarding header the worker must not see as the client sent it: X-Forwarded-For always
- * (Pinboard sets it), the others unless the peer is a trusted proxy, and an underscore spelling
- * of any of them always (it would shadow the real one in a CGI-style worker).
+ * (Pinboard sets it), the others unless the peer is a trusted proxy (or, behind Cloudflare's edge,
+ * the edge wrote it), and an underscore spelling of any of them always (it would shadow the real
+ * one in a CGI-style worker).
  */
-function untrustedForwarding(name: string, trustedPeer: boolean): boolean {
+function untrustedForwarding(name: string, trustedPeer: boolean, behindEdge: boolean): boolean {
   const canonical = dashed(name);
   if (!FORWARDING.has(canonical)) return false;
-  return canonical !== name || name === "x-forwarded-for" || !trustedPeer;
+  if (canonical !== name || name === "x-forwarded-for") return true;
+  return !trustedPeer && !(behindEdge && EDGE_WRITTEN.has(name));
 }
 
 function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers {
@@ -126,8 +159,10 @@ function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers
 
 export interface ForwardHeaderInput {
   peer: string;
-  /** The peer is in PINBOARD_TRUSTED_PROXIES: its X-Forwarded-Host/-Proto, Forwarded and X-Real-IP pass. */
+  /** The peer is in PINBOARD_TRUSTED_PROXIES: its FORWARDING_HEADERS (X-Forwarded-For aside) pass. */
   trustedPeer: boolean;
+  /** Requests arrive through Cloudflare's edge (the Workers entry): EDGE_WRITTEN_HEADERS pass. */
+  behindEdge?: boolean;
   attestation: string;
   epoch: string;
   /** Keeps `Upgrade` and `Connection: upgrade` for a WebSocket forward. */
@@ -145,7 +180,7 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
   const named = connectionTokens(inbound.get("connection") ?? "");
   const out = Object.create(null) as Record<string, string>;
   inbound.forEach((value, name) => {
-    if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer)) return;
+    if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer, input.behindEdge === true)) return;
     // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
     // The framing is the transport's to write, from the request's RequestFraming.
     if (name === "host" || name === "expect" || FRAMING_HEADERS.has(name)) return;

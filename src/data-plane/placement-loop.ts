@@ -178,7 +178,7 @@ export class PlacementLoop {
         plan,
         request,
         Math.floor(this.deps.now() / 1000),
-        this.deps.runtime.signJws,
+        this.deps.runtime,
       ),
       upgrade: request.upgrade,
       withBody: carriesBody(request.framing) && !replaced,

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  EDGE_WRITTEN_HEADERS,
+  FORWARDING_HEADERS,
   forwardRequestHeaders,
   forwardResponseHeaders,
   forwardResponseRecord,
@@ -117,6 +119,32 @@ describe("forwardRequestHeaders: what a client cannot make Pinboard drop or pass
     const trusted = forwardRequestHeaders(headers, { ...base, trustedPeer: true });
     expect(FORWARDING_STYLE.filter((n) => trusted[n] !== "spoofed")).toEqual([]);
     expect(Object.keys(trusted).filter((n) => n.includes("_"))).toEqual([]);
+  });
+});
+
+describe("forwardRequestHeaders: the forwarding headers, every name (forwarding-headers.test.ts sends them end to end)", () => {
+  const all = () => new Headers(FORWARDING_HEADERS.map((n): [string, string] => [n, `spoofed-${n}`]));
+  const passed = (out: Record<string, string>) => FORWARDING_HEADERS.filter((n) => out[n] === `spoofed-${n}`);
+
+  it.each([false, true])(
+    "from an untrusted peer none passes (behind Cloudflare's edge: %s, but its own two)",
+    (behindEdge) => {
+      const out = forwardRequestHeaders(all(), { ...base, trustedPeer: false, behindEdge });
+      expect(passed(out)).toEqual(behindEdge ? ["cf-ipcountry", "cf-visitor"] : []);
+    },
+  );
+
+  it("from a trusted proxy all pass but X-Forwarded-For, which is the peer", () => {
+    const out = forwardRequestHeaders(all(), { ...base, trustedPeer: true });
+    expect(passed(out)).toEqual(FORWARDING_HEADERS.filter((n) => n !== "x-forwarded-for"));
+    expect(out["x-forwarded-for"]).toBe("10.0.0.7");
+  });
+
+  it("the edge's own are CF-IPCountry and CF-Visitor, never an underscore spelling of them", () => {
+    expect(EDGE_WRITTEN_HEADERS).toEqual(["cf-ipcountry", "cf-visitor"]);
+    const headers = new Headers({ cf_ipcountry: "XX", cf_visitor: '{"scheme":"https"}' });
+    const out = forwardRequestHeaders(headers, { ...base, trustedPeer: true, behindEdge: true });
+    expect(Object.keys(out).filter((n) => n.startsWith("cf"))).toEqual([]);
   });
 });
 

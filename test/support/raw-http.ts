@@ -6,13 +6,17 @@ export interface RawResponse {
   body: string;
 }
 
-/** An HTTP/1.1 request through node:http, which lets a test send headers fetch refuses (Connection, …). */
+/**
+ * An HTTP/1.1 request through node:http, which lets a test send headers fetch refuses (Connection,
+ * …) and pick the loopback address it comes from (`localAddress`, e.g. 127.0.0.2).
+ */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
+    const { method = "GET", headers, localAddress } = options;
+    const req = request(url, { method, headers, ...(localAddress ? { localAddress } : {}) }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (body += chunk));

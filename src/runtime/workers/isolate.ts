@@ -76,10 +76,17 @@ export function configFailure(err: unknown): Response {
 
 /**
  * What the core may ask of an isolate: background work outlives a request only through its
- * waitUntil, and workerd's fetch hands over a Content-Encoding body undecoded.
+ * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, and requests come
+ * through Cloudflare's edge (its CF-Visitor and CF-IPCountry are its own).
  */
 function workersRuntime(): RuntimeInfo {
-  return { label: "workers", backgroundWork: "request-bound", fetchDecodesBodies: false, startedAt: Date.now() };
+  return {
+    label: "workers",
+    backgroundWork: "request-bound",
+    fetchDecodesBodies: false,
+    startedAt: Date.now(),
+    behindCloudflareEdge: true,
+  };
 }
 
 /** The peer on Workers: CF-Connecting-IP, which Cloudflare's edge sets (any client can send it elsewhere). */

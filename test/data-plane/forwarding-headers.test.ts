@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EDGE_WRITTEN_HEADERS, FORWARDING_HEADERS } from "../../src/data-plane/header-hygiene.ts";
+import { Echo, type EchoAnswer } from "../support/echo-instance.ts";
+import { type Fleet, startFleet } from "../support/fleet.ts";
+import { rawRequest } from "../support/raw-http.ts";
+import { startWorkersFleet, type WorkersFleet } from "../support/workers-fleet.ts";
+
+/**
+ * The claims about the client's address, scheme, host or country that only a trusted proxy may
+ * make, end to end on both entries to a worker that echoes what reached it: every name of the
+ * filter (FORWARDING_HEADERS) and, written out, every name issue 40 listed, so a name dropped from
+ * the filter fails here. From an untrusted client none reaches the worker (X-Forwarded-For,
+ * -Host and -Proto are Pinboard's own); from a trusted proxy all pass (X-Forwarded-For is still
+ * the observed peer). Behind Cloudflare's edge (the Workers entry) CF-Visitor and CF-IPCountry
+ * are the edge's and pass from anyone.
+ */
+
+/** The names issue 40 found reaching workers, as it listed them. */
+const ISSUE_40 = [
+  "Fastly-Client-IP",
+  "X-ProxyUser-Ip",
+  "X-Envoy-External-Address",
+  "Forwarded-For",
+  "Front-End-Https",
+  "X-Url-Scheme",
+  "X-Host",
+  "CF-Connecting-IPv6",
+  "CF-Pseudo-IPv4",
+  "CF-IPCountry",
+  "CF-Visitor",
+];
+/** The family already filtered before issue 40, also written out. */
+const EARLIER = [
+  "X-Forwarded-For",
+  "X-Forwarded-Host",
+  "X-Forwarded-Proto",
+  "Forwarded",
+  "X-Real-IP",
+  "True-Client-IP",
+  "X-Client-IP",
+  "X-Cluster-Client-IP",
+  "CF-Connecting-IP",
+  "X-Original-URL",
+  "X-Rewrite-URL",
+];
+const NAMES = [...new Set([...FORWARDING_HEADERS, ...ISSUE_40, ...EARLIER].map((n) => n.toLowerCase()))];
+/** What Pinboard writes itself on every forward. */
+const PINBOARDS_OWN = ["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"];
+
+const spoofed = (name: string) => `spoofed-${name}`;
+const claims = () => Object.fromEntries(NAMES.map((n) => [n, spoofed(n)]));
+
+/** The names whose client value reached the worker. */
+function passed(headers: Record<string, string>): string[] {
+  return NAMES.filter((n) => headers[n] === spoofed(n));
+}
+
+it("the filter holds every name issue 40 listed and the earlier ones", () => {
+  expect(NAMES.filter((n) => !FORWARDING_HEADERS.includes(n))).toEqual([]);
+  expect(EDGE_WRITTEN_HEADERS).toEqual(["cf-ipcountry", "cf-visitor"]);
+});
+
+describe("on the Node entry (PINBOARD_TRUSTED_PROXIES=127.0.0.2)", () => {
+  let fleet: Fleet;
+  beforeAll(async () => {
+    fleet = await startFleet({
+      workers: 1,
+      namespaces: { "/echo": Echo },
+      env: { PINBOARD_TRUSTED_PROXIES: "127.0.0.2" },
+    });
+    await fleet.skipColdStart();
+  }, 60_000);
+  afterAll(() => fleet?.close());
+
+  const send = async (localAddress: string) => {
+    const res = await rawRequest(`${fleet.pb.url}/echo/hdr-1`, { headers: claims(), localAddress });
+    expect(res.status).toBe(200);
+    return (JSON.parse(res.body) as EchoAnswer).headers;
+  };
+
+  it("from an untrusted client none reaches the worker, the CF-* claims included", async () => {
+    const headers = await send("127.0.0.1");
+    expect(passed(headers)).toEqual([]);
+    expect(NAMES.filter((n) => headers[n] !== undefined)).toEqual(PINBOARDS_OWN);
+    expect(headers["x-forwarded-for"]).toBe("127.0.0.1");
+    expect(headers["x-forwarded-host"]).toBe(new URL(fleet.pb.url).host);
+    expect(headers["x-forwarded-proto"]).toBe("http");
+  });
+
+  it("from the trusted proxy every one passes; X-Forwarded-For is the observed peer", async () => {
+    const headers = await send("127.0.0.2");
+    expect(passed(headers)).toEqual(NAMES.filter((n) => n !== "x-forwarded-for"));
+    expect(headers["x-forwarded-for"]).toBe("127.0.0.2");
+  });
+});
+
+describe("on the Workers entry in workerd (PINBOARD_TRUSTED_PROXIES=203.0.113.9)", () => {
+  let fleet: WorkersFleet;
+  beforeAll(async () => {
+    fleet = await startWorkersFleet({
+      namespaces: { "/echo": Echo },
+      env: { PINBOARD_TRUSTED_PROXIES: "203.0.113.9" },
+    });
+  }, 60_000);
+  afterAll(() => fleet?.stop());
+
+  /** The peer is CF-Connecting-IP, which Cloudflare's edge writes (the test plays the edge). */
+  const send = async (peer: string) => {
+    const res = await fetch(`${fleet.entry.url}/echo/hdr-1`, { headers: { ...claims(), "cf-connecting-ip": peer } });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as EchoAnswer).headers;
+  };
+
+  it("from an untrusted client only the edge's CF-Visitor and CF-IPCountry pass", async () => {
+    const headers = await send("198.51.100.1");
+    expect(passed(headers).sort()).toEqual(["cf-ipcountry", "cf-visitor"]);
+    expect(headers["x-forwarded-for"]).toBe("198.51.100.1");
+    expect(headers["cf-connecting-ip"]).toBeUndefined();
+  });
+
+  it("from the trusted proxy every one passes; X-Forwarded-For is the peer", async () => {
+    const headers = await send("203.0.113.9");
+    expect(passed(headers)).toEqual(NAMES.filter((n) => n !== "x-forwarded-for" && n !== "cf-connecting-ip"));
+    expect(headers["x-forwarded-for"]).toBe("203.0.113.9");
+    // The peer's own CF-Connecting-IP (the edge's, naming the client): workerd's fetch never sends
+    // one on a subrequest, as Cloudflare's does not.
+    expect(headers["cf-connecting-ip"]).toBeUndefined();
+  });
+});
