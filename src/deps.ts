@@ -28,10 +28,11 @@ export interface RuntimeInfo {
   /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */
   signJws?: SyncJwsHs256;
   /**
-   * Requests arrive through Cloudflare's edge (Workers), which writes CF-Visitor and CF-IPCountry
-   * itself: they pass to workers. Elsewhere a client's own are dropped (header-hygiene.ts).
+   * What the runtime's edge knows of a request's client, as forward headers that replace any the
+   * client sent (Workers: CF-IPCountry from request.cf, CF-Visitor from the scheme). Absent
+   * elsewhere: a client's own CF-* claims are dropped (header-hygiene.ts).
    */
-  behindCloudflareEdge?: boolean;
+  edgeHeaders?: (request: Request) => Record<string, string>;
 }
 
 /**

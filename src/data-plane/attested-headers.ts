@@ -1,5 +1,4 @@
-import { signAttestation } from "../contract/attestation.ts";
-import type { RuntimeInfo } from "../deps.ts";
+import { type SyncJwsHs256, signAttestation } from "../contract/attestation.ts";
 import type { Resolution } from "../placement/resolver.ts";
 import { forwardRequestHeaders } from "./header-hygiene.ts";
 import type { InboundRequest } from "./inbound.ts";
@@ -24,9 +23,9 @@ export function forwardTarget(plan: Pick<ForwardPlan, "path">, request: Pick<Inb
 export async function attestedForwardHeaders(
   resolution: Resolution,
   plan: Pick<ForwardPlan, "path" | "peer" | "trustedPeer" | "caller" | "acct">,
-  request: Pick<InboundRequest, "method" | "search" | "headers" | "host" | "proto" | "upgrade">,
+  request: Pick<InboundRequest, "method" | "search" | "headers" | "host" | "proto" | "upgrade" | "edge">,
   nowSeconds: number,
-  runtime: Pick<RuntimeInfo, "signJws" | "behindCloudflareEdge">,
+  jws?: SyncJwsHs256,
 ): Promise<Record<string, string>> {
   const attestation = await signAttestation(
     resolution.secret,
@@ -39,12 +38,12 @@ export async function attestedForwardHeaders(
       ...(plan.acct ? { acct: plan.acct } : {}),
     },
     nowSeconds,
-    runtime.signJws,
+    jws,
   );
   return forwardRequestHeaders(request.headers, {
     peer: plan.peer,
     trustedPeer: plan.trustedPeer,
-    ...(runtime.behindCloudflareEdge ? { behindEdge: true } : {}),
+    ...(request.edge ? { edge: request.edge } : {}),
     attestation,
     epoch: resolution.epoch,
     ...(request.host !== "" ? { host: request.host } : {}),

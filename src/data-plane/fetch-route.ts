@@ -18,7 +18,7 @@ export function dataPlaneRoute(
   const app = new Hono<AppEnv>();
   app.all("*", (c) => {
     const request = c.req.raw;
-    const inbound = inboundOfRequest(request, peerAddress(c));
+    const inbound = inboundOfRequest(request, peerAddress(c), deps.runtime.edgeHeaders?.(request));
     const transport = fetchTransport({
       fetch: deps.fetch,
       body: carriesBody(inbound.framing) ? request.body : null,

@@ -115,17 +115,7 @@ export const FORWARDING_HEADERS: readonly string[] = [
   "cf-visitor",
 ];
 
-/**
- * The forwarding headers Cloudflare's edge itself writes on every request it proxies (the
- * visitor's scheme, and its country with IP Geolocation, on by default): behind that edge (the
- * Workers entry) they are Cloudflare's and pass; elsewhere (Node) they are a client's claim. The
- * addresses (CF-Connecting-IP/-IPv6, CF-Pseudo-IPv4) pass from a trusted peer only, on both
- * entries: Pinboard names the client in X-Forwarded-For.
- */
-export const EDGE_WRITTEN_HEADERS: readonly string[] = ["cf-ipcountry", "cf-visitor"];
-
 const FORWARDING: ReadonlySet<string> = new Set(FORWARDING_HEADERS);
-const EDGE_WRITTEN: ReadonlySet<string> = new Set(EDGE_WRITTEN_HEADERS);
 
 /** The name as a CGI-style server reads it: underscores are dashes. */
 const dashed = (name: string): string => (name.includes("_") ? name.replaceAll("_", "-") : name);
@@ -136,15 +126,13 @@ const dropped = (name: string, named: ReadonlySet<string>): boolean =>
 
 /**
  * A forwarding header the worker must not see as the client sent it: X-Forwarded-For always
- * (Pinboard sets it), the others unless the peer is a trusted proxy (or, behind Cloudflare's edge,
- * the edge wrote it), and an underscore spelling of any of them always (it would shadow the real
- * one in a CGI-style worker).
+ * (Pinboard sets it), the others unless the peer is a trusted proxy, and an underscore spelling
+ * of any of them always (it would shadow the real one in a CGI-style worker).
  */
-function untrustedForwarding(name: string, trustedPeer: boolean, behindEdge: boolean): boolean {
+function untrustedForwarding(name: string, trustedPeer: boolean): boolean {
   const canonical = dashed(name);
   if (!FORWARDING.has(canonical)) return false;
-  if (canonical !== name || name === "x-forwarded-for") return true;
-  return !trustedPeer && !(behindEdge && EDGE_WRITTEN.has(name));
+  return canonical !== name || name === "x-forwarded-for" || !trustedPeer;
 }
 
 function copyFiltered(source: Headers, skip: (name: string) => boolean): Headers {
@@ -161,8 +149,11 @@ export interface ForwardHeaderInput {
   peer: string;
   /** The peer is in PINBOARD_TRUSTED_PROXIES: its FORWARDING_HEADERS (X-Forwarded-For aside) pass. */
   trustedPeer: boolean;
-  /** Requests arrive through Cloudflare's edge (the Workers entry): EDGE_WRITTEN_HEADERS pass. */
-  behindEdge?: boolean;
+  /**
+   * The runtime edge's own claims about the client (on Workers, Cloudflare's CF-IPCountry and
+   * CF-Visitor from request.cf and the scheme): set last, over whatever the client or a proxy sent.
+   */
+  edge?: Readonly<Record<string, string>>;
   attestation: string;
   epoch: string;
   /** Keeps `Upgrade` and `Connection: upgrade` for a WebSocket forward. */
@@ -180,7 +171,7 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
   const named = connectionTokens(inbound.get("connection") ?? "");
   const out = Object.create(null) as Record<string, string>;
   inbound.forEach((value, name) => {
-    if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer, input.behindEdge === true)) return;
+    if (dropped(name, named) || untrustedForwarding(name, input.trustedPeer)) return;
     // Expect: 100-continue is answered between client and Pinboard; fetch refuses to send it on.
     // The framing is the transport's to write, from the request's RequestFraming.
     if (name === "host" || name === "expect" || FRAMING_HEADERS.has(name)) return;
@@ -189,6 +180,7 @@ export function forwardRequestHeaders(inbound: HeaderSource, input: ForwardHeade
   out["x-forwarded-for"] = input.peer;
   if (input.host && out["x-forwarded-host"] === undefined) out["x-forwarded-host"] = input.host;
   if (input.proto && out["x-forwarded-proto"] === undefined) out["x-forwarded-proto"] = input.proto;
+  if (input.edge) for (const name in input.edge) out[name] = input.edge[name]!;
   out[ATTESTATION] = input.attestation;
   out[EPOCH] = input.epoch;
   if (input.upgrade) {

@@ -39,6 +39,8 @@ export interface InboundRequest {
   upgrade: boolean;
   /** How the client delimited its body (judged from the headers: a body streams once). */
   framing: RequestFraming;
+  /** The runtime edge's own claims about the client (RuntimeInfo.edgeHeaders), forwarded as they are. */
+  edge?: Readonly<Record<string, string>>;
 }
 
 /** The headers of a node:http message (`rawHeaders`) joined as Headers joins them, in one pass. */
@@ -85,7 +87,11 @@ export function signalLink(signal: AbortSignal): ClientLink {
 }
 
 /** A Fetch API request as the data plane reads it. */
-export function inboundOfRequest(request: Request, peer: string): InboundRequest {
+export function inboundOfRequest(
+  request: Request,
+  peer: string,
+  edge?: Readonly<Record<string, string>>,
+): InboundRequest {
   const url = new URL(request.url);
   const { headers } = request;
   return {
@@ -101,5 +107,6 @@ export function inboundOfRequest(request: Request, peer: string): InboundRequest
     client: signalLink(request.signal),
     upgrade: isWebSocketUpgrade(headers.get("connection"), headers.get("upgrade")),
     framing: requestFraming(request.method, headers, request.body !== null),
+    ...(edge ? { edge } : {}),
   };
 }

@@ -178,7 +178,7 @@ export class PlacementLoop {
         plan,
         request,
         Math.floor(this.deps.now() / 1000),
-        this.deps.runtime,
+        this.deps.runtime.signJws,
       ),
       upgrade: request.upgrade,
       withBody: carriesBody(request.framing) && !replaced,

@@ -77,7 +77,7 @@ export function configFailure(err: unknown): Response {
 /**
  * What the core may ask of an isolate: background work outlives a request only through its
  * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, and requests come
- * through Cloudflare's edge (its CF-Visitor and CF-IPCountry are its own).
+ * through Cloudflare's edge, which tells the client's scheme and country (cloudflareEdgeHeaders).
  */
 function workersRuntime(): RuntimeInfo {
   return {
@@ -85,7 +85,21 @@ function workersRuntime(): RuntimeInfo {
     backgroundWork: "request-bound",
     fetchDecodesBodies: false,
     startedAt: Date.now(),
-    behindCloudflareEdge: true,
+    edgeHeaders: cloudflareEdgeHeaders,
+  };
+}
+
+/**
+ * What Cloudflare's edge knows of the client, as the headers it documents: CF-Visitor (the scheme)
+ * and CF-IPCountry (request.cf.country). Written from the edge's own facts, never taken from the
+ * request's headers: Cloudflare passes a client's own CF-IPCountry through when IP Geolocation is off.
+ */
+export function cloudflareEdgeHeaders(request: Request): Record<string, string> {
+  const scheme = request.url.startsWith("https:") ? "https" : "http";
+  const country = (request as { cf?: { country?: unknown } }).cf?.country;
+  return {
+    "cf-visitor": `{"scheme":"${scheme}"}`,
+    ...(typeof country === "string" ? { "cf-ipcountry": country } : {}),
   };
 }
 
