@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { isLeaseRefusal, REFUSAL_HEADER } from "../../../contract/header-names.ts";
 import { forwardResponseRecord } from "../../../data-plane/header-hygiene.ts";
@@ -25,7 +25,9 @@ const REFUSED_LOCALLY = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED"]
  *
  * Until the answer's head is in, the forward's deadline and its client are watched: the first of
  * the head, a failure, the timeout or the client's going away settles the delivery, and the rest
- * find it settled. After the head, the body is written to the client as it comes, with the
+ * find it settled. The deadline runs from the client's last byte: an upload's time is the
+ * client's, bounded by node:http's request timeout (408), and a failure once the client has gone
+ * (its body broken off under the forward) is the client's going away, never the worker's. After the head, the body is written to the client as it comes, with the
  * client's backpressure pausing the worker's connection; a worker that stops mid-body leaves the
  * client's response unfinished (the client sees the truncation), and a client that leaves
  * mid-body closes the worker's connection. The inflight slot is given back once the client's
@@ -54,6 +56,8 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
     private readonly res: ServerResponse,
     private readonly forward: Forward,
     private readonly client: ClientLink,
+    /** The client's body being sent (null when none goes): the deadline starts at its end. */
+    private readonly upload: IncomingMessage | null,
     private readonly deadlines: DeadlineTimer<ForwardExchange>,
     private readonly release: () => void,
     private readonly resolve: (delivery: Delivery<void>) => void,
@@ -67,10 +71,18 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
       this.end("aborted");
       return false;
     }
+    this.stopListening = this.client.onGone(() => this.end("aborted"));
+    const { upload } = this;
+    if (upload === null || upload.complete) this.startDeadline();
+    else upload.once("end", () => this.startDeadline());
+    return true;
+  }
+
+  /** The worker's time starts: the request is all sent (or being sent from a body already in). */
+  private startDeadline(): void {
+    if (this.settled) return;
     this.expiresAt = this.deadlines.now() + this.forward.timeoutMs;
     this.deadlines.add(this);
-    this.stopListening = this.client.onGone(() => this.end("aborted"));
-    return true;
   }
 
   expire(): void {
@@ -141,6 +153,11 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
   onError(err: Error): void {
     if (!this.answered) {
       if (this.settled) return;
+      // The client's connection is gone: whatever undici saw (its body broke off) is the client's doing.
+      if (this.client.gone) {
+        this.end("aborted");
+        return;
+      }
       const code = (err as NodeJS.ErrnoException).code ?? "";
       if (REFUSED_LOCALLY.has(code)) this.unreachable(err.message, true);
       else if (!this.retry(err)) this.unreachable(failureOf(err));
