@@ -149,7 +149,7 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
     if (cut === "timeout" || cut === "client-timeout") return { kind: cut };
     // The client went away first: a fresh placement is released, whether or not it connected.
     // A body that broke off is the client's going away, however the runtime reports it.
-    if (cut === "aborted" || upload?.state === "broken" || client.gone) return { kind: "aborted", connected: false };
+    if (cut === "aborted" || upload?.state === "broken") return { kind: "aborted", connected: false };
     return unreachableFetch(error);
   } finally {
     deadline.clear();

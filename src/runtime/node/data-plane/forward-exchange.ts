@@ -26,12 +26,16 @@ const REFUSED_LOCALLY = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED"]
  * Until the answer's head is in, the forward's deadline and its client are watched: the first of
  * the head, a failure, the timeout or the client's going away settles the delivery, and the rest
  * find it settled. The deadline runs from the client's last byte: an upload's time is the
- * client's, bounded by node:http's request timeout (408), and a failure once the client has gone
- * (its body broken off under the forward) is the client's going away, never the worker's. After the head, the body is written to the client as it comes, with the
- * client's backpressure pausing the worker's connection; a worker that stops mid-body leaves the
- * client's response unfinished (the client sees the truncation), and a client that leaves
- * mid-body closes the worker's connection. The inflight slot is given back once the client's
- * response is finished or closed.
+ * client's, bounded by node:http's request timeout (408). A client that breaks its body off
+ * closes its connection, whose 'close' settles the forward as the client's going away before
+ * undici hears of the broken body (node:http destroys the request, whose error comes a tick
+ * later).
+ *
+ * After the head, the body is written to the client as it comes, with the client's backpressure
+ * pausing the worker's connection; a worker that stops mid-body leaves the client's response
+ * unfinished (the client sees the truncation), and a client that leaves mid-body closes the
+ * worker's connection. The inflight slot is given back once the client's response is finished or
+ * closed.
  *
  * It implements undici's raw handler callbacks (onConnect … onComplete): their header lines come
  * as bytes, which are read as latin1 exactly as node:http reads them, so any byte a worker may
@@ -153,11 +157,6 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
   onError(err: Error): void {
     if (!this.answered) {
       if (this.settled) return;
-      // The client's connection is gone: whatever undici saw (its body broke off) is the client's doing.
-      if (this.client.gone) {
-        this.end("aborted");
-        return;
-      }
       const code = (err as NodeJS.ErrnoException).code ?? "";
       if (REFUSED_LOCALLY.has(code)) this.unreachable(err.message, true);
       else if (!this.retry(err)) this.unreachable(failureOf(err));
