@@ -3,7 +3,7 @@ import { Keys } from "../../src/redis/keys.ts";
 import { cutUpload, stalledUpload, uploadHead } from "../support/cut-upload.ts";
 import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { until } from "../support/local-worker.ts";
-import { credential } from "../support/pinboard-app.ts";
+import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
@@ -177,5 +177,71 @@ describe.each([
     const failing = (await getRow(t, NS, "fail-0"))!.sessionId;
     for (const bucket of keys.allBuckets())
       await until(async () => Number(await t.redis.client.hget(keys.ejected(bucket), failing)) > Date.now(), 5000);
+  }, 30_000);
+});
+
+/**
+ * The same fetch transport on undici (the app in-process, as tests and the Hono app serve it
+ * wherever it runs the data plane itself): no native pipe there, so the transport counts the body
+ * itself; a body that errors, or ends short of its Content-Length without an error, is the
+ * client's, and a body that stalls gets the 408.
+ */
+describe("a client's cut or stalled upload through the fetch transport on undici", () => {
+  let t: TestRedis;
+  let node: Entry;
+  let app: TestPinboard;
+  let workers: HostileWorker[];
+
+  beforeAll(async () => {
+    t = await startTestRedis();
+    node = await nodeEntry(t);
+    app = await startTestPinboard(t, ENV);
+    workers = [await startHostileWorker(), await startHostileWorker()];
+    const token = await credential("pinboard:worker");
+    for (const worker of workers) await worker.register(node.url, token, NS);
+    await endColdStart(t);
+    expect((await app.app.fetch(new Request(`http://pinboard.test${NS}/echo-0`))).status).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    for (const worker of workers ?? []) await worker.close();
+    await app?.close();
+    await node?.stop();
+    await t?.stop();
+  });
+
+  const outlierState = async () =>
+    Object.fromEntries(Object.entries(await t.snapshot()).filter(([key]) => /outliers|ejected/.test(key)));
+
+  /** A POST declaring DECLARED bytes whose body sends `sent` bytes and then does `then`. */
+  async function upload(sent: number, then: "error" | "end" | "stall"): Promise<Response> {
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(body(sent)));
+        if (then === "error") setTimeout(() => controller.error(new Error("client gone")), 100);
+        if (then === "end") setTimeout(() => controller.close(), 100);
+      },
+    });
+    const init = { method: "POST", headers: { "content-length": String(DECLARED) }, body: stream, duplex: "half" };
+    return await app.app.fetch(new Request(`http://pinboard.test${NS}/echo-0`, init as RequestInit));
+  }
+
+  it("a body that breaks off or ends short is the client gone: an empty 502, nothing counted", async () => {
+    const before = await outlierState();
+    for (let i = 0; i < 3; i++) {
+      for (const then of ["error", "end"] as const) {
+        const res = await upload(1000 * (i + 1), then);
+        expect({ status: res.status, body: await res.text() }).toEqual({ status: 502, body: "" });
+      }
+    }
+    await sleep(SETTLE_MS);
+    expect(await outlierState()).toEqual(before);
+  }, 30_000);
+
+  it("a body that stalls is answered 408 request timeout, nothing counted", async () => {
+    const before = await outlierState();
+    const res = await upload(10, "stall");
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 408, body: { error: "request timeout" } });
+    await sleep(SETTLE_MS);
+    expect(await outlierState()).toEqual(before);
   }, 30_000);
 });
