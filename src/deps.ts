@@ -2,6 +2,7 @@ import type { Passport, Principal } from "./auth/passport.ts";
 import type { Config } from "./config.ts";
 import type { SyncJwsHs256 } from "./contract/attestation.ts";
 import type { DurableKeys } from "./contract/durable-index.ts";
+import type { UploadPipe } from "./data-plane/client-upload.ts";
 import type { Logger } from "./log.ts";
 import type { HealthCounters, MetricsSink } from "./metrics-sink.ts";
 import type { TrafficHistory } from "./operator/traffic-history.ts";
@@ -23,6 +24,11 @@ export interface RuntimeInfo {
   backgroundWork: "request-bound" | "runs-on";
   /** The runtime's fetch hands over a decoded body for a Content-Encoding answer (undici does). */
   fetchDecodesBodies: boolean;
+  /**
+   * A native pass-through stream for a forwarded body that the runtime's fetch sends with the
+   * client's framing (workerd's FixedLengthStream); without one the core counts the bytes itself.
+   */
+  uploadPipe?: UploadPipe;
   startedAt: number;
   rssBytes?: () => number;
   /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */

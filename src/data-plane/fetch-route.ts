@@ -25,6 +25,7 @@ export function dataPlaneRoute(
       client: inbound.client,
       defer: (work) => defer(c, deps, work),
       decodesBodies: deps.runtime.fetchDecodesBodies,
+      uploadPipe: deps.runtime.uploadPipe,
     });
     return dataPlane.serve(inbound, transport);
   });

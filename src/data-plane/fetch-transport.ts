@@ -1,6 +1,7 @@
 import { answerResponse } from "../errors.ts";
 import { unreachableFetch } from "../outbound/failures.ts";
 import { onBodyDone } from "../placement/inflight.ts";
+import { ClientUpload, type UploadPipe } from "./client-upload.ts";
 import { forwardResponseHeaders, isActivationRefusal } from "./header-hygiene.ts";
 import type { ClientLink } from "./inbound.ts";
 import type { Delivery, Forward, Transport } from "./transport.ts";
@@ -14,12 +15,15 @@ export interface FetchTransportOptions {
   defer(work: Promise<unknown>): void;
   /** Undici (Node's fetch) decodes content-encoding: the headers that describe the encoded body go. */
   decodesBodies: boolean;
+  /** The runtime's own pass-through stream for the client's body (RuntimeInfo.uploadPipe). */
+  uploadPipe?: UploadPipe | undefined;
 }
 
 /**
  * The data plane over fetch (the Workers entry, and the Hono app wherever it serves the data
  * plane itself): one fetch per send, redirects never followed, ended by an AbortController when
- * the forward timeout passes before the answer or the client goes away. Bodies stream both ways
+ * the forward timeout passes before the answer (timed from the client's last byte), the client's
+ * upload outlasts the request timeout (408), or the client goes away. Bodies stream both ways
  * and the inflight slot is held until the response body is done. An upgrade on Workers comes
  * back as a Response carrying `webSocket` and is returned as it is.
  */
@@ -100,19 +104,34 @@ type Called =
   | { kind: "response"; response: Response }
   | Exclude<Delivery<never>, { kind: "answered" } | { kind: "refused" }>;
 
-/** One fetch, cut short by the forward timeout (before the answer) or the client's going away. */
+type Cut = "timeout" | "aborted" | "client-timeout";
+
+/**
+ * One fetch, cut short by the forward timeout (before the answer), the client's going away, or
+ * the client's upload outlasting its own deadline. The forward timeout runs from the client's
+ * last byte; a failure once the client's body has broken off is the client's, not the worker's.
+ */
 async function call(options: FetchTransportOptions, forward: Forward): Promise<Called> {
   const { client } = options;
   if (client.gone) return { kind: "aborted", connected: false };
   const controller = new AbortController();
-  let cut: "timeout" | "aborted" | undefined;
-  const stop = (why: "timeout" | "aborted") => {
+  let cut: Cut | undefined;
+  const stop = (why: Cut) => {
     cut ??= why;
     controller.abort();
   };
-  const timer = setTimeout(() => stop("timeout"), forward.timeoutMs);
+  const upload =
+    forward.withBody && options.body
+      ? new ClientUpload(options.body, declaredLength(forward), options.uploadPipe)
+      : null;
+  const deadline = new Deadline(stop);
+  if (upload === null) deadline.start("timeout", forward.timeoutMs);
+  else {
+    if (forward.uploadTimeoutMs > 0) deadline.start("client-timeout", forward.uploadTimeoutMs);
+    upload.whenComplete(() => deadline.start("timeout", forward.timeoutMs));
+  }
   const stopListening = client.onGone(() => stop("aborted"));
-  const body = forward.withBody ? options.body : null;
+  const body = upload?.stream ?? null;
   try {
     const init = {
       method: forward.method,
@@ -127,15 +146,34 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
       response: await options.fetch(`${forward.advertiseUrl}${forward.pathAndQuery}`, init as RequestInit),
     };
   } catch (error) {
+    if (cut === "timeout" || cut === "client-timeout") return { kind: cut };
     // The client went away first: a fresh placement is released, whether or not it connected.
-    if (cut === "aborted") return { kind: "aborted", connected: false };
-    if (cut === "timeout") return { kind: "timeout" };
+    // A body that broke off is the client's going away, however the runtime reports it.
+    if (cut === "aborted" || upload?.state === "broken") return { kind: "aborted", connected: false };
     return unreachableFetch(error);
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
     stopListening();
   }
 }
+
+/** The one deadline in force: the client's upload's, then (from its last byte) the worker's. */
+class Deadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly stop: (why: Cut) => void) {}
+
+  start(why: Cut, ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.stop(why), ms);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+const declaredLength = ({ framing }: Forward): number | null => (framing.kind === "length" ? framing.length : null);
 
 /**
  * The forward's headers with the client's Content-Length, so the runtime sends the body with the

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../deps.ts";
-import { textAnswer } from "../errors.ts";
+import { answerOf, textAnswer } from "../errors.ts";
 import { InflightGate } from "../placement/inflight.ts";
 import { clearOverwritten } from "../placement/lua/index.ts";
 import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";
@@ -8,6 +8,7 @@ import { Refusal } from "../placement/refusal.ts";
 import type { Resolution } from "../placement/resolver.ts";
 import { releaseRow } from "../registry/lua/index.ts";
 import { attestedForwardHeaders, forwardTarget } from "./attested-headers.ts";
+import { requestTimedOut } from "./client-upload.ts";
 import { carriesBody } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
 import type { ForwardPlan } from "./plan.ts";
@@ -117,6 +118,10 @@ export class PlacementLoop {
       case "aborted":
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
         return { result: transport.reply(textAnswer(502, null)), relayed: false };
+      case "client-timeout":
+        // The client's fault, as a client that leaves: a fresh placement is released, nothing counts.
+        if (resolution.fresh) await this.releasePlacement(plan, resolution);
+        return { result: transport.reply(answerOf(requestTimedOut())), relayed: false };
       case "timeout":
         transport.defer(this.outliers.failure(resolution.sessionId));
         deps.metrics.forward(504, seconds, "pinboard");
@@ -186,6 +191,7 @@ export class PlacementLoop {
       // An upgrade or a body-less request can go again to another worker; a body cannot.
       relayRefusal: carriesBody(request.framing) && !request.upgrade,
       timeoutMs: config.forwardTimeoutMs,
+      uploadTimeoutMs: config.listeners.requestTimeoutMs,
     };
   }
 

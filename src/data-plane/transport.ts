@@ -34,8 +34,18 @@ export interface Forward {
    * request cannot be sent again (its body is gone); otherwise the transport drops it.
    */
   relayRefusal: boolean;
-  /** How long the worker may take to answer (the body may then take as long as it needs). */
+  /**
+   * How long the worker may take to answer, from the client's last byte (at once without a body):
+   * time the client takes to upload is never the worker's. The answer's body may then take as
+   * long as it needs.
+   */
   timeoutMs: number;
+  /**
+   * How long the client's upload may take from the forward's start (0: no limit), past which the
+   * client is answered 408 and the worker is not blamed. The Node transport leaves it to
+   * node:http, whose request timeout (the same setting) already bounds the whole request.
+   */
+  uploadTimeoutMs: number;
 }
 
 /** What one send came to. */
@@ -55,7 +65,9 @@ export type Delivery<T> =
    * always say false (a request whose client left is not worth a placement, reached or not); the
    * upgrade transport says whether the worker's TCP connection was made.
    */
-  | ClientGone;
+  | ClientGone
+  /** The client's upload outlasted `uploadTimeoutMs`: answered 408, never counted against the worker. */
+  | { kind: "client-timeout" };
 
 /** A worker's refusal held back until the core has released the row; the transport owns `release` until then. */
 export interface Relay<T> {

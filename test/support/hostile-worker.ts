@@ -14,13 +14,15 @@ import { registerOverHttp } from "./register-over-http.ts";
  *   hang-*          never answers
  *   slow-*          answers after `?ms=` (default 300) milliseconds
  *   drip-*          200 chunked, a chunk every 50 ms for 5 s
+ *   fail-*          502 text "failing", once the body has arrived
  *   anything else   200 JSON: the method and headers it received, and the body's size
  *
- * Every request it saw is listed in `seen`, and `open` counts the connections still open.
+ * Every request it saw is listed in `seen` (with `bodyBytes` once its body has ended, in the modes
+ * that read it), and `open` counts the connections still open.
  */
 export interface HostileWorker {
   url: string;
-  readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"] }>;
+  readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"]; bodyBytes?: number }>;
   open(): number;
   register(pinboardUrl: string, token: string, namespace: string): Promise<string>;
   close(): Promise<void>;
@@ -39,8 +41,9 @@ export async function startHostileWorker(): Promise<HostileWorker> {
         return json(res, 404, { detail: "unknown challenge" });
       return json(res, 200, { value });
     }
-    seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
-    misbehave(url, req, res);
+    const entry: HostileWorker["seen"][number] = { method: req.method ?? "", url: req.url ?? "", headers: req.headers };
+    seen.push(entry);
+    misbehave(url, req, res, entry);
   });
   server.on("connection", (socket) => {
     connections++;
@@ -71,7 +74,7 @@ export async function startHostileWorker(): Promise<HostileWorker> {
   };
 }
 
-function misbehave(url: URL, req: IncomingMessage, res: ServerResponse): void {
+function misbehave(url: URL, req: IncomingMessage, res: ServerResponse, seen: { bodyBytes?: number }): void {
   const id = url.pathname.split("/")[2] ?? "";
   const socket = req.socket;
   if (id.startsWith("switch-")) {
@@ -112,7 +115,10 @@ function misbehave(url: URL, req: IncomingMessage, res: ServerResponse): void {
   }
   let bytes = 0;
   req.on("data", (chunk: Buffer) => (bytes += chunk.length));
-  req.once("end", () => json(res, 200, { method: req.method, headers: req.headers, bodyBytes: bytes }));
+  req.once("end", () => (seen.bodyBytes = bytes));
+  if (id.startsWith("fail-"))
+    req.once("end", () => res.writeHead(502, { "content-type": "text/plain" }).end("failing"));
+  else req.once("end", () => json(res, 200, { method: req.method, headers: req.headers, bodyBytes: bytes }));
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -4,6 +4,7 @@ import { buildDeps } from "../../bootstrap.ts";
 import { ConfigError, parseConfig } from "../../config.ts";
 import type { AppDeps, AppEnv, RuntimeInfo } from "../../deps.ts";
 import { UpstashRedis } from "../../redis/rest/upstash-redis.ts";
+import { workerdUploadPipe } from "./upload-pipe.ts";
 
 /**
  * One isolate's Pinboard: env bindings (wrangler.toml vars and secrets) become a parsed config
@@ -76,14 +77,16 @@ export function configFailure(err: unknown): Response {
 
 /**
  * What the core may ask of an isolate: background work outlives a request only through its
- * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, and requests come
- * through Cloudflare's edge, which tells the client's scheme and country (cloudflareEdgeHeaders).
+ * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, a forwarded body goes
+ * through workerd's own streams, and requests come through Cloudflare's edge, which tells the
+ * client's scheme and country (cloudflareEdgeHeaders).
  */
 function workersRuntime(): RuntimeInfo {
   return {
     label: "workers",
     backgroundWork: "request-bound",
     fetchDecodesBodies: false,
+    uploadPipe: workerdUploadPipe,
     startedAt: Date.now(),
     edgeHeaders: cloudflareEdgeHeaders,
   };

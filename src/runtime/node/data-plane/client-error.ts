@@ -19,8 +19,8 @@ export function answerClientError(err: ParserError, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  const answer = withoutBodyToHead(answerOf(refusal), err);
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const answer = withoutBodyToHead(answerOf(refusal), failingMethod(err, inFlight), err.rawPacket !== undefined);
   if (!inFlight) {
     writeRawAnswer(socket, answer);
     return;
@@ -40,17 +40,35 @@ export function answerClientError(err: ParserError, socket: Duplex): void {
   inFlight.once("close", () => socket.destroy());
 }
 
-type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Buffer };
+type ParserError = NodeJS.ErrnoException & { reason?: string; rawPacket?: Buffer; bytesParsed?: number };
 
-const HEAD_REQUEST_LINE = /(?:^|\r\n)HEAD /;
+/** A request line: method, target, version (a header line has a colon after its first token). */
+const REQUEST_LINE = /(?:^|\n)([!#$%&'*+.^_`|~0-9A-Za-z-]+) \S+ HTTP\/\d/g;
 
 /**
- * An answer to HEAD has no body, and a body the client does not expect would be read as the next
- * answer. The parser failed before it made a request of the bytes, so the method is read off them.
+ * The method of the request the parser failed on, or null when it cannot be told. A request whose
+ * head was read (its body broke, or timed out) is the one in flight. Otherwise the parser failed
+ * in a head: its method is that of the last request line before the failure in the bytes it was
+ * reading (an earlier pipelined request's line comes before it), and unknown when the head began
+ * in an earlier read (node:http keeps nothing of it).
  */
-function withoutBodyToHead(answer: Answer, err: ParserError): Answer {
+function failingMethod(err: ParserError, inFlight: ServerResponse | null | undefined): string | null {
+  if (inFlight && !inFlight.req.complete) return inFlight.req.method ?? null;
   const packet = err.rawPacket?.toString("latin1") ?? "";
-  return HEAD_REQUEST_LINE.test(packet) ? { ...answer, body: null } : answer;
+  const lineEnd = packet.indexOf("\n", err.bytesParsed ?? packet.length);
+  let method: string | null = null;
+  for (const match of packet.slice(0, lineEnd < 0 ? packet.length : lineEnd).matchAll(REQUEST_LINE)) method = match[1]!;
+  return method;
+}
+
+/**
+ * An answer to HEAD has no body: a body the client does not expect would be read as the next
+ * answer. When the parser failed on bytes whose method cannot be told (a head split across reads),
+ * none goes either: the status line still says why. A headers timeout has no bytes to read; its
+ * client has not finished a head, and its answer keeps the body.
+ */
+function withoutBodyToHead(answer: Answer, method: string | null, fromBytes: boolean): Answer {
+  return method === "HEAD" || (method === null && fromBytes) ? { ...answer, body: null } : answer;
 }
 
 /** The answer to a parser error; null for a connection that is simply gone. */

@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { isLeaseRefusal, REFUSAL_HEADER } from "../../../contract/header-names.ts";
 import { forwardResponseRecord } from "../../../data-plane/header-hygiene.ts";
@@ -25,11 +25,17 @@ const REFUSED_LOCALLY = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED"]
  *
  * Until the answer's head is in, the forward's deadline and its client are watched: the first of
  * the head, a failure, the timeout or the client's going away settles the delivery, and the rest
- * find it settled. After the head, the body is written to the client as it comes, with the
- * client's backpressure pausing the worker's connection; a worker that stops mid-body leaves the
- * client's response unfinished (the client sees the truncation), and a client that leaves
- * mid-body closes the worker's connection. The inflight slot is given back once the client's
- * response is finished or closed.
+ * find it settled. The deadline runs from the client's last byte: an upload's time is the
+ * client's, bounded by node:http's request timeout (408). A client that breaks its body off
+ * closes its connection, whose 'close' settles the forward as the client's going away before
+ * undici hears of the broken body (node:http destroys the request, whose error comes a tick
+ * later).
+ *
+ * After the head, the body is written to the client as it comes, with the client's backpressure
+ * pausing the worker's connection; a worker that stops mid-body leaves the client's response
+ * unfinished (the client sees the truncation), and a client that leaves mid-body closes the
+ * worker's connection. The inflight slot is given back once the client's response is finished or
+ * closed.
  *
  * It implements undici's raw handler callbacks (onConnect … onComplete): their header lines come
  * as bytes, which are read as latin1 exactly as node:http reads them, so any byte a worker may
@@ -54,6 +60,8 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
     private readonly res: ServerResponse,
     private readonly forward: Forward,
     private readonly client: ClientLink,
+    /** The client's body being sent (null when none goes): the deadline starts at its end. */
+    private readonly upload: IncomingMessage | null,
     private readonly deadlines: DeadlineTimer<ForwardExchange>,
     private readonly release: () => void,
     private readonly resolve: (delivery: Delivery<void>) => void,
@@ -67,10 +75,18 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
       this.end("aborted");
       return false;
     }
+    this.stopListening = this.client.onGone(() => this.end("aborted"));
+    const { upload } = this;
+    if (upload === null || upload.complete) this.startDeadline();
+    else upload.once("end", () => this.startDeadline());
+    return true;
+  }
+
+  /** The worker's time starts: the request is all sent (or being sent from a body already in). */
+  private startDeadline(): void {
+    if (this.settled) return;
     this.expiresAt = this.deadlines.now() + this.forward.timeoutMs;
     this.deadlines.add(this);
-    this.stopListening = this.client.onGone(() => this.end("aborted"));
-    return true;
   }
 
   expire(): void {

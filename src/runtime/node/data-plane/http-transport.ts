@@ -83,6 +83,7 @@ export class NodeHttpTransport {
         res,
         forward,
         client,
+        forward.withBody ? req : null,
         this.sweepFor(forward.timeoutMs),
         release,
         resolve,

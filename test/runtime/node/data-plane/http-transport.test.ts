@@ -93,6 +93,7 @@ async function startFront(
       framing,
       relayRefusal: header(req, "x-relay-refusal") === "true",
       timeoutMs: Number(header(req, "x-timeout-ms") ?? 5000),
+      uploadTimeoutMs: 0,
     };
     exchange.forward = forward;
     if (header(req, "x-leave-first") === "true" && !req.socket.destroyed) await once(req.socket, "close");
