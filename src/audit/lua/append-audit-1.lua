@@ -17,7 +17,6 @@
 --- @include "now"
 --- @include "audit"
 
-local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], ARGV[5], cjson.decode(ARGV[6]),
-  cjson.decode(ARGV[7]))
+local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return id

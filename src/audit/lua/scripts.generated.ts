@@ -20,6 +20,8 @@ local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
 local AUDIT_NAME_MAX = 256
 -- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
 local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
 
 -- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
 local function audit_json_bytes(s)
@@ -40,6 +42,7 @@ end
 -- bytes): the longest prefix that fits, found by bisection.
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
   local lo, hi = 0, max - 3
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
@@ -50,6 +53,7 @@ end
 
 local function audit_name(s)
   if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
   return nil
 end
 
@@ -62,6 +66,7 @@ local function audit_fit_namespaces(t, out)
     local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
     if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
     if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
       out.namespacesOmitted = #t.namespaces - i + 1
       break
     end
@@ -94,11 +99,20 @@ local function audit_fit_detail(d)
   return out
 end
 
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
   local fields = {
     'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
     'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
-    'target', cjson.encode(audit_fit_target(target)), 'detail', cjson.encode(audit_fit_detail(detail)),
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
   }
   local bytes = 0
   for i = 1, #fields do bytes = bytes + #fields[i] end
@@ -122,12 +136,11 @@ local function audit_worker_target(rec)
   return t
 end
 
-local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], ARGV[5], cjson.decode(ARGV[6]),
-  cjson.decode(ARGV[7]))
+local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return id
 `,
-  "54af54536184d84b6b38e3dbc0b687581cac57cf",
+  "45eb191c94392296d605343df5ad0403f986f4db",
 );
 
 export interface AppendAuditKeys {
@@ -179,6 +192,8 @@ local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
 local AUDIT_NAME_MAX = 256
 -- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
 local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
 
 -- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
 local function audit_json_bytes(s)
@@ -199,6 +214,7 @@ end
 -- bytes): the longest prefix that fits, found by bisection.
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
   local lo, hi = 0, max - 3
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
@@ -209,6 +225,7 @@ end
 
 local function audit_name(s)
   if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
   return nil
 end
 
@@ -221,6 +238,7 @@ local function audit_fit_namespaces(t, out)
     local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
     if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
     if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
       out.namespacesOmitted = #t.namespaces - i + 1
       break
     end
@@ -253,11 +271,20 @@ local function audit_fit_detail(d)
   return out
 end
 
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
   local fields = {
     'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
     'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
-    'target', cjson.encode(audit_fit_target(target)), 'detail', cjson.encode(audit_fit_detail(detail)),
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
   }
   local bytes = 0
   for i = 1, #fields do bytes = bytes + #fields[i] end
@@ -307,7 +334,7 @@ redis.call('HSET', KEYS[2], sid, ARGV[3])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return 1
 `,
-  "bd9053ae052ad1b3027e1b1bb053c633f29a51d0",
+  "2b7b5347554fd0271e33a24ea65d721c5f764aca",
 );
 
 export interface RecordEjectionKeys {

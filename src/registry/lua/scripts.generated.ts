@@ -968,6 +968,8 @@ local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
 local AUDIT_NAME_MAX = 256
 -- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
 local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
 
 -- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
 local function audit_json_bytes(s)
@@ -988,6 +990,7 @@ end
 -- bytes): the longest prefix that fits, found by bisection.
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
   local lo, hi = 0, max - 3
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
@@ -998,6 +1001,7 @@ end
 
 local function audit_name(s)
   if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
   return nil
 end
 
@@ -1010,6 +1014,7 @@ local function audit_fit_namespaces(t, out)
     local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
     if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
     if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
       out.namespacesOmitted = #t.namespaces - i + 1
       break
     end
@@ -1042,11 +1047,20 @@ local function audit_fit_detail(d)
   return out
 end
 
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
   local fields = {
     'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
     'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
-    'target', cjson.encode(audit_fit_target(target)), 'detail', cjson.encode(audit_fit_detail(detail)),
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
   }
   local bytes = 0
   for i = 1, #fields do bytes = bytes + #fields[i] end
@@ -1244,7 +1258,7 @@ index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `,
-  "e0e4e1cde21ffa478e552460c28d167f78412042",
+  "140eab55d85a1e10ef184b89419d6c2bbd367d46",
 );
 
 export interface RegisterSessionKeys {
