@@ -62,8 +62,8 @@ async function fill(pb: TestPinboard, count: number, targetOf: (i: number) => st
             replaced: "r".repeat(32),
           },
         });
-        const [[, stored]] = (await t.redis.client.xrevrange(key, "+", "-", "COUNT", 1)) as Array<[string, string[]]>;
-        fields = stored;
+        const newest = (await t.redis.client.xrevrange(key, "+", "-", "COUNT", 1)) as Array<[string, string[]]>;
+        fields = newest[0]![1];
         templates.set(names[0]!, fields);
         continue;
       }
