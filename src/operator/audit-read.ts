@@ -48,6 +48,7 @@ export async function auditPage(deps: AuditReadDeps, claim: PinboardClaim, query
       count,
       kind: query.kind ?? "",
       type: query.type ?? "",
+      names: prefilter(claim),
     });
     scanned += count;
     for (const [i, raw] of read.entries.entries()) {
@@ -64,6 +65,19 @@ export async function auditPage(deps: AuditReadDeps, claim: PinboardClaim, query
     before = read.next;
   }
   return { entries, cursor: before };
+}
+
+/** A claim with more namespaces than this is judged here only: each entry is checked for each. */
+const PREFILTER_MAX_NAMESPACES = 32;
+
+/**
+ * The namespaces the script keeps entries of, so that entries a narrow credential may not see
+ * are not sent at all: an entry is visible only when its target names one of the claim's
+ * namespaces (audit-scope.ts). "" (keep all) for a claim with "*" or with many namespaces.
+ */
+function prefilter(claim: PinboardClaim): string {
+  const { namespaces } = claim;
+  return namespaces.includes("*") || namespaces.length > PREFILTER_MAX_NAMESPACES ? "" : namespaces.join("\n");
 }
 
 const name = z.string().min(1);
