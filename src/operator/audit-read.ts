@@ -10,10 +10,10 @@ import { readAudit } from "./lua/index.ts";
 export type AuditReadDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
 /**
- * Entries one script call looks at past the first (which looks at `limit`, when fewer): at
- * AUDIT_ENTRY_MAX_BYTES each, about 100 KB, a call keeps Redis well under a millisecond.
+ * Entries one script call looks at (the first looks at `limit`, when fewer): at most 64 KiB at
+ * AUDIT_ENTRY_MAX_BYTES each, a call keeps Redis well under a millisecond (bench/audit-readers.ts).
  */
-export const AUDIT_SCAN_PER_CALL = 50;
+export const AUDIT_SCAN_PER_CALL = 32;
 /**
  * Entries one request looks at, at most, whatever the credential may see (the Redis work of a
  * read does not grow with how little of the trail it may see): past it the page stops, with a
