@@ -5,8 +5,9 @@
  * with entries as large as a real one gets and none of them visible to the readers. Then, in
  * one run, windows of paced forwards (wrk, /hot ids placed beforehand) with a heartbeat probe
  * beside them (a worker of the bench's own heartbeating every 100 ms), first with no reader,
- * then with `--readers` narrow operators each polling GET /registry/audit in a loop (following
- * the cursor to the end of the trail, then from the top again). Prints per window: forward p50,
+ * then with `--readers` narrow operators polling GET /registry/audit as the console does (the
+ * newest page every 4 s), then with as many in a loop (following the cursor to the end of the
+ * trail, then from the top again, one request right after another). Prints per window: forward p50,
  * p99 and max, failures; heartbeats ok, p99 and max; audit reads done; the read-audit script
  * calls with their p99 and longest time inside Redis (SLOWLOG logging every command); Redis
  * commands over 1 ms, and the longest command that is not read-audit.
@@ -54,8 +55,11 @@ const HOT_IDS = 200;
 const log = (msg: string) => process.stderr.write(`[audit-readers] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type ReaderMode = "loop" | "console";
+const CONSOLE_POLL_MS = 4000;
+
 interface Row {
-  readers: number;
+  readers: string;
   forwards: number;
   p50: number;
   p99: number;
@@ -171,9 +175,13 @@ async function main(): Promise<void> {
 
     const rows: Row[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      for (const readers of [0, READERS]) {
-        log(`round ${round + 1}: ${readers} readers, ${DURATION_S} s at ${RATE} forwards/s`);
-        rows.push(await window(url, admin, probe, reader, readers));
+      for (const [readers, mode] of [
+        [0, "loop"],
+        [READERS, "console"],
+        [READERS, "loop"],
+      ] as const) {
+        log(`round ${round + 1}: ${readers} readers (${mode}), ${DURATION_S} s at ${RATE} forwards/s`);
+        rows.push(await window(url, admin, probe, reader, readers, mode));
       }
     }
     probe.stop();
@@ -308,17 +316,39 @@ async function startHeartbeatProbe(
   };
 }
 
-/** A narrow operator polling the trail in a loop, following each cursor to the end, then again. */
-async function readLoop(url: string, token: string, until: () => boolean, count: { reads: number }): Promise<void> {
+/**
+ * A narrow operator reading the trail: "loop" follows each cursor to the end, then again from
+ * the top, one request right after another; "console" reads the newest page every 4 s, as the
+ * console's Activity view refreshes (its first read at a random point of the first 4 s).
+ */
+async function readLoop(
+  url: string,
+  token: string,
+  mode: ReaderMode,
+  until: () => boolean,
+  count: { reads: number },
+): Promise<void> {
   let cursor: string | undefined;
+  if (mode === "console") await sleep(Math.random() * CONSOLE_POLL_MS);
   while (!until()) {
-    const query = cursor ? `?before=${cursor}` : "";
-    const res = await fetch(`${url}/registry/audit${query}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await res.json()) as { cursor?: string };
-    if (res.status !== 200) throw new Error(`GET /registry/audit answered ${res.status}: ${JSON.stringify(body)}`);
+    if (mode === "console") {
+      await readPage(url, token, undefined);
+      count.reads++;
+      await sleep(CONSOLE_POLL_MS);
+      continue;
+    }
+    cursor = await readPage(url, token, cursor);
     count.reads++;
-    cursor = body.cursor;
   }
+}
+
+/** One GET /registry/audit: its cursor. */
+async function readPage(url: string, token: string, before: string | undefined): Promise<string | undefined> {
+  const query = before ? `?before=${before}` : "";
+  const res = await fetch(`${url}/registry/audit${query}`, { headers: { authorization: `Bearer ${token}` } });
+  const body = (await res.json()) as { cursor?: string };
+  if (res.status !== 200) throw new Error(`GET /registry/audit answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.cursor;
 }
 
 function forwardWindow(url: string, durationS: number) {
@@ -332,10 +362,17 @@ function forwardWindow(url: string, durationS: number) {
   });
 }
 
-async function window(url: string, admin: Redis, probe: Probe, reader: string, readers: number): Promise<Row> {
+async function window(
+  url: string,
+  admin: Redis,
+  probe: Probe,
+  reader: string,
+  readers: number,
+  mode: ReaderMode,
+): Promise<Row> {
   let done = false;
   const count = { reads: 0 };
-  const loops = Array.from({ length: readers }, () => readLoop(url, reader, () => done, count));
+  const loops = Array.from({ length: readers }, () => readLoop(url, reader, mode, () => done, count));
   await sleep(readers > 0 ? 1000 : 0);
   probe.take();
   await admin.slowlog("RESET");
@@ -345,7 +382,7 @@ async function window(url: string, admin: Redis, probe: Probe, reader: string, r
   done = true;
   await Promise.all(loops);
   return {
-    readers,
+    readers: readers === 0 ? "0" : `${readers} ${mode}`,
     forwards: wrk.requests,
     p50: wrk.p50Ms,
     p99: wrk.p99Ms,
@@ -363,7 +400,7 @@ async function window(url: string, admin: Redis, probe: Probe, reader: string, r
 function printRows(rows: Row[], entryBytes: number): void {
   const f = (n: number) => n.toFixed(1);
   const body = rows.map((r) => [
-    String(r.readers),
+    r.readers,
     String(r.forwards),
     f(r.p50),
     f(r.p99),
