@@ -147,6 +147,8 @@ describe("the entry cap against hostile text", () => {
         target: {
           sessionId: "\u0002".repeat(256),
           clientId: "/".repeat(256),
+          // Fewer bytes than its cut, more as JSON: each is six.
+          id: "\u0003".repeat(100),
           hostname: control,
           namespaces: ["/kept", ...longNamespaces("z")],
           envs: { "/kept": control },
@@ -163,6 +165,7 @@ describe("the entry cap against hostile text", () => {
     expect(target.namespaces[0]).toBe("/kept");
     expect(target.namespacesOmitted).toBe(MAX_NAMESPACES + 1 - target.namespaces.length);
     expect(String(target.clientId)).toMatch(/^\/+…$/);
+    expect(target.id).toBe(`${"\u0003".repeat(42)}…`);
     const sessionId = String(target.sessionId);
     expect([sessionId.at(-1), new Set(sessionId.slice(0, -1))]).toEqual(["…", new Set(["\u0002"])]);
     expect(entry!.fields.subject).toMatch(/^(s\/)+s?…$/);

@@ -30,6 +30,7 @@ end
 
 -- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
 local function audit_prefix(s, n)
+  if n >= #s then return s end
   while n > 0 do
     local b = string.byte(s, n + 1)
     if b < 128 or b >= 192 then break end
@@ -43,7 +44,7 @@ end
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
   audit_changed = true
-  local lo, hi = 0, max - 3
+  local lo, hi = 0, math.min(max - 3, #s)
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
     if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
@@ -140,7 +141,7 @@ local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], A
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return id
 `,
-  "45eb191c94392296d605343df5ad0403f986f4db",
+  "d7d36c8b9ef157ce3c752cd56d64a2403ef1db0f",
 );
 
 export interface AppendAuditKeys {
@@ -202,6 +203,7 @@ end
 
 -- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
 local function audit_prefix(s, n)
+  if n >= #s then return s end
   while n > 0 do
     local b = string.byte(s, n + 1)
     if b < 128 or b >= 192 then break end
@@ -215,7 +217,7 @@ end
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
   audit_changed = true
-  local lo, hi = 0, max - 3
+  local lo, hi = 0, math.min(max - 3, #s)
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
     if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
@@ -334,7 +336,7 @@ redis.call('HSET', KEYS[2], sid, ARGV[3])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return 1
 `,
-  "2b7b5347554fd0271e33a24ea65d721c5f764aca",
+  "f8b29501ad8fb8cbcccaf1005def14caaf0a8438",
 );
 
 export interface RecordEjectionKeys {

@@ -978,6 +978,7 @@ end
 
 -- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
 local function audit_prefix(s, n)
+  if n >= #s then return s end
   while n > 0 do
     local b = string.byte(s, n + 1)
     if b < 128 or b >= 192 then break end
@@ -991,7 +992,7 @@ end
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
   audit_changed = true
-  local lo, hi = 0, max - 3
+  local lo, hi = 0, math.min(max - 3, #s)
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
     if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
@@ -1258,7 +1259,7 @@ index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `,
-  "140eab55d85a1e10ef184b89419d6c2bbd367d46",
+  "4748e85249abcd28f3805940c8a869ddcd6cbbfe",
 );
 
 export interface RegisterSessionKeys {

@@ -33,6 +33,7 @@ end
 
 -- The first `n` bytes of `s`, fewer when byte n + 1 continues a UTF-8 character.
 local function audit_prefix(s, n)
+  if n >= #s then return s end
   while n > 0 do
     local b = string.byte(s, n + 1)
     if b < 128 or b >= 192 then break end
@@ -46,7 +47,7 @@ end
 local function audit_cut(s, max)
   if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
   audit_changed = true
-  local lo, hi = 0, max - 3
+  local lo, hi = 0, math.min(max - 3, #s)
   while lo < hi do
     local mid = math.ceil((lo + hi) / 2)
     if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
