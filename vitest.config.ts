@@ -9,6 +9,7 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
  * one that starts anything belongs in the integration tier (docs/testing.md, Layout).
  */
 export const UNIT_TESTS = [
+  "test/audit/entry.test.ts",
   "test/audit/via.test.ts",
   "test/auth/claims.test.ts",
   "test/cli/args.test.ts",

@@ -229,6 +229,8 @@ const auditTarget = z.strictObject({
   hostname: z.string().min(1).optional(),
   clientId: z.string().min(1).optional(),
   sessionId: z.string().min(1).optional(),
+  /** A worker's namespaces past the listed ones, when the list was too long for the entry. */
+  namespacesOmitted: int.positive().optional(),
 });
 const streamId = z.string().regex(/^\d+-\d+$/);
 const queued = z.union([z.boolean(), nonNegInt]);

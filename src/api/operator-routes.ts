@@ -140,12 +140,13 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     credential: "pinboard:operator",
     query: {
       limit: { description: "at most this many entries, 1–500 (default 100)" },
-      before: { description: "the `cursor` of the previous page (an entry id): only older entries" },
+      before: { description: "the `cursor` of the previous answer (an entry id): only older entries" },
       kind: { description: "`action` or `event`" },
       type: { description: "one entry type, e.g. `drain` or `worker.died`" },
     },
     ok: answers.auditOk,
-    okDescription: "the entries this credential may see; `cursor` goes on to older ones",
+    okDescription:
+      "the entries this credential may see among at most 500 of the trail (whatever it may see); `cursor` (the last entry looked at) goes on to older ones, and an answer with no entries but a cursor is normal for a narrow credential",
     errors: [
       {
         status: 400,

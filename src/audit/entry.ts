@@ -35,7 +35,8 @@ export type AuditVia = (typeof AUDIT_VIAS)[number];
 /**
  * What an entry touched. A placement or a namespace (wind-down): `namespace`, `id`, `env`, and
  * the owner's `hostname` when a wind-down by id judged one. A worker: `sessionId`, `clientId`,
- * `namespaces`, `hostname` and `envs` (hostname-aware mode). Fleet-wide (sweep): nothing.
+ * `namespaces`, `hostname` and `envs` (hostname-aware mode), and `namespacesOmitted` when the list
+ * was too long for the entry (AUDIT_ENTRY_MAX_BYTES). Fleet-wide (sweep): nothing.
  */
 export interface AuditTarget {
   namespace?: string;
@@ -46,7 +47,17 @@ export interface AuditTarget {
   hostname?: string;
   clientId?: string;
   sessionId?: string;
+  /** How many namespaces past the listed ones the worker has (only a long list is cut). */
+  namespacesOmitted?: number;
 }
+
+/**
+ * An entry's bytes at most, field names and values as stored: the script that appends cuts each
+ * field a worker or operator chose to size, and lists a worker's namespaces (with their envs)
+ * only while they fit, counting the rest (src/redis/lua/includes/audit.lua, whose constant this
+ * states). With PINBOARD_AUDIT_MAX_ENTRIES the trail's byte budget (10,000 × 2 KiB ≈ 20 MiB).
+ */
+export const AUDIT_ENTRY_MAX_BYTES = 2048;
 
 /** An entry as appended: Redis stamps its id and its time. */
 export interface AuditRecord {

@@ -23,7 +23,7 @@ export type Command =
   | { name: "wind-down"; namespace: string; id?: string; deadline: number | null; env?: string }
   | { name: "drain"; clientId: string; deadline: number | null }
   | { name: "undrain"; clientId: string }
-  | { name: "audit"; limit?: number; kind?: "action" | "event" };
+  | { name: "audit"; limit?: number; kind?: "action" | "event"; before?: string };
 
 /** Where the URL came from, for messages that tell the operator what to change. */
 export type UrlSource = "--url" | "PINBOARD_URL" | "default";
@@ -55,6 +55,7 @@ const OPTIONS = {
   env: { type: "string" },
   limit: { type: "string" },
   kind: { type: "string" },
+  before: { type: "string" },
 } as const;
 type OptionName = keyof typeof OPTIONS;
 
@@ -72,7 +73,7 @@ const SHAPES: Record<
   "wind-down": { options: ["deadline", "env"], required: ["namespace"], optional: ["id"] },
   drain: { options: ["deadline"], required: ["clientId"], optional: [] },
   undrain: { options: [], required: ["clientId"], optional: [] },
-  audit: { options: ["limit", "kind"], required: [], optional: [] },
+  audit: { options: ["limit", "kind", "before"], required: [], optional: [] },
   "sweep-now": { options: [], required: [], optional: [] },
 };
 
@@ -197,6 +198,7 @@ function buildCommand(
         name,
         ...(str("limit") !== undefined ? { limit: parseLimit(str("limit")!, name) } : {}),
         ...(str("kind") !== undefined ? { kind: parseKind(str("kind")!, name) } : {}),
+        ...(str("before") !== undefined ? { before: parseBefore(str("before")!, name) } : {}),
       };
     default:
       return { name };
@@ -228,6 +230,14 @@ function parseLimit(raw: string, command: CommandName): number {
       command,
     );
   return Number(value);
+}
+
+/** An entry id, as a page's cursor names it: 1733580000000-0. */
+function parseBefore(raw: string, command: CommandName): string {
+  const value = raw.trim();
+  if (!/^\d{1,19}-\d{1,19}$/.test(value))
+    throw new UsageError(`--before: expected an entry id (a page's cursor), got ${JSON.stringify(raw)}`, command);
+  return value;
 }
 
 function parseKind(raw: string, command: CommandName): "action" | "event" {

@@ -5,6 +5,7 @@ import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
 import { renderAudit } from "./render-audit.ts";
 import {
+  type AuditAnswer,
   auditAnswer,
   drainAnswer,
   healthAnswer,
@@ -120,19 +121,35 @@ function operatorClient(globals: Globals, ctx: CommandContext): OperatorClient {
   });
 }
 
-/** One page of the audit trail: --limit entries (the server's default 100), of --kind. */
+/** Requests one `pinboard audit` makes at most to fill its page (20 × 500 entries looked at). */
+const AUDIT_REQUESTS = 20;
+
+/**
+ * A page of the audit trail: --limit entries (the server's default 100), of --kind, older than
+ * --before. The server looks at a bounded part of the trail per request and may answer fewer
+ * with a cursor (a narrow credential); the page follows it, up to AUDIT_REQUESTS requests.
+ */
 async function auditCommand(
   client: OperatorClient,
   command: Extract<Command, { name: "audit" }>,
   globals: Globals,
 ): Promise<Output> {
-  const answer = await client.get("/registry/audit", {
-    limit: command.limit === undefined ? undefined : String(command.limit),
-    kind: command.kind,
-  });
-  return globals.json
-    ? json(answer)
-    : { text: renderAudit(OperatorClient.check("/registry/audit", auditAnswer, answer)) };
+  const limit = command.limit ?? 100;
+  const page: AuditAnswer = { entries: [] };
+  let before = command.before;
+  for (let request = 0; request < AUDIT_REQUESTS; request++) {
+    const raw = await client.get("/registry/audit", {
+      limit: String(limit - page.entries.length),
+      kind: command.kind,
+      before,
+    });
+    const answer = OperatorClient.check("/registry/audit", auditAnswer, raw);
+    page.entries.push(...answer.entries);
+    before = answer.cursor;
+    if (before === undefined || page.entries.length >= limit) break;
+  }
+  if (before !== undefined) page.cursor = before;
+  return globals.json ? json(page) : { text: renderAudit(page) };
 }
 
 function describeWindDown(command: Extract<Command, { name: "wind-down" }>, queued: boolean | number): string {

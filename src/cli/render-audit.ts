@@ -18,7 +18,7 @@ export function renderAudit(answer: AuditAnswer): string {
     ],
     answer.entries,
   );
-  return answer.cursor === undefined ? table : `${table}\n(older entries not shown: --json names the cursor)`;
+  return answer.cursor === undefined ? table : `${table}\n(older entries: pinboard audit --before ${answer.cursor})`;
 }
 
 /** Local wall-clock time, to the second: 2025-03-04 17:05:09. */

@@ -100,7 +100,14 @@ export const auditEntrySchema = z.object({
   detail: z.record(z.string(), z.unknown()),
 });
 export type AuditEntryView = z.infer<typeof auditEntrySchema>;
-export const auditAnswer = z.object({ entries: z.array(auditEntrySchema), cursor: z.string().optional() });
+/** The cursor is an entry id (digits, a dash, digits): safe to print as it came. */
+export const auditAnswer = z.object({
+  entries: z.array(auditEntrySchema),
+  cursor: z
+    .string()
+    .regex(/^\d+-\d+$/)
+    .optional(),
+});
 export type AuditAnswer = z.infer<typeof auditAnswer>;
 
 /** An error answer: {"error": "…"}. */

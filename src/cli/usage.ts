@@ -44,7 +44,7 @@ Commands:
   drain <clientId> [--deadline <seconds>]
                                    cordon a client, or force its release after the deadline
   undrain <clientId>               revoke a client's drain
-  audit [--limit N] [--kind action|event]
+  audit [--limit N] [--kind action|event] [--before <cursor>]
                                    the audit trail: operator actions and fleet events, newest first
   sweep-now                        run one sweeper pass against Redis now (self-hosting)
 
@@ -96,13 +96,14 @@ it at its next heartbeat.`,
   undrain: `usage: pinboard undrain <clientId> [--json]
 
 POST /registry/undrain: revokes the client's drain (a cordon or a timed drain).`,
-  audit: `usage: pinboard audit [--limit <1-500>] [--kind action|event] [--json]
+  audit: `usage: pinboard audit [--limit <1-500>] [--kind action|event] [--before <cursor>] [--json]
 
 GET /registry/audit: the audit trail, newest first (--limit, default 100): operator actions
 (wind_down, clear_fence, drain, undrain, sweep) with who did them and how (api, console, cli),
 and fleet events (worker registered, died, drained, deregistered, ejected, re-admitted), within
-the credential's claims. Times are local. --json prints the answer as it came, with the cursor
-of older entries.
+the credential's claims. Times are local. The server looks at a bounded part of the trail per
+request; the CLI follows its cursor (up to 20 requests) to fill --limit, and names the cursor
+of older entries: --before <cursor> lists them. --json prints the entries with that cursor.
 
   pinboard audit --kind action --limit 20`,
   "sweep-now": `usage: pinboard sweep-now [--json]

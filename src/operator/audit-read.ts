@@ -2,17 +2,25 @@ import { z } from "zod";
 import { type AuditEntry, isAuditType, isAuditVia, kindOf } from "../audit/entry.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
 import type { AppDeps } from "../deps.ts";
-import type { AuditQuery } from "./audit-query.ts";
+import { type AuditQuery, MAX_AUDIT_LIMIT } from "./audit-query.ts";
 import { visibleEntry } from "./audit-scope.ts";
 import { readAudit } from "./lua/index.ts";
 
 /** What this module uses of the app's dependencies. */
 export type AuditReadDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 
-/** Entries one batch looks at past the first (which looks at `limit`). */
-export const AUDIT_BATCH = 500;
-/** Batches one request reads at most: a page may stop early, and says where to go on. */
-export const AUDIT_BATCHES_PER_REQUEST = 8;
+/**
+ * Entries one script call looks at (the first looks at `limit`, when fewer): at most 64 KiB at
+ * AUDIT_ENTRY_MAX_BYTES each, a call keeps Redis well under a millisecond (bench/audit-readers.ts).
+ */
+export const AUDIT_SCAN_PER_CALL = 32;
+/**
+ * Entries one request looks at, at most, whatever the credential may see (the Redis work of a
+ * read does not grow with how little of the trail it may see): past it the page stops, with a
+ * cursor to go on from. As many as the largest page, so a credential that sees everything
+ * always gets a full one.
+ */
+export const AUDIT_SCAN_PER_REQUEST = MAX_AUDIT_LIMIT;
 
 export interface AuditPage {
   entries: AuditEntry[];
@@ -23,20 +31,26 @@ export interface AuditPage {
 /**
  * GET /registry/audit: the entries the credential may see (audit-scope.ts), newest first, at
  * most `limit`, older than `before`, of `kind` and `type` when given. The stream is read in
- * batches (the kind and type kept by the script, the scope judged here) until the page is full or
- * the trail ends, at most AUDIT_BATCHES_PER_REQUEST batches: a credential that sees few entries
- * may get fewer than `limit`, none even, with a cursor to go on from.
+ * calls of at most AUDIT_SCAN_PER_CALL entries (the kind and type kept by the script, the scope
+ * judged here) until the page is full, the trail ends or AUDIT_SCAN_PER_REQUEST entries were
+ * looked at: a credential that sees few entries may get fewer than `limit`, none even, with a
+ * cursor to go on from.
  */
 export async function auditPage(deps: AuditReadDeps, claim: PinboardClaim, query: AuditQuery): Promise<AuditPage> {
   const entries: AuditEntry[] = [];
   let before = query.before ?? "";
-  for (let batch = 0; batch < AUDIT_BATCHES_PER_REQUEST; batch++) {
+  let scanned = 0;
+  while (scanned < AUDIT_SCAN_PER_REQUEST) {
+    const first = scanned === 0 ? query.limit : AUDIT_SCAN_PER_CALL;
+    const count = Math.min(first, AUDIT_SCAN_PER_CALL, AUDIT_SCAN_PER_REQUEST - scanned);
     const read = await readAudit(deps.redis, deps.keys, {
       before,
-      count: batch === 0 ? query.limit : AUDIT_BATCH,
+      count,
       kind: query.kind ?? "",
       type: query.type ?? "",
+      names: prefilter(claim),
     });
+    scanned += count;
     for (const [i, raw] of read.entries.entries()) {
       const parsed = parseEntry(raw.id, raw.fields);
       const entry = parsed && visibleEntry(claim, parsed, deps.config.hostnameAware);
@@ -53,6 +67,19 @@ export async function auditPage(deps: AuditReadDeps, claim: PinboardClaim, query
   return { entries, cursor: before };
 }
 
+/** A claim with more namespaces than this is judged here only: each entry is checked for each. */
+const PREFILTER_MAX_NAMESPACES = 32;
+
+/**
+ * The namespaces the script keeps entries of, so that entries a narrow credential may not see
+ * are not sent at all: an entry is visible only when its target names one of the claim's
+ * namespaces (audit-scope.ts). "" (keep all) for a claim with "*" or with many namespaces.
+ */
+function prefilter(claim: PinboardClaim): string {
+  const { namespaces } = claim;
+  return namespaces.includes("*") || namespaces.length > PREFILTER_MAX_NAMESPACES ? "" : namespaces.join("\n");
+}
+
 const name = z.string().min(1);
 /** A target as stored; what scope is judged on must have its shape, the rest is dropped. */
 const storedTarget = z.object({
@@ -64,6 +91,7 @@ const storedTarget = z.object({
   hostname: name.optional(),
   clientId: name.optional(),
   sessionId: name.optional(),
+  namespacesOmitted: z.number().int().positive().optional(),
 });
 
 /** A stream entry as the trail wrote it, or null for one it did not (hand-written, another version). */

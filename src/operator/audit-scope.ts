@@ -13,7 +13,9 @@ function namespacesOf(target: AuditTarget): string[] {
  * (and envs) cut down to those. An entry without a hostname in hostname-aware mode (a wind-down of
  * a whole namespace, which may span hostnames) is visible only to a claim without a hostname
  * restriction. A fleet-wide entry (sweep) is visible only to a claim with "*" in namespaces (in
- * hostname-aware mode, and no hostname or env restriction). Null when it is not visible.
+ * hostname-aware mode, and no hostname or env restriction). A worker's namespaces the entry
+ * does not list (namespacesOmitted) are judged by none: only a claim with "*" in namespaces,
+ * which sees them all, is told how many there are. Null when it is not visible.
  */
 export function visibleEntry(claim: PinboardClaim, entry: AuditEntry, hostnameAware: boolean): AuditEntry | null {
   const { target } = entry;
@@ -29,14 +31,15 @@ export function visibleEntry(claim: PinboardClaim, entry: AuditEntry, hostnameAw
       (!hostnameAware || checkEnv(claim, target.env ?? target.envs?.[ns] ?? "") === null),
   );
   if (visible.length === 0) return null;
-  if (target.namespaces === undefined || visible.length === namespaces.length) return entry;
+  const omitted = target.namespacesOmitted !== undefined && !claim.namespaces.includes("*");
+  if (target.namespaces === undefined || (visible.length === namespaces.length && !omitted)) return entry;
   return { ...entry, target: cutDown(target, visible) };
 }
 
-/** A worker's target with only the visible namespaces, and their envs. */
+/** A worker's target with only the visible namespaces, and their envs; not how many were omitted. */
 function cutDown(target: AuditTarget, visible: string[]): AuditTarget {
-  const { envs } = target;
-  if (!envs) return { ...target, namespaces: visible };
+  const { envs, namespacesOmitted: _, ...rest } = target;
+  if (!envs) return { ...rest, namespaces: visible };
   const kept = visible.filter((ns) => Object.hasOwn(envs, ns)).map((ns) => [ns, envs[ns]!]);
-  return { ...target, namespaces: visible, envs: Object.fromEntries(kept) };
+  return { ...rest, namespaces: visible, envs: Object.fromEntries(kept) };
 }

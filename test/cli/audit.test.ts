@@ -1,7 +1,9 @@
 import { userInfo } from "node:os";
 import { describe, expect, it } from "vitest";
+import { recordAudit } from "../../src/audit/trail.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { localTime } from "../../src/cli/render-audit.ts";
+import { AUDIT_SCAN_PER_REQUEST } from "../../src/operator/audit-read.ts";
 import { newestOf, readTrail } from "../support/audit-trail.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
@@ -82,11 +84,43 @@ describe("pinboard and the audit trail", () => {
     expect(header).toMatch(/^TIME +TYPE +BY +VIA +TARGET +DETAIL$/);
     const newest = (await readTrail(pb, operator, "?kind=action&limit=1")).entries[0]!;
     expect(row).toMatch(new RegExp(`^${localTime(newest.at)} +sweep +local:\\S+ +cli +fleet +ran=true `));
-    expect(note).toBe("(older entries not shown: --json names the cursor)");
+    expect(note).toMatch(/^\(older entries: pinboard audit --before \d+-\d+\)$/);
 
     const events = await cli(["audit", "--kind", "event"]);
     expect(events.stdout).toMatch(/worker\.registered +- +registry +client cli-client \(\/cli\)/);
     expect(events.stdout).not.toMatch(/ drain /);
+  });
+
+  it("follows the server's cursor to fill --limit for a narrow credential; --before goes on from a cursor", async () => {
+    await registerOk(pb, token, registerBody(worker, { clientId: "seen-client", namespaces: ["/seen"] }));
+    // Newer than it, more entries than one request looks at, none of them /seen's.
+    for (let i = 0; i < 2 * AUDIT_SCAN_PER_REQUEST; i++) {
+      await recordAudit(pb.deps, {
+        kind: "action",
+        type: "undrain",
+        subject: "ops",
+        via: "api",
+        target: { sessionId: "s", clientId: "hidden", namespaces: ["/hidden"] },
+        detail: { revoked: false },
+      });
+    }
+    const narrow = { PINBOARD_OPERATOR_TOKEN: await credential("pinboard:operator", { namespaces: ["/seen"] }) };
+    const run = await cli(["audit", "--json", "--limit", "1"], narrow);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    const page = JSON.parse(run.stdout) as { entries: Array<{ id: string; target: unknown }>; cursor?: string };
+    expect(page.entries.map((e) => e.target)).toEqual([
+      { sessionId: expect.any(String), clientId: "seen-client", namespaces: ["/seen"] },
+    ]);
+    expect(page.cursor).toBe(page.entries[0]!.id);
+    const older = await cli(["audit", "--json", "--before", page.cursor!], narrow);
+    expect(JSON.parse(older.stdout)).toEqual({ entries: [] });
+
+    expect(await cli(["audit", "--before", "latest"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        'pinboard: --before: expected an entry id (a page\'s cursor), got "latest"\nRun "pinboard audit --help" for usage.\n',
+    });
   });
 
   it("refuses a bad --limit before any request", async () => {

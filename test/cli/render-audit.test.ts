@@ -60,7 +60,7 @@ describe("pinboard audit's rendering", () => {
       "TIME                 TYPE            BY     VIA         TARGET           DETAIL",
       "2025-03-04 17:05:09  drain           alice  console     client w-a (/a)  deadline=null",
       "2025-03-04 17:04:09  worker.ejected  -      data-plane  client w-a (/a)  ejectedUntil=5 ejections=1",
-      "(older entries not shown: --json names the cursor)",
+      "(older entries: pinboard audit --before 1-0)",
     ]);
     expect(renderAudit({ entries: [] })).toBe("no audit entries this credential may see");
   });

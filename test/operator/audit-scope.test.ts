@@ -24,6 +24,18 @@ const worker = (namespaces: string[], extra: Partial<AuditTarget> = {}) =>
   entry({ sessionId: "s", clientId: "c", namespaces, ...extra });
 
 describe("visibleEntry, single mode", () => {
+  it("judges a cut namespace list on the names it lists; only a claim with * is told how many were omitted", () => {
+    const cut = worker(["/a", "/b"], { namespacesOmitted: 254 });
+    expect(visibleEntry(claim({}), cut, false)).toBe(cut);
+    const narrow = { sessionId: "s", clientId: "c", namespaces: ["/a", "/b"] };
+    expect(visibleEntry(claim({ namespaces: ["/a", "/b"] }), cut, false)?.target).toEqual(narrow);
+    expect(visibleEntry(claim({ namespaces: ["/b", "/z"] }), cut, false)?.target).toEqual({
+      ...narrow,
+      namespaces: ["/b"],
+    });
+    expect(visibleEntry(claim({ namespaces: ["/z"] }), cut, false)).toBeNull();
+  });
+
   it("shows a namespace's entry to a claim with it or *, never to a claim without", () => {
     const windDown = entry({ namespace: "/a", id: "x" }, "wind_down");
     expect(visibleEntry(claim({ namespaces: ["/a"] }), windDown, false)).toBe(windDown);

@@ -1,6 +1,6 @@
 --[[
   append-audit: appends one entry to the audit trail, stamped with Redis' clock. The stream is
-  capped by MAXLEN ~ cap on every append.
+  capped by MAXLEN ~ cap on every append; the entry is cut to size first (includes/audit.lua).
 
   KEYS[1] audit      stream of audit entries
   ARGV[1] cap        the cap (PINBOARD_AUDIT_MAX_ENTRIES)
@@ -11,8 +11,8 @@
   ARGV[6] target     target JSON
   ARGV[7] detail     detail JSON
 
-  Returns the entry's id, or an error reply when the XADD failed (the key holds another type),
-  for the caller to log.
+  Returns the entry's id, or an error reply when the XADD failed (the key holds another type) or
+  the entry is too large even cut to size, for the caller to log.
 ]]
 --- @include "now"
 --- @include "audit"

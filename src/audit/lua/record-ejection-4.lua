@@ -29,7 +29,7 @@ local target = audit_worker_target(cjson.decode(raw))
 local previous = tonumber(redis.call('HGET', KEYS[2], sid) or '')
 if previous and previous <= now then
   audit_append(KEYS[1], ARGV[1], now, 'event', 'worker.readmitted', '', 'data-plane', target,
-    cjson.encode({ ejectedUntil = previous }))
+    { ejectedUntil = previous })
 end
 local ejections = 0
 local outlier = redis.call('HGET', KEYS[4], sid)
@@ -39,7 +39,7 @@ if outlier then
   if b then ejections = tonumber(string.sub(outlier, a + 1, b - 1)) or 0 end
 end
 local id = audit_append(KEYS[1], ARGV[1], now, 'event', 'worker.ejected', '', 'data-plane', target,
-  cjson.encode({ ejectedUntil = tonumber(ARGV[3]), ejections = ejections }))
+  { ejectedUntil = tonumber(ARGV[3]), ejections = ejections })
 redis.call('HSET', KEYS[2], sid, ARGV[3])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return 1

@@ -11,10 +11,114 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The entry's bytes (field names and values as stored); src/audit/entry.ts states the same.
+local AUDIT_ENTRY_MAX_BYTES = 2048
+-- Text shown but never judged: subject, clientId, id; then the advertise URL, Pinboard's own ids.
+local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
+-- Names scope is judged on (namespace, hostname, env), as JSON: a longer one is left out, never
+-- cut, so that a cut name can never match another credential's.
+local AUDIT_NAME_MAX = 256
+-- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
+local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
+
+-- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
+local function audit_json_bytes(s)
+  return #cjson.encode(s) - 2
+end
+
+-- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
+local function audit_prefix(s, n)
+  if n >= #s then return s end
+  while n > 0 do
+    local b = string.byte(s, n + 1)
+    if b < 128 or b >= 192 then break end
+    n = n - 1
+  end
+  return string.sub(s, 1, n)
+end
+
+-- \`s\` in at most \`max\` JSON bytes, cut on a UTF-8 character boundary and ended by "…" (three
+-- bytes): the longest prefix that fits, found by bisection.
+local function audit_cut(s, max)
+  if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
+  local lo, hi = 0, math.min(max - 3, #s)
+  while lo < hi do
+    local mid = math.ceil((lo + hi) / 2)
+    if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
+  end
+  return audit_prefix(s, lo) .. '\\226\\128\\166'
+end
+
+local function audit_name(s)
+  if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
+  return nil
+end
+
+-- The namespaces listed while their JSON (and their envs') stays within AUDIT_NAMES_MAX.
+local function audit_fit_namespaces(t, out)
+  local envs = type(t.envs) == 'table' and t.envs or {}
+  local kept, kept_envs, used, any_env = {}, {}, 0, false
+  for i, ns in ipairs(t.namespaces) do
+    local name, env = audit_name(ns), audit_name(envs[ns])
+    local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
+    if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
+    if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
+      out.namespacesOmitted = #t.namespaces - i + 1
+      break
+    end
+    used = used + cost
+    kept[#kept + 1] = name
+    if env then kept_envs[name], any_env = env, true end
+  end
+  if #kept > 0 then out.namespaces = kept end
+  if any_env then out.envs = kept_envs end
+end
+
+local function audit_fit_target(t)
+  local out = {
+    namespace = audit_name(t.namespace),
+    env = audit_name(t.env),
+    hostname = audit_name(t.hostname),
+    id = audit_cut(t.id, AUDIT_TEXT_MAX * 2),
+    clientId = audit_cut(t.clientId, AUDIT_TEXT_MAX),
+    sessionId = audit_cut(t.sessionId, AUDIT_SESSION_MAX),
+  }
+  if type(t.namespaces) == 'table' then audit_fit_namespaces(t, out) end
+  return out
+end
+
+local function audit_fit_detail(d)
+  local out = {}
+  for k, v in pairs(d) do out[k] = audit_cut(v, AUDIT_TEXT_MAX) end
+  out.advertiseUrl = audit_cut(d.advertiseUrl, AUDIT_URL_MAX)
+  out.replaced = audit_cut(d.replaced, AUDIT_SESSION_MAX)
+  return out
+end
+
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
-  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*',
-    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type, 'subject', subject, 'via', via,
-    'target', target, 'detail', detail)
+  local fields = {
+    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
+    'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
+  }
+  local bytes = 0
+  for i = 1, #fields do bytes = bytes + #fields[i] end
+  if bytes > AUDIT_ENTRY_MAX_BYTES then return { err = 'audit entry too large: ' .. bytes .. ' bytes' } end
+  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*', unpack(fields))
 end
 
 local function audit_worker_target(rec)
@@ -30,14 +134,14 @@ local function audit_worker_target(rec)
     end
   end
   if any then t.envs = envs end
-  return cjson.encode(t)
+  return t
 end
 
 local id = audit_append(KEYS[1], ARGV[1], now_ms(), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return id
 `,
-  "26fc57fb261d9b08e16923b41b432a9d1a3acd9f",
+  "d7d36c8b9ef157ce3c752cd56d64a2403ef1db0f",
 );
 
 export interface AppendAuditKeys {
@@ -80,10 +184,114 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The entry's bytes (field names and values as stored); src/audit/entry.ts states the same.
+local AUDIT_ENTRY_MAX_BYTES = 2048
+-- Text shown but never judged: subject, clientId, id; then the advertise URL, Pinboard's own ids.
+local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
+-- Names scope is judged on (namespace, hostname, env), as JSON: a longer one is left out, never
+-- cut, so that a cut name can never match another credential's.
+local AUDIT_NAME_MAX = 256
+-- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
+local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
+
+-- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
+local function audit_json_bytes(s)
+  return #cjson.encode(s) - 2
+end
+
+-- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
+local function audit_prefix(s, n)
+  if n >= #s then return s end
+  while n > 0 do
+    local b = string.byte(s, n + 1)
+    if b < 128 or b >= 192 then break end
+    n = n - 1
+  end
+  return string.sub(s, 1, n)
+end
+
+-- \`s\` in at most \`max\` JSON bytes, cut on a UTF-8 character boundary and ended by "…" (three
+-- bytes): the longest prefix that fits, found by bisection.
+local function audit_cut(s, max)
+  if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
+  local lo, hi = 0, math.min(max - 3, #s)
+  while lo < hi do
+    local mid = math.ceil((lo + hi) / 2)
+    if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
+  end
+  return audit_prefix(s, lo) .. '\\226\\128\\166'
+end
+
+local function audit_name(s)
+  if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
+  return nil
+end
+
+-- The namespaces listed while their JSON (and their envs') stays within AUDIT_NAMES_MAX.
+local function audit_fit_namespaces(t, out)
+  local envs = type(t.envs) == 'table' and t.envs or {}
+  local kept, kept_envs, used, any_env = {}, {}, 0, false
+  for i, ns in ipairs(t.namespaces) do
+    local name, env = audit_name(ns), audit_name(envs[ns])
+    local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
+    if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
+    if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
+      out.namespacesOmitted = #t.namespaces - i + 1
+      break
+    end
+    used = used + cost
+    kept[#kept + 1] = name
+    if env then kept_envs[name], any_env = env, true end
+  end
+  if #kept > 0 then out.namespaces = kept end
+  if any_env then out.envs = kept_envs end
+end
+
+local function audit_fit_target(t)
+  local out = {
+    namespace = audit_name(t.namespace),
+    env = audit_name(t.env),
+    hostname = audit_name(t.hostname),
+    id = audit_cut(t.id, AUDIT_TEXT_MAX * 2),
+    clientId = audit_cut(t.clientId, AUDIT_TEXT_MAX),
+    sessionId = audit_cut(t.sessionId, AUDIT_SESSION_MAX),
+  }
+  if type(t.namespaces) == 'table' then audit_fit_namespaces(t, out) end
+  return out
+end
+
+local function audit_fit_detail(d)
+  local out = {}
+  for k, v in pairs(d) do out[k] = audit_cut(v, AUDIT_TEXT_MAX) end
+  out.advertiseUrl = audit_cut(d.advertiseUrl, AUDIT_URL_MAX)
+  out.replaced = audit_cut(d.replaced, AUDIT_SESSION_MAX)
+  return out
+end
+
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
-  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*',
-    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type, 'subject', subject, 'via', via,
-    'target', target, 'detail', detail)
+  local fields = {
+    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
+    'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
+  }
+  local bytes = 0
+  for i = 1, #fields do bytes = bytes + #fields[i] end
+  if bytes > AUDIT_ENTRY_MAX_BYTES then return { err = 'audit entry too large: ' .. bytes .. ' bytes' } end
+  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*', unpack(fields))
 end
 
 local function audit_worker_target(rec)
@@ -99,7 +307,7 @@ local function audit_worker_target(rec)
     end
   end
   if any then t.envs = envs end
-  return cjson.encode(t)
+  return t
 end
 
 local now = now_ms()
@@ -113,7 +321,7 @@ local target = audit_worker_target(cjson.decode(raw))
 local previous = tonumber(redis.call('HGET', KEYS[2], sid) or '')
 if previous and previous <= now then
   audit_append(KEYS[1], ARGV[1], now, 'event', 'worker.readmitted', '', 'data-plane', target,
-    cjson.encode({ ejectedUntil = previous }))
+    { ejectedUntil = previous })
 end
 local ejections = 0
 local outlier = redis.call('HGET', KEYS[4], sid)
@@ -123,12 +331,12 @@ if outlier then
   if b then ejections = tonumber(string.sub(outlier, a + 1, b - 1)) or 0 end
 end
 local id = audit_append(KEYS[1], ARGV[1], now, 'event', 'worker.ejected', '', 'data-plane', target,
-  cjson.encode({ ejectedUntil = tonumber(ARGV[3]), ejections = ejections }))
+  { ejectedUntil = tonumber(ARGV[3]), ejections = ejections })
 redis.call('HSET', KEYS[2], sid, ARGV[3])
 if type(id) == 'table' and id.err then return redis.error_reply(id.err) end
 return 1
 `,
-  "3fd975bbda8c3e054f5bf001f6ad3e6ed579564c",
+  "f8b29501ad8fb8cbcccaf1005def14caaf0a8438",
 );
 
 export interface RecordEjectionKeys {

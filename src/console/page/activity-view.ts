@@ -22,6 +22,12 @@ const WORDS: Record<string, string> = {
 };
 
 const PAGE = 50;
+/**
+ * Requests one click on "Older" makes at most to find an entry: the server looks at a bounded
+ * part of the trail per request, so a narrow credential may get empty pages with a cursor. A
+ * refresh (every few seconds) makes one request, never more.
+ */
+const OLDER_REQUESTS = 5;
 type Filter = "" | "action" | "event";
 
 /**
@@ -32,6 +38,8 @@ export class ActivityView {
   private filter: Filter = "";
   private older: AuditEntry[] = [];
   private cursor: string | undefined;
+  /** Whether the operator went past the newest page: the cursor is then where "Older" left off. */
+  private paged = false;
   private readonly list = h("div", { id: "activity-list" });
 
   constructor(host: HTMLElement) {
@@ -48,6 +56,7 @@ export class ActivityView {
   private setFilter(filter: Filter): void {
     this.filter = filter;
     this.older = [];
+    this.paged = false;
     void this.load();
   }
 
@@ -59,16 +68,20 @@ export class ActivityView {
       return;
     }
     const newest = answer.body.entries;
-    if (this.older.length === 0) this.cursor = answer.body.cursor;
+    if (!this.paged) this.cursor = answer.body.cursor;
     const seen = new Set(newest.map((e) => e.id));
     this.draw([...newest, ...this.older.filter((e) => !seen.has(e.id))]);
   }
 
   private async more(): Promise<void> {
-    const answer = await this.page(this.cursor);
-    if (answer.status !== 200 || !answer.body) return;
-    this.older.push(...answer.body.entries);
-    this.cursor = answer.body.cursor;
+    this.paged = true;
+    for (let request = 0; request < OLDER_REQUESTS && this.cursor; request++) {
+      const answer = await this.page(this.cursor);
+      if (answer.status !== 200 || !answer.body) return;
+      this.older.push(...answer.body.entries);
+      this.cursor = answer.body.cursor;
+      if (answer.body.entries.length > 0) break;
+    }
     await this.load();
   }
 
@@ -86,7 +99,13 @@ export class ActivityView {
         "div",
         {},
         entries.length === 0
-          ? h("p", { class: "muted" }, "Nothing recorded yet that this credential may see.")
+          ? h(
+              "p",
+              { class: "muted" },
+              this.cursor
+                ? "Nothing this credential may see among the newest entries."
+                : "Nothing recorded yet that this credential may see.",
+            )
           : h(
               "ol",
               { class: "timeline", "aria-label": "Audit trail and fleet events" },
@@ -129,7 +148,10 @@ function viaText(e: AuditEntry): HTMLElement | null {
 function targetText(target: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof target.clientId === "string") parts.push(target.clientId);
-  if (Array.isArray(target.namespaces)) parts.push(target.namespaces.join(", "));
+  if (Array.isArray(target.namespaces)) {
+    const omitted = typeof target.namespacesOmitted === "number" ? ` and ${target.namespacesOmitted} more` : "";
+    parts.push(`${target.namespaces.join(", ")}${omitted}`);
+  }
   if (typeof target.namespace === "string")
     parts.push(typeof target.id === "string" ? `${target.namespace}/${target.id}` : target.namespace);
   if (typeof target.env === "string") parts.push(`env ${target.env}`);

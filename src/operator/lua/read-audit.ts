@@ -12,6 +12,8 @@ export interface ReadAuditInput {
   kind: string;
   /** "" for every type. */
   type: string;
+  /** Namespaces, one per line: only entries whose target names one (a superset of the visible); "" for all. */
+  names: string;
 }
 
 export interface AuditBatch {

@@ -136,6 +136,19 @@ export const readAuditScript = defineScript(
   "read-audit",
   `
 local before, count = ARGV[1], tonumber(ARGV[2])
+-- Each namespace as a JSON string, as JSON.stringify writes it and as cjson does ("\\/").
+local quoted = {}
+for ns in string.gmatch(ARGV[5], '[^\\n]+') do
+  quoted[#quoted + 1] = '"' .. ns .. '"'
+  quoted[#quoted + 1] = '"\\\\/' .. string.sub(ns, 2) .. '"'
+end
+local function names_one(target)
+  if #quoted == 0 then return true end
+  for _, q in ipairs(quoted) do
+    if string.find(target, q, 1, true) then return true end
+  end
+  return false
+end
 local top = '+'
 if before ~= '' then top = before end
 -- One more than asked for (two past \`before\`, which XREVRANGE includes): whether older ones remain.
@@ -149,11 +162,13 @@ for _, entry in ipairs(batch) do
       break
     end
     seen, last = seen + 1, entry[1]
-    local fields, kind, kind_type = entry[2], '', ''
+    local fields, kind, kind_type, target = entry[2], '', '', ''
     for i = 1, #fields, 2 do
-      if fields[i] == 'kind' then kind = fields[i + 1] elseif fields[i] == 'type' then kind_type = fields[i + 1] end
+      local f = fields[i]
+      if f == 'kind' then kind = fields[i + 1] elseif f == 'type' then kind_type = fields[i + 1]
+      elseif f == 'target' then target = fields[i + 1] end
     end
-    if (ARGV[3] == '' or ARGV[3] == kind) and (ARGV[4] == '' or ARGV[4] == kind_type) then
+    if (ARGV[3] == '' or ARGV[3] == kind) and (ARGV[4] == '' or ARGV[4] == kind_type) and names_one(target) then
       out[#out + 1] = entry[1]
       out[#out + 1] = fields
     end
@@ -161,7 +176,7 @@ for _, entry in ipairs(batch) do
 end
 return out
 `,
-  "0227b87072b1637a84fbb71b52d497468bcae854",
+  "9a3f8888d43b71dea2e1c8cef6f9ca13e8c0a284",
 );
 
 export interface ReadAuditKeys {
@@ -178,6 +193,8 @@ export interface ReadAuditArgv {
   kind: string | number;
   /** ARGV[4] an entry type, or "" for every type */
   type: string | number;
+  /** ARGV[5] namespaces, one per line: only entries whose target names one of them (a superset of what the credential sees, judged exactly by the caller); "" for all */
+  names: string | number;
 }
 
 /** read-audit's call: KEYS and ARGV in the order its header names them. */
@@ -185,7 +202,7 @@ export function readAuditScriptCall(keys: ReadAuditKeys, argv: ReadAuditArgv): S
   return {
     script: readAuditScript,
     keys: [keys.audit],
-    args: [argv.before, argv.count, argv.kind, argv.type],
+    args: [argv.before, argv.count, argv.kind, argv.type, argv.names],
   };
 }
 

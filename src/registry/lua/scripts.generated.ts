@@ -959,10 +959,114 @@ local function drop_session(sessions_key, index_key, clients_key, rec)
   end
 end
 
+-- The entry's bytes (field names and values as stored); src/audit/entry.ts states the same.
+local AUDIT_ENTRY_MAX_BYTES = 2048
+-- Text shown but never judged: subject, clientId, id; then the advertise URL, Pinboard's own ids.
+local AUDIT_TEXT_MAX, AUDIT_URL_MAX, AUDIT_SESSION_MAX = 128, 256, 64
+-- Names scope is judged on (namespace, hostname, env), as JSON: a longer one is left out, never
+-- cut, so that a cut name can never match another credential's.
+local AUDIT_NAME_MAX = 256
+-- The namespaces (and their envs) listed, as JSON; the rest are counted in namespacesOmitted.
+local AUDIT_NAMES_MAX = 640
+-- Set when fitting changed a value: JSON that needed no change is stored as the caller wrote it.
+local audit_changed = false
+
+-- The bytes \`s\` takes in an entry's JSON (escapes included: "/" is "\\/", a control byte six).
+local function audit_json_bytes(s)
+  return #cjson.encode(s) - 2
+end
+
+-- The first \`n\` bytes of \`s\`, fewer when byte n + 1 continues a UTF-8 character.
+local function audit_prefix(s, n)
+  if n >= #s then return s end
+  while n > 0 do
+    local b = string.byte(s, n + 1)
+    if b < 128 or b >= 192 then break end
+    n = n - 1
+  end
+  return string.sub(s, 1, n)
+end
+
+-- \`s\` in at most \`max\` JSON bytes, cut on a UTF-8 character boundary and ended by "…" (three
+-- bytes): the longest prefix that fits, found by bisection.
+local function audit_cut(s, max)
+  if type(s) ~= 'string' or audit_json_bytes(s) <= max then return s end
+  audit_changed = true
+  local lo, hi = 0, math.min(max - 3, #s)
+  while lo < hi do
+    local mid = math.ceil((lo + hi) / 2)
+    if audit_json_bytes(audit_prefix(s, mid)) + 3 <= max then lo = mid else hi = mid - 1 end
+  end
+  return audit_prefix(s, lo) .. '\\226\\128\\166'
+end
+
+local function audit_name(s)
+  if type(s) == 'string' and s ~= '' and audit_json_bytes(s) <= AUDIT_NAME_MAX then return s end
+  if s ~= nil then audit_changed = true end
+  return nil
+end
+
+-- The namespaces listed while their JSON (and their envs') stays within AUDIT_NAMES_MAX.
+local function audit_fit_namespaces(t, out)
+  local envs = type(t.envs) == 'table' and t.envs or {}
+  local kept, kept_envs, used, any_env = {}, {}, 0, false
+  for i, ns in ipairs(t.namespaces) do
+    local name, env = audit_name(ns), audit_name(envs[ns])
+    local cost = name and audit_json_bytes(name) + 3 or AUDIT_NAMES_MAX + 1
+    if env then cost = cost * 2 + audit_json_bytes(env) + 3 end
+    if used + cost > AUDIT_NAMES_MAX then
+      audit_changed = true
+      out.namespacesOmitted = #t.namespaces - i + 1
+      break
+    end
+    used = used + cost
+    kept[#kept + 1] = name
+    if env then kept_envs[name], any_env = env, true end
+  end
+  if #kept > 0 then out.namespaces = kept end
+  if any_env then out.envs = kept_envs end
+end
+
+local function audit_fit_target(t)
+  local out = {
+    namespace = audit_name(t.namespace),
+    env = audit_name(t.env),
+    hostname = audit_name(t.hostname),
+    id = audit_cut(t.id, AUDIT_TEXT_MAX * 2),
+    clientId = audit_cut(t.clientId, AUDIT_TEXT_MAX),
+    sessionId = audit_cut(t.sessionId, AUDIT_SESSION_MAX),
+  }
+  if type(t.namespaces) == 'table' then audit_fit_namespaces(t, out) end
+  return out
+end
+
+local function audit_fit_detail(d)
+  local out = {}
+  for k, v in pairs(d) do out[k] = audit_cut(v, AUDIT_TEXT_MAX) end
+  out.advertiseUrl = audit_cut(d.advertiseUrl, AUDIT_URL_MAX)
+  out.replaced = audit_cut(d.replaced, AUDIT_SESSION_MAX)
+  return out
+end
+
+-- \`value\` (a table, or JSON of one) fitted by \`fit\`, as JSON.
+local function audit_fitted(value, fit)
+  local json = type(value) == 'string' and value or nil
+  audit_changed = json == nil
+  local out = fit(json and cjson.decode(value) or value)
+  if audit_changed then return cjson.encode(out) end
+  return json
+end
+
 local function audit_append(audit_key, cap, now, kind, kind_type, subject, via, target, detail)
-  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*',
-    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type, 'subject', subject, 'via', via,
-    'target', target, 'detail', detail)
+  local fields = {
+    'at', string.format('%.0f', now), 'kind', kind, 'type', kind_type,
+    'subject', audit_cut(subject, AUDIT_TEXT_MAX), 'via', via,
+    'target', audit_fitted(target, audit_fit_target), 'detail', audit_fitted(detail, audit_fit_detail),
+  }
+  local bytes = 0
+  for i = 1, #fields do bytes = bytes + #fields[i] end
+  if bytes > AUDIT_ENTRY_MAX_BYTES then return { err = 'audit entry too large: ' .. bytes .. ' bytes' } end
+  return redis.pcall('XADD', audit_key, 'MAXLEN', '~', cap, '*', unpack(fields))
 end
 
 local function audit_worker_target(rec)
@@ -978,7 +1082,7 @@ local function audit_worker_target(rec)
     end
   end
   if any then t.envs = envs end
-  return cjson.encode(t)
+  return t
 end
 
 local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, envs_key, now, lease, aware,
@@ -986,7 +1090,7 @@ local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, 
   for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
     drop_session(sessions_key, index_key, clients_key, d.rec)
     audit_append(audit_key, audit_cap, now, 'event', 'worker.died', '', audit_via, audit_worker_target(d.rec),
-      cjson.encode({ expiredAt = d.rec.expiry, draining = d.rec.draining == true }))
+      { expiredAt = d.rec.expiry, draining = d.rec.draining == true })
   end
   if not aware then return end
   local live_hn, live_env = {}, {}
@@ -1155,7 +1259,7 @@ index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `,
-  "181e61e76a9649471721519db82b06b584e0787f",
+  "4748e85249abcd28f3805940c8a869ddcd6cbbfe",
 );
 
 export interface RegisterSessionKeys {

@@ -37,7 +37,7 @@ for i = 1, #ejections, 2 do
     local raw = redis.call('HGET', KEYS[1], sid)
     if raw then
       audit_append(KEYS[7], ARGV[3], now, 'event', 'worker.readmitted', '', 'sweeper',
-        audit_worker_target(cjson.decode(raw)), cjson.encode({ ejectedUntil = ejected_until }))
+        audit_worker_target(cjson.decode(raw)), { ejectedUntil = ejected_until })
     end
     redis.call('HDEL', KEYS[8], sid)
   end

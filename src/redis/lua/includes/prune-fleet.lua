@@ -15,7 +15,7 @@ local function prune_fleet(sessions_key, index_key, clients_key, hostnames_key, 
   for _, d in ipairs(index_dead(sessions_key, index_key, now, lease)) do
     drop_session(sessions_key, index_key, clients_key, d.rec)
     audit_append(audit_key, audit_cap, now, 'event', 'worker.died', '', audit_via, audit_worker_target(d.rec),
-      cjson.encode({ expiredAt = d.rec.expiry, draining = d.rec.draining == true }))
+      { expiredAt = d.rec.expiry, draining = d.rec.draining == true })
   end
   if not aware then return end
   local live_hn, live_env = {}, {}
