@@ -168,7 +168,7 @@ export const configSchema = variables.transform((raw) => ({
     clusterNodes: raw.REDIS_CLUSTER_NODES,
     restUrl: raw.UPSTASH_REDIS_REST_URL,
     restToken: raw.UPSTASH_REDIS_REST_TOKEN,
-    /** Node: how long one Redis command may take before the request gets 503 (ms). */
+    /** How long one Redis command (Node) or REST request (Workers) may take before the request gets 503 (ms). */
     timeoutMs: raw.PINBOARD_REDIS_TIMEOUT_MS,
   },
   prefix: raw.PINBOARD_PREFIX,

@@ -16,6 +16,11 @@ export interface UpstashRedisOptions {
   token: string;
   /** The largest POST body to send (REST_MAX_REQUEST_BYTES by default). */
   maxRequestBytes?: number;
+  /**
+   * How long one HTTP request (a pipeline, the client's own retries included) may take before it
+   * is aborted and its commands fail as RedisUnavailableError (PINBOARD_REDIS_TIMEOUT_MS).
+   */
+  timeoutMs: number;
 }
 
 /**
@@ -38,6 +43,9 @@ export class UpstashRedis implements RedisPort {
       enableTelemetry: false,
       // The batcher pipelines (with a size budget the client's own auto-pipelining lacks).
       enableAutoPipelining: false,
+      // A function: the client calls it once per request, so every request gets its own deadline,
+      // and an abort is thrown (a plain signal would be answered with a fake `{"result":"Aborted"}`).
+      signal: () => AbortSignal.timeout(options.timeoutMs),
     });
     this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES);
   }

@@ -38,7 +38,11 @@ export function isolateFor(env: Env): Isolate {
         "(it mints a development key), or put it in .dev.vars; deployed: wrangler secret put PINBOARD_PASSPORT_SECRET",
     ]);
   }
-  const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
+  const redis = new UpstashRedis({
+    url: config.redis.restUrl,
+    token: config.redis.restToken,
+    timeoutMs: config.redis.timeoutMs,
+  });
   const deps = buildDeps({ config, redis, runtime: workersRuntime() });
   // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
   const adminHostname = config.admin.hostname;
