@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { instanceMember } from "../../src/contract/durable-index.ts";
 import { Keys } from "../../src/redis/keys.ts";
+import { SubrequestBudget } from "../../src/sweeper/subrequest-budget.ts";
 import { sweepWakes, WAKE_PARK_AFTER } from "../../src/sweeper/wakes.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
@@ -36,7 +37,7 @@ async function awaitingWake(durable = true): Promise<{ id: string; bucket: numbe
   return { id, bucket, field };
 }
 
-const sweep = () => sweepWakes(pb.deps, 100, 0, async () => true);
+const sweep = () => sweepWakes({ ...pb.deps, budget: new SubrequestBudget(Infinity) }, async () => true);
 const wakeCalls = (id: string) => worker.seen.filter((r) => r.method === "POST" && r.url === `${NS}/${id}/_wake`);
 
 beforeEach(async () => {

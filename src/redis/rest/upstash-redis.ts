@@ -9,6 +9,7 @@ import {
   timeReplyToMs,
   withScores,
 } from "../port.ts";
+import type { RequestMeter } from "../request-meter.ts";
 import { type BatchedCommand, REST_MAX_REQUEST_BYTES, RestBatcher } from "./upstash-batch.ts";
 
 export interface UpstashRedisOptions {
@@ -35,7 +36,10 @@ export class UpstashRedis implements RedisPort {
   readonly client: Redis;
   private readonly batch: RestBatcher;
 
-  constructor(options: UpstashRedisOptions) {
+  constructor(
+    private readonly options: UpstashRedisOptions,
+    meter?: RequestMeter,
+  ) {
     this.client = new Redis({
       url: options.url,
       token: options.token,
@@ -46,8 +50,15 @@ export class UpstashRedis implements RedisPort {
       // A function: the client calls it once per request, so every request gets its own deadline,
       // and an abort is thrown (a plain signal would be answered with a fake `{"result":"Aborted"}`).
       signal: () => AbortSignal.timeout(options.timeoutMs),
+      // Metered, each HTTP request is one fetch: the client's own retries would be uncounted subrequests.
+      ...(meter ? { retry: { retries: 0 } } : {}),
     });
-    this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES);
+    this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES, meter);
+  }
+
+  /** A client of its own whose every HTTP request (one fetch, no retries) first draws from `meter`. */
+  metered(meter: RequestMeter): RedisPort {
+    return new UpstashRedis(this.options, meter);
   }
 
   private send<T>(command: BatchedCommand): Promise<T> {

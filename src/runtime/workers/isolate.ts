@@ -78,12 +78,21 @@ export function configFailure(err: unknown): Response {
   );
 }
 
+/** Subrequests per invocation on the Workers Free plan (each fetch and each Redis REST call counts). */
+const FREE_PLAN_SUBREQUESTS = 50;
+
 /**
  * What the core may ask of an isolate: background work outlives a request only through its
- * waitUntil, and workerd's fetch hands over a Content-Encoding body undecoded.
+ * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, and the plan caps subrequests.
  */
 function workersRuntime(): RuntimeInfo {
-  return { label: "workers", backgroundWork: "request-bound", fetchDecodesBodies: false, startedAt: Date.now() };
+  return {
+    label: "workers",
+    backgroundWork: "request-bound",
+    fetchDecodesBodies: false,
+    startedAt: Date.now(),
+    subrequestsPerInvocation: FREE_PLAN_SUBREQUESTS,
+  };
 }
 
 /** The peer on Workers: CF-Connecting-IP, which Cloudflare's edge sets (any client can send it elsewhere). */
