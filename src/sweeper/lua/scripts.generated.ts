@@ -481,15 +481,15 @@ for i = 1, #fields, 2 do
     due[#due + 1] = fields[i]
   end
 end
-local next = truncated and cursor or page[1]
-if next == '0' then
+local resume = truncated and cursor or page[1]
+if resume == '0' then
   redis.call('DEL', KEYS[3])
 else
-  redis.call('SET', KEYS[3], next)
+  redis.call('SET', KEYS[3], resume)
 end
-return {next, due, truncated and 1 or 0}
+return {resume, due, truncated and 1 or 0}
 `,
-  "1cc7ec49a2cfa3c576aeaddc63f03a84101b6f71",
+  "52db8af1a68c059b48864c827e05e9043d55174b",
 );
 
 export interface WakePageKeys {

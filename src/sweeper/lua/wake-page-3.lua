@@ -35,10 +35,10 @@ for i = 1, #fields, 2 do
     due[#due + 1] = fields[i]
   end
 end
-local next = truncated and cursor or page[1]
-if next == '0' then
+local resume = truncated and cursor or page[1]
+if resume == '0' then
   redis.call('DEL', KEYS[3])
 else
-  redis.call('SET', KEYS[3], next)
+  redis.call('SET', KEYS[3], resume)
 end
-return {next, due, truncated and 1 or 0}
+return {resume, due, truncated and 1 or 0}
