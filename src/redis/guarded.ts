@@ -72,6 +72,9 @@ export class GuardedRedis implements RedisPort {
   hget(key: string, field: string): Promise<string | null> {
     return this.guard(() => this.inner.hget(key, field));
   }
+  hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    return this.guard(() => this.inner.hmget(key, fields));
+  }
   smembers(key: string): Promise<string[]> {
     return this.guard(() => this.inner.smembers(key));
   }

@@ -21,6 +21,8 @@ export interface RedisPort {
   set(key: string, value: string): Promise<void>;
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
+  /** The value of each field (null where it has none), in order; one command. */
+  hmget(key: string, fields: string[]): Promise<(string | null)[]>;
   smembers(key: string): Promise<string[]>;
   /**
    * One HSCAN page: the next cursor ("0" when done) and the [field, value] pairs in Redis' order

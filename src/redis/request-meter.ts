@@ -63,6 +63,9 @@ export class MeteredRedis implements RedisPort {
   hget(key: string, field: string): Promise<string | null> {
     return this.draw(() => this.inner.hget(key, field));
   }
+  hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    return this.draw(() => this.inner.hmget(key, fields));
+  }
   smembers(key: string): Promise<string[]> {
     return this.draw(() => this.inner.smembers(key));
   }

@@ -96,8 +96,9 @@ function targetsOf(page: WakePage): Target[] {
 async function wakeRound(deps: WakesDeps, due: Target[], report: WakeReport): Promise<number> {
   const { durable, budget, config } = deps;
   const now = deps.now();
-  const hostnames = await Promise.all(
-    due.map((t) => durable.redis.hget(durable.keys.instances, instanceMember(t.ns, t.id))),
+  const hostnames = await durable.redis.hmget(
+    durable.keys.instances,
+    due.map((t) => instanceMember(t.ns, t.id)),
   );
   const outcomes: Array<{ target: Target; outcome: WakeOutcome }> = [];
   let wakes = report.woken + report.pending + report.failed;

@@ -109,6 +109,16 @@ export class UpstashRedis implements RedisPort {
     return this.send<string | null>({ wire: ["hget", key, field], add: (p) => p.hget(key, field) });
   }
 
+  async hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    if (fields.length === 0) return [];
+    // With deserialization off the client hands back Redis' reply: one value or nil per field.
+    const reply = await this.send<unknown[] | null>({
+      wire: ["hmget", key, ...fields],
+      add: (p) => p.hmget(key, ...fields),
+    });
+    return fields.map((_, i) => (reply?.[i] === null || reply?.[i] === undefined ? null : String(reply[i])));
+  }
+
   async smembers(key: string): Promise<string[]> {
     return (await this.send<unknown[]>({ wire: ["smembers", key], add: (p) => p.smembers(key) })).map(String);
   }
