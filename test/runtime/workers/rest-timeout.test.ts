@@ -24,7 +24,8 @@ beforeAll(async () => {
   [worker, token] = await Promise.all([startChallengeServer(), credential("pinboard:worker")]);
   wk = await startWorkersEntry({
     redis: t,
-    env: { PINBOARD_REDIS_TIMEOUT_MS: "300", PINBOARD_VERIFY_TIMEOUT_MS: "1000", PINBOARD_LOG_LEVEL: "error" },
+    // The default PINBOARD_REDIS_TIMEOUT_MS (2 s): long enough for a register over a loaded cluster bridge.
+    env: { PINBOARD_VERIFY_TIMEOUT_MS: "1000", PINBOARD_LOG_LEVEL: "error" },
     restUrl: async (bridge) => {
       proxy = await startHangProxy(bridge.port);
       return proxy.url;
