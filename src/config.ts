@@ -122,7 +122,7 @@ const variables = z.object({
   PINBOARD_DURABLE_PREFIX: prefix.default("pinned:"),
   PINBOARD_DURABLE_REDIS_URL: url("redis").optional(),
   PINBOARD_SWEEP_BATCH: int(1, 10_000).default(50),
-  PINBOARD_SWEEP_SUBREQUEST_BUDGET: int(12, 1_000_000).optional(),
+  PINBOARD_SWEEP_SUBREQUEST_BUDGET: int(20, 1_000_000).optional(),
   PINBOARD_AUDIT_MAX_ENTRIES: int(1, 10_000_000).default(10_000),
   PINBOARD_DATA_PLANE_RULES: z
     .string()

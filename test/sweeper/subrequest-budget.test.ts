@@ -18,14 +18,14 @@ describe("a sweep pass's subrequest budget", () => {
     expect(sweepSubrequestLimit({ config: parseConfig({}), runtime: runtime() })).toBe(Infinity);
   });
 
-  it("PINBOARD_SWEEP_SUBREQUEST_BUDGET overrides either default, from 12 up", () => {
+  it("PINBOARD_SWEEP_SUBREQUEST_BUDGET overrides either default, from 20 up", () => {
     const config = parseConfig({ PINBOARD_SWEEP_SUBREQUEST_BUDGET: "9000" });
     expect(config.sweepSubrequestBudget).toBe(9000);
     expect(sweepSubrequestLimit({ config, runtime: runtime(50) })).toBe(9000);
     expect(sweepSubrequestLimit({ config, runtime: runtime() })).toBe(9000);
-    expect(() => parseConfig({ PINBOARD_SWEEP_SUBREQUEST_BUDGET: "11" })).toThrow(ConfigError);
-    expect(() => parseConfig({ PINBOARD_SWEEP_SUBREQUEST_BUDGET: "11" })).toThrow(
-      "PINBOARD_SWEEP_SUBREQUEST_BUDGET: expected an integer from 12 to 1000000",
+    expect(() => parseConfig({ PINBOARD_SWEEP_SUBREQUEST_BUDGET: "19" })).toThrow(ConfigError);
+    expect(() => parseConfig({ PINBOARD_SWEEP_SUBREQUEST_BUDGET: "19" })).toThrow(
+      "PINBOARD_SWEEP_SUBREQUEST_BUDGET: expected an integer from 20 to 1000000",
     );
   });
 
