@@ -58,6 +58,7 @@ export const UNIT_TESTS = [
   "test/scripts/chaos/statistics.test.ts",
   "test/scripts/demo/instructions.test.ts",
   "test/scripts/dev/worker-env-file.test.ts",
+  "test/sweeper/subrequest-budget.test.ts",
 ];
 
 /**

@@ -122,6 +122,7 @@ const variables = z.object({
   PINBOARD_DURABLE_PREFIX: prefix.default("pinned:"),
   PINBOARD_DURABLE_REDIS_URL: url("redis").optional(),
   PINBOARD_SWEEP_BATCH: int(1, 10_000).default(50),
+  PINBOARD_SWEEP_SUBREQUEST_BUDGET: int(20, 1_000_000).optional(),
   PINBOARD_AUDIT_MAX_ENTRIES: int(1, 10_000_000).default(10_000),
   PINBOARD_DATA_PLANE_RULES: z
     .string()
@@ -168,7 +169,7 @@ export const configSchema = variables.transform((raw) => ({
     clusterNodes: raw.REDIS_CLUSTER_NODES,
     restUrl: raw.UPSTASH_REDIS_REST_URL,
     restToken: raw.UPSTASH_REDIS_REST_TOKEN,
-    /** Node: how long one Redis command may take before the request gets 503 (ms). */
+    /** How long one Redis command (Node) or REST request (Workers) may take before the request gets 503 (ms). */
     timeoutMs: raw.PINBOARD_REDIS_TIMEOUT_MS,
   },
   prefix: raw.PINBOARD_PREFIX,
@@ -207,6 +208,11 @@ export const configSchema = variables.transform((raw) => ({
   },
   /** Work items (wakes, resurrections, alarms) one sweep pass handles at most, each. */
   sweepBatch: raw.PINBOARD_SWEEP_BATCH,
+  /**
+   * Requests (Redis calls, worker calls) one sweep pass may make at most; absent = the runtime's
+   * default (45 on Workers, under the Free plan's 50 subrequests; no limit on Node).
+   */
+  sweepSubrequestBudget: raw.PINBOARD_SWEEP_SUBREQUEST_BUDGET,
   /** The audit trail's cap (entries); Redis trims it approximately (`MAXLEN ~`, docs/operations.md). */
   auditMaxEntries: raw.PINBOARD_AUDIT_MAX_ENTRIES,
   /** Data-plane passport rules per namespace ("*" for the rest); absent = no data-plane passport. */

@@ -31,6 +31,11 @@ export interface RuntimeInfo {
   uploadPipe?: UploadPipe;
   startedAt: number;
   rssBytes?: () => number;
+  /**
+   * The most subrequests (fetches, Redis REST calls) one invocation may make, where the platform
+   * caps them: 50 on the Workers Free plan (Paid allows 10,000, which the runtime cannot tell).
+   */
+  subrequestsPerInvocation?: number;
   /** A synchronous HS256 signer for attestations, where the runtime has one (Node). */
   signJws?: SyncJwsHs256;
   /**

@@ -276,6 +276,7 @@ export const auditEntry = z.discriminatedUnion("type", [
       orphans: nonNegInt.optional(),
       wakes: counts.optional(),
       alarms: counts.optional(),
+      subrequests: nonNegInt.optional(),
       durationMs: nonNegInt,
     }),
   ),

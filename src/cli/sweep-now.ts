@@ -116,6 +116,7 @@ export function renderSweepReport({ report, redis }: SweepOutcome): string {
     ["pruned mirrors", String(report.prunedMirrors ?? 0)],
     ["resurrected", String(report.resurrected ?? 0)],
     ["orphans listed", String(report.orphans ?? 0)],
+    ...(report.subrequests !== undefined ? [["subrequests", String(report.subrequests)] as [string, string]] : []),
     ["duration", `${report.durationMs}ms`],
   ];
   const rows: Array<[string, string, number]> = [];

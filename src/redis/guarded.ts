@@ -1,6 +1,7 @@
 import type { LuaScript } from "../contract/lua-script.ts";
 import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
 import { RedisReplyError, RedisUnavailableError, redisErrorText } from "./redis-errors.ts";
+import { meteredPort, RequestBudgetSpent, type RequestMeter } from "./request-meter.ts";
 
 export { RedisReplyError, RedisUnavailableError } from "./redis-errors.ts";
 
@@ -24,9 +25,10 @@ export function isUnavailable(err: unknown): boolean {
 /**
  * What GuardedRedis lets through: RedisUnavailableError (answered 503), or a RedisReplyError
  * (answered 500); both with the redacted message only, so no caller can log a command's arguments.
+ * A metered view's RequestBudgetSpent passes as it is: nothing was sent, Redis is not at fault.
  */
 function asGuarded(err: unknown): Error {
-  if (err instanceof RedisUnavailableError) return err;
+  if (err instanceof RedisUnavailableError || err instanceof RequestBudgetSpent) return err;
   if (isUnavailable(err)) return new RedisUnavailableError(err);
   return err instanceof RedisReplyError ? err : new RedisReplyError(redisErrorText(err));
 }
@@ -70,6 +72,9 @@ export class GuardedRedis implements RedisPort {
   hget(key: string, field: string): Promise<string | null> {
     return this.guard(() => this.inner.hget(key, field));
   }
+  hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    return this.guard(() => this.inner.hmget(key, fields));
+  }
   smembers(key: string): Promise<string[]> {
     return this.guard(() => this.inner.smembers(key));
   }
@@ -85,5 +90,8 @@ export class GuardedRedis implements RedisPort {
   }
   close(): Promise<void> {
     return this.inner.close();
+  }
+  metered(meter: RequestMeter): RedisPort {
+    return new GuardedRedis(meteredPort(this.inner, meter));
   }
 }

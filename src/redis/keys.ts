@@ -206,6 +206,11 @@ export class Keys {
     return this.bucket(bucket, "wakes");
   }
 
+  /** String: the HSCAN cursor of `overwritten` where the durability sweep's next page starts (absent: at 0). */
+  wakeCursor(bucket: number): string {
+    return this.bucket(bucket, "wake-cursor");
+  }
+
   /** Every bucket number, 0 … shards-1. */
   allBuckets(): number[] {
     return Array.from({ length: this.shards }, (_, i) => i);

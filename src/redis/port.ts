@@ -1,4 +1,5 @@
 import type { LuaScript } from "../contract/lua-script.ts";
+import type { RequestMeter } from "./request-meter.ts";
 
 /** A value that a Lua script or command may return over RESP2 (after adapter normalisation). */
 export type RedisReply = string | number | null | RedisReply[];
@@ -20,6 +21,8 @@ export interface RedisPort {
   set(key: string, value: string): Promise<void>;
   hgetall(key: string): Promise<Record<string, string>>;
   hget(key: string, field: string): Promise<string | null>;
+  /** The value of each field (null where it has none), in order; one command. */
+  hmget(key: string, fields: string[]): Promise<(string | null)[]>;
   smembers(key: string): Promise<string[]>;
   /**
    * One HSCAN page: the next cursor ("0" when done) and the [field, value] pairs in Redis' order
@@ -35,6 +38,12 @@ export interface RedisPort {
   zrangeByScore(key: string, min: number | "-inf", max: number, limit: number): Promise<Array<[string, number]>>;
   /** Releases connections; the port is unusable afterwards. */
   close(): Promise<void>;
+  /**
+   * A view of this port that calls `meter.take()` before each request it sends to the server,
+   * counted exactly as the transport sends them (request-meter.ts meters per call where a port
+   * lacks this).
+   */
+  metered?(meter: RequestMeter): RedisPort;
 }
 
 export interface ScriptCall {

@@ -4,9 +4,13 @@ import type { AppDeps } from "../deps.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { instanceUrl, WorkerUrlError } from "../outbound/worker-url.ts";
 import type { Resolution } from "../placement/resolver.ts";
+import type { RequestMeter } from "../redis/request-meter.ts";
 
 /** What this module uses of the app's dependencies. */
-export type InstanceCallsDeps = Pick<AppDeps, "config" | "now" | "fetch" | "runtime">;
+export type InstanceCallsDeps = Pick<AppDeps, "config" | "now" | "fetch" | "runtime"> & {
+  /** The pass's subrequest budget: each call draws one before it goes out (and throws when it is spent). */
+  budget: RequestMeter;
+};
 
 export interface WorkerAnswer {
   /** The HTTP status, 0 when no answer came back. */
@@ -54,6 +58,7 @@ export async function callInstance(
     Accept: "application/json",
   };
   if (target.action === "_alarm") headers[PROXY_SECRET_HEADER] = placement.secret;
+  deps.budget.take();
   const outcome = await callWorker(deps.fetch, {
     url,
     method: "POST",

@@ -28,7 +28,7 @@ beforeAll(async () => {
     token: TOKEN,
     ...(t.clusterNodes ? { clusterNodes: t.clusterNodes.split(",") } : { redisUrl: t.url }),
   });
-  rest = new UpstashRedis({ url: bridge.url, token: TOKEN });
+  rest = new UpstashRedis({ url: bridge.url, token: TOKEN, timeoutMs: 2000 });
   await t.redis.client.hset(KEY, Object.fromEntries(FIELDS.map((f) => [f, `v-${f}`])));
   // A hashtable-encoded hash (past 128 fields), so COUNT pages it.
   const big: Record<string, string> = {};

@@ -3,7 +3,8 @@
  * (test/support/held-instances.ts) on /held, so a test can keep a request in flight across
  * SIGTERM for exactly as long as it wants. Registers with PINBOARD_URL using
  * CREDENTIAL, prints one line `ready {"sessionId":…,"url":…}` once registered, and
- * `deregistered` just before it exits; GRACE_MS is handleShutdownSignals' grace.
+ * `deregistered` just before it exits; GRACE_MS is handleShutdownSignals' grace, MAX_INSTANCES
+ * the resident instances it takes at most (the library's default otherwise).
  */
 import { createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
 import { Held } from "./held-instances.ts";
@@ -14,6 +15,7 @@ const worker = createWorker({
   credential: process.env.CREDENTIAL!,
   clientId: process.env.CLIENT_ID,
   namespaces: { "/counter": Counter, "/held": Held },
+  ...(process.env.MAX_INSTANCES ? { maxInstances: Number(process.env.MAX_INSTANCES) } : {}),
   logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
 });
 const listening = await worker.listen({ port: 0 });

@@ -35,6 +35,8 @@ export async function startWorkersEntry(options: {
   env?: Record<string, string>;
   /** The bridge's max request size (its default, Upstash's 1,000,000 bytes, otherwise). */
   bridgeMaxBodyBytes?: number;
+  /** Puts something in front of the bridge (a proxy that can hang): the URL the Worker gets instead of the bridge's. */
+  restUrl?: (bridge: RedisRestServer) => Promise<string>;
 }): Promise<WorkersEntry> {
   const [scriptPath, compatibility] = await Promise.all([bundleWorker(), workerCompatibility()]);
   const token = randomBytes(16).toString("hex");
@@ -44,6 +46,7 @@ export async function startWorkersEntry(options: {
     ...(clusterNodes ? { clusterNodes: clusterNodes.split(",") } : { redisUrl: url }),
     ...(options.bridgeMaxBodyBytes !== undefined ? { maxBodyBytes: options.bridgeMaxBodyBytes } : {}),
   });
+  const restUrl = options.restUrl ? await options.restUrl(bridge) : bridge.url;
   const lines: string[] = [];
   // Kept for the test to read, and passed on as Miniflare would print them by default.
   const collect = (stream: Readable, out: NodeJS.WriteStream) => {
@@ -73,7 +76,7 @@ export async function startWorkersEntry(options: {
         PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
         PINBOARD_LOG_LEVEL: "warn",
         ...options.env,
-        UPSTASH_REDIS_REST_URL: bridge.url,
+        UPSTASH_REDIS_REST_URL: restUrl,
         UPSTASH_REDIS_REST_TOKEN: token,
       },
     });

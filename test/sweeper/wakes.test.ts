@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { instanceMember } from "../../src/contract/durable-index.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { sweepWakes, WAKE_PARK_AFTER } from "../../src/sweeper/wakes.ts";
+import { meteredPort } from "../../src/redis/request-meter.ts";
+import { SubrequestBudget } from "../../src/sweeper/subrequest-budget.ts";
+import { sweepWakes, WAKE_PARK_AFTER, WAKE_ROUND_COST } from "../../src/sweeper/wakes.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
@@ -36,7 +38,7 @@ async function awaitingWake(durable = true): Promise<{ id: string; bucket: numbe
   return { id, bucket, field };
 }
 
-const sweep = () => sweepWakes(pb.deps, 100, 0, async () => true);
+const sweep = () => sweepWakes({ ...pb.deps, budget: new SubrequestBudget(Infinity) }, async () => true);
 const wakeCalls = (id: string) => worker.seen.filter((r) => r.method === "POST" && r.url === `${NS}/${id}/_wake`);
 
 beforeEach(async () => {
@@ -100,5 +102,44 @@ describe("sweepWakes against the worker's answers", () => {
     expect(await sweep()).toEqual({ woken: 0, pending: 0, failed: 0, parked: 0, dropped: 1 });
     expect(wakeCalls(id)).toHaveLength(0);
     expect(await t.redis.client.hget(keys.overwritten(bucket), field)).toBeNull();
+  });
+});
+
+describe("sweepWakes in pages", () => {
+  it("reads a large overwritten hash a page at a time, each pass resuming at the cursor the last one stored", async () => {
+    // 600 markers in one bucket (a hashtable-encoded hash, past the listpack's 128 or 512 fields:
+    // HSCAN pages it), none durable; two in three parked, so a scan that started over each pass would read the same
+    // parked ids again and again.
+    const bucket = 3;
+    const fields: string[] = [];
+    for (let i = 0; fields.length < 600; i++) {
+      const id = `paged-${i}`;
+      if (keys.bucketOf(id) === bucket) fields.push(`*\n${NS}\n${id}`);
+    }
+    await t.redis.client.hset(keys.overwritten(bucket), Object.fromEntries(fields.map((f) => [f, "1"])));
+    expect(await t.redis.client.object("ENCODING", keys.overwritten(bucket))).toBe("hashtable");
+    const parked = fields.filter((_, i) => i % 3 !== 0);
+    await t.redis.client.hset(keys.wakes(bucket), Object.fromEntries(parked.map((f) => [f, "5\n0\n1\nboom"])));
+    const cursor = () => t.redis.client.get(keys.wakeCursor(bucket));
+
+    // A budget of one round per pass (one page of every bucket, the lookups, the bookkeeping),
+    // drawn by every Redis call as in a pass (sweep.ts).
+    const pass = () => {
+      const budget = new SubrequestBudget(WAKE_ROUND_COST);
+      const redis = meteredPort(pb.deps.redis, budget);
+      const durable = { ...pb.deps.durable, redis: meteredPort(pb.deps.durable.redis, budget) };
+      return sweepWakes({ ...pb.deps, redis, durable, budget }, async () => true);
+    };
+    let dropped = 0;
+    let passes = 0;
+    let resumed = false;
+    while ((await t.redis.client.hlen(keys.overwritten(bucket))) > parked.length) {
+      if (++passes > 40) throw new Error(`not done after ${passes} passes`);
+      dropped += (await pass()).dropped;
+      resumed ||= (await cursor()) !== null;
+    }
+    expect(dropped).toBe(fields.length - parked.length);
+    expect(passes).toBeGreaterThan(1);
+    expect(resumed).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import type { Redis } from "@upstash/redis/cloudflare";
+import type { RequestMeter } from "../request-meter.ts";
 import { itemFailure, requestFailure } from "./upstash-errors.ts";
 
 /**
@@ -39,6 +40,8 @@ export class RestBatcher {
   constructor(
     private readonly client: Redis,
     private readonly maxBytes = REST_MAX_REQUEST_BYTES,
+    /** Drawn from before each POST /pipeline goes out; its refusal fails the pipeline's commands unsent. */
+    private readonly meter?: RequestMeter,
   ) {}
 
   send(command: BatchedCommand): Promise<unknown> {
@@ -60,6 +63,12 @@ export class RestBatcher {
   }
 
   private async exec(chunk: Queued[]): Promise<void> {
+    try {
+      this.meter?.take();
+    } catch (err) {
+      for (const item of chunk) item.reject(err);
+      return;
+    }
     const pipeline = this.client.pipeline();
     for (const item of chunk) item.add(pipeline);
     let items: Array<{ error?: string; result: unknown }>;

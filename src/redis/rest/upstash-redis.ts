@@ -9,6 +9,7 @@ import {
   timeReplyToMs,
   withScores,
 } from "../port.ts";
+import type { RequestMeter } from "../request-meter.ts";
 import { type BatchedCommand, REST_MAX_REQUEST_BYTES, RestBatcher } from "./upstash-batch.ts";
 
 export interface UpstashRedisOptions {
@@ -16,6 +17,11 @@ export interface UpstashRedisOptions {
   token: string;
   /** The largest POST body to send (REST_MAX_REQUEST_BYTES by default). */
   maxRequestBytes?: number;
+  /**
+   * How long one HTTP request (a pipeline, the client's own retries included) may take before it
+   * is aborted and its commands fail as RedisUnavailableError (PINBOARD_REDIS_TIMEOUT_MS).
+   */
+  timeoutMs: number;
 }
 
 /**
@@ -30,7 +36,10 @@ export class UpstashRedis implements RedisPort {
   readonly client: Redis;
   private readonly batch: RestBatcher;
 
-  constructor(options: UpstashRedisOptions) {
+  constructor(
+    private readonly options: UpstashRedisOptions,
+    meter?: RequestMeter,
+  ) {
     this.client = new Redis({
       url: options.url,
       token: options.token,
@@ -38,8 +47,18 @@ export class UpstashRedis implements RedisPort {
       enableTelemetry: false,
       // The batcher pipelines (with a size budget the client's own auto-pipelining lacks).
       enableAutoPipelining: false,
+      // A function: the client calls it once per request, so every request gets its own deadline,
+      // and an abort is thrown (a plain signal would be answered with a fake `{"result":"Aborted"}`).
+      signal: () => AbortSignal.timeout(options.timeoutMs),
+      // Metered, each HTTP request is one fetch: the client's own retries would be uncounted subrequests.
+      ...(meter ? { retry: { retries: 0 } } : {}),
     });
-    this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES);
+    this.batch = new RestBatcher(this.client, options.maxRequestBytes ?? REST_MAX_REQUEST_BYTES, meter);
+  }
+
+  /** A client of its own whose every HTTP request (one fetch, no retries) first draws from `meter`. */
+  metered(meter: RequestMeter): RedisPort {
+    return new UpstashRedis(this.options, meter);
   }
 
   private send<T>(command: BatchedCommand): Promise<T> {
@@ -88,6 +107,16 @@ export class UpstashRedis implements RedisPort {
 
   hget(key: string, field: string): Promise<string | null> {
     return this.send<string | null>({ wire: ["hget", key, field], add: (p) => p.hget(key, field) });
+  }
+
+  async hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    if (fields.length === 0) return [];
+    // With deserialization off the client hands back Redis' reply: one value or nil per field.
+    const reply = await this.send<unknown[] | null>({
+      wire: ["hmget", key, ...fields],
+      add: (p) => p.hmget(key, ...fields),
+    });
+    return fields.map((_, i) => (reply?.[i] === null || reply?.[i] === undefined ? null : String(reply[i])));
   }
 
   async smembers(key: string): Promise<string[]> {

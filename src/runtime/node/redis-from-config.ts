@@ -79,7 +79,7 @@ async function mainRedis(
     };
   if (redis.restUrl && redis.restToken) {
     return {
-      port: new UpstashRedis({ url: redis.restUrl, token: redis.restToken }),
+      port: new UpstashRedis({ url: redis.restUrl, token: redis.restToken, timeoutMs: redis.timeoutMs }),
       describe: `Upstash REST ${redis.restUrl}`,
     };
   }

@@ -39,7 +39,11 @@ export function isolateFor(env: Env): Isolate {
         "(it mints a development key), or put it in .dev.vars; deployed: wrangler secret put PINBOARD_PASSPORT_SECRET",
     ]);
   }
-  const redis = new UpstashRedis({ url: config.redis.restUrl, token: config.redis.restToken });
+  const redis = new UpstashRedis({
+    url: config.redis.restUrl,
+    token: config.redis.restToken,
+    timeoutMs: config.redis.timeoutMs,
+  });
   const deps = buildDeps({ config, redis, runtime: workersRuntime() });
   // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
   const adminHostname = config.admin.hostname;
@@ -75,11 +79,14 @@ export function configFailure(err: unknown): Response {
   );
 }
 
+/** Subrequests per invocation on the Workers Free plan (each fetch and each Redis REST call counts). */
+const FREE_PLAN_SUBREQUESTS = 50;
+
 /**
  * What the core may ask of an isolate: background work outlives a request only through its
  * waitUntil, workerd's fetch hands over a Content-Encoding body undecoded, a forwarded body goes
- * through workerd's own streams, and requests come through Cloudflare's edge, which tells the
- * client's scheme and country (cloudflareEdgeHeaders).
+ * through workerd's own streams, the plan caps subrequests, and requests come through Cloudflare's
+ * edge, which tells the client's scheme and country (cloudflareEdgeHeaders).
  */
 function workersRuntime(): RuntimeInfo {
   return {
@@ -88,6 +95,7 @@ function workersRuntime(): RuntimeInfo {
     fetchDecodesBodies: false,
     uploadPipe: workerdUploadPipe,
     startedAt: Date.now(),
+    subrequestsPerInvocation: FREE_PLAN_SUBREQUESTS,
     edgeHeaders: cloudflareEdgeHeaders,
   };
 }

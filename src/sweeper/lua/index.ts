@@ -6,5 +6,6 @@ export * from "./resurrection.ts";
 export * from "./scan-orphans.ts";
 export * from "./scripts.generated.ts";
 export * from "./sweeper-lease.ts";
+export * from "./wake-page.ts";
 export * from "./wake-progress.ts";
 export * from "./zrem-if-score.ts";

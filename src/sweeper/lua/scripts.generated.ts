@@ -557,6 +557,70 @@ export function sweeperLeaseScriptCall(keys: SweeperLeaseKeys, argv: SweeperLeas
   };
 }
 
+/** src/sweeper/lua/wake-page-3.lua */
+export const wakePageScript = defineScript(
+  "wake-page",
+  `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local now, limit = now_ms(), tonumber(ARGV[2])
+local cursor = redis.call('GET', KEYS[3]) or '0'
+local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', tonumber(ARGV[1]))
+local fields, due, truncated = page[2], {}, false
+for i = 1, #fields, 2 do
+  local state = redis.call('HGET', KEYS[2], fields[i])
+  local next_at, parked = 0, '0'
+  if state then
+    local _, at, p = string.match(state, '^(%d*)\\n(%d*)\\n?(%d?)')
+    next_at, parked = tonumber(at) or 0, p
+  end
+  if parked ~= '1' and next_at <= now then
+    if #due == limit then
+      truncated = true
+      break
+    end
+    due[#due + 1] = fields[i]
+  end
+end
+local resume = truncated and cursor or page[1]
+if resume == '0' then
+  redis.call('DEL', KEYS[3])
+else
+  redis.call('SET', KEYS[3], resume)
+end
+return {resume, due, truncated and 1 or 0}
+`,
+  "52db8af1a68c059b48864c827e05e9043d55174b",
+);
+
+export interface WakePageKeys {
+  /** KEYS[1] hash env \n ns \n id → epoch */
+  overwritten: string;
+  /** KEYS[2] hash env \n ns \n id → attempts \n next-at ms \n parked 0|1 \n last error */
+  wakes: string;
+  /** KEYS[3] string: the HSCAN cursor of KEYS[1] the next page starts at */
+  wakeCursor: string;
+}
+
+export interface WakePageArgv {
+  /** ARGV[1] HSCAN COUNT hint */
+  count: string | number;
+  /** ARGV[2] due ids returned at most */
+  limit: string | number;
+}
+
+/** wake-page's call: KEYS and ARGV in the order its header names them. */
+export function wakePageScriptCall(keys: WakePageKeys, argv: WakePageArgv): ScriptCall {
+  return {
+    script: wakePageScript,
+    keys: [keys.overwritten, keys.wakes, keys.wakeCursor],
+    args: [argv.count, argv.limit],
+  };
+}
+
 /** src/sweeper/lua/wake-progress-2.lua */
 export const wakeProgressScript = defineScript(
   "wake-progress",

@@ -1,6 +1,6 @@
 import type { Keys } from "../../redis/keys.ts";
 import { runCall } from "../../redis/lua/run-call.ts";
-import type { RedisPort } from "../../redis/port.ts";
+import type { RedisPort, ScriptCall } from "../../redis/port.ts";
 import { wakeProgressScriptCall } from "./scripts.generated.ts";
 
 export type WakeOutcome =
@@ -31,12 +31,21 @@ function outcomeArgs(input: WakeOutcome): { timing: string | number; detail: str
   }
 }
 
-/** The durability sweep's bookkeeping for one id (lua/wake-progress-2.lua); true when the entry is parked now. */
-export async function wakeProgress(redis: RedisPort, keys: Keys, input: WakeProgressInput): Promise<boolean> {
+/** The script call of one id's bookkeeping (lua/wake-progress-2.lua), for a runMany of several; its reply is parsed by `parkedNow`. */
+export function wakeProgressCall(keys: Keys, input: WakeProgressInput): ScriptCall {
   const { bucket, field, outcome, parkAfter } = input;
-  const call = wakeProgressScriptCall(
+  return wakeProgressScriptCall(
     { wakes: keys.wakes(bucket), overwritten: keys.overwritten(bucket) },
     { field, outcome, parkAfter, ...outcomeArgs(input) },
   );
-  return Number(await runCall(redis, call)) === 1;
+}
+
+/** True when wake-progress parked the entry. */
+export function parkedNow(reply: unknown): boolean {
+  return Number(reply) === 1;
+}
+
+/** The durability sweep's bookkeeping for one id (lua/wake-progress-2.lua); true when the entry is parked now. */
+export async function wakeProgress(redis: RedisPort, keys: Keys, input: WakeProgressInput): Promise<boolean> {
+  return parkedNow(await runCall(redis, wakeProgressCall(keys, input)));
 }

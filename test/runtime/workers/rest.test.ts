@@ -18,7 +18,7 @@ let adapter: UpstashRedis;
 beforeAll(async () => {
   t = await startTestRedis();
   bridge = await startRedisRest({ ...bridgeTarget(t), token: TOKEN, port: await freePort() });
-  adapter = new UpstashRedis({ url: bridge.url, token: TOKEN });
+  adapter = new UpstashRedis({ url: bridge.url, token: TOKEN, timeoutMs: 2000 });
 });
 afterEach(() => t.flush());
 afterAll(async () => {
@@ -612,7 +612,7 @@ describe("UpstashRedis adapter: request budget and failures", () => {
   it("answers per-item failures of a bridge whose Redis is down as unavailability", async () => {
     const lonely = await startTestRedis();
     const down = await startRedisRest({ ...bridgeTarget(lonely), token: TOKEN });
-    const orphan = new UpstashRedis({ url: down.url, token: TOKEN });
+    const orphan = new UpstashRedis({ url: down.url, token: TOKEN, timeoutMs: 2000 });
     try {
       await lonely.stop();
       const err = await orphan.get("k").then(

@@ -56,6 +56,10 @@ export class IoredisPort implements TcpPort {
   hget(key: string, field: string): Promise<string | null> {
     return this.within(() => this.client.hget(key, field));
   }
+  async hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    if (fields.length === 0) return [];
+    return this.within(() => this.client.hmget(key, ...fields));
+  }
 
   smembers(key: string): Promise<string[]> {
     return this.within(() => this.client.smembers(key));

@@ -92,6 +92,9 @@ export class TcpRedis implements RedisPort {
   hget(key: string, field: string): Promise<string | null> {
     return this.port.hget(key, field);
   }
+  hmget(key: string, fields: string[]): Promise<(string | null)[]> {
+    return this.port.hmget(key, fields);
+  }
   smembers(key: string): Promise<string[]> {
     return this.port.smembers(key);
   }
