@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { describe, it } from "vitest";
@@ -99,6 +102,27 @@ describe.concurrent("pinboard mint-credential", () => {
     expect(run.code).toBe(0);
     const token = run.stdout.trim();
     await expect(createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:worker")).resolves.toBeDefined();
+  });
+
+  it("reads the secret from --secret-file (as .pinboard/dev-passport-secret holds it), so no secret is on the command line", async ({
+    expect,
+  }) => {
+    const file = join(mkdtempSync(join(tmpdir(), "pinboard-mint-")), "dev-passport-secret");
+    writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    const run = await mint(["--secret-file", file, "--scope", "pinboard:operator"], {
+      PINBOARD_PASSPORT_SECRET: "another-secret-another-secret-another",
+    });
+    expect(run.code).toBe(0);
+    const token = run.stdout.trim();
+    await expect(
+      createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:operator"),
+    ).resolves.toBeDefined();
+    const missing = await mint(["--secret-file", `${file}.absent`]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`mint-credential: --secret-file: cannot read ${file}.absent (ENOENT)`);
+    const both = await mint(["--secret-file", file, "--secret", secret]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("mint-credential: --secret and --secret-file: give one");
   });
 
   it("prints usage on --help", async ({ expect }) => {

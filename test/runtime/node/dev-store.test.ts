@@ -113,7 +113,7 @@ describe("the dev store (a start without REDIS_URL)", () => {
     expect(second.port).not.toBe(first.port);
     expect(warnings).toEqual([
       `the dev store's port ${first.port} is taken by another program: it moves to ${second.port}; ` +
-        `restart running workers with DURABLE_REDIS_URL=redis://127.0.0.1:${second.port}`,
+        "restart running workers with the new DURABLE_REDIS_URL (in .pinboard/dev.env)",
     ]);
     expect(readFileSync(join(dir, DEV_STORE_DIR, "port"), "utf8")).toBe(`${second.port}\n`);
   });
