@@ -135,7 +135,11 @@ export function describeDevPassport(dev: DevPassport, targets: DevBannerTargets)
     `  ${load}`,
     ...(targets.durable
       ? ["Start a worker (in another terminal):", `  ${load} && CLIENT_ID=worker-a ${exampleWorkerCommand()}`]
-      : []),
+      : [
+          "Workers keep durable state in a Redis of their own, never in Pinboard's REDIS_URL (it holds every " +
+            "session's secret): a Redis user limited to the durable store's keys (docs/operations.md, " +
+            '"The workers\' Redis"), or PINBOARD_DURABLE_REDIS_URL.',
+        ]),
     "Try:",
     `  curl -s ${baseUrl}/healthz`,
     `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
@@ -196,14 +200,12 @@ function shellQuote(value: string): string {
 }
 
 /**
- * The Redis a worker's durable state should use: PINBOARD_DURABLE_REDIS_URL, else the dev store's
- * workers' user, else Pinboard's own REDIS_URL (shared: docs/operations.md, "The workers' Redis").
+ * The Redis a worker's durable state should use: PINBOARD_DURABLE_REDIS_URL (a Redis apart from
+ * Pinboard's), else the dev store's workers' user. Never Pinboard's own REDIS_URL: it reaches every
+ * session's secret and the audit trail (docs/operations.md, "The workers' Redis").
  */
-export function durableRedisForWorkers(
-  config: Config,
-  embedded: { workerUrl: string } | undefined,
-): string | undefined {
-  return config.durable.redisUrl ?? embedded?.workerUrl ?? config.redis.url;
+export function durableRedisForWorkers(config: Config, embedded: { workerUrl: string } | undefined): string | undefined {
+  return config.durable.redisUrl ?? embedded?.workerUrl;
 }
 
 /**
