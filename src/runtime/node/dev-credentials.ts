@@ -204,7 +204,10 @@ function shellQuote(value: string): string {
  * Pinboard's), else the dev store's workers' user. Never Pinboard's own REDIS_URL: it reaches every
  * session's secret and the audit trail (docs/operations.md, "The workers' Redis").
  */
-export function durableRedisForWorkers(config: Config, embedded: { workerUrl: string } | undefined): string | undefined {
+export function durableRedisForWorkers(
+  config: Config,
+  embedded: { workerUrl: string } | undefined,
+): string | undefined {
   return config.durable.redisUrl ?? embedded?.workerUrl;
 }
 
