@@ -7,6 +7,8 @@ import { DurableKeys, instanceMember } from "../../../src/contract/durable-index
 import { RedisDurabilityStore } from "../../../src/pinned/index.ts";
 import { Keys } from "../../../src/redis/keys.ts";
 import { DEV_STORE_DIR } from "../../../src/runtime/node/dev-store.ts";
+import { workerAclRules } from "../../../src/runtime/node/dev-store-users.ts";
+import { startEmbeddedRedis } from "../../../src/runtime/node/embedded-redis.ts";
 import { type RunningPinboard, startNode } from "../../../src/runtime/node/start-node.ts";
 import { spawnWorkerProcess, type WorkerProcess } from "../../support/spawn-worker.ts";
 
@@ -119,10 +121,16 @@ describe("the workers' Redis user of the dev store", { timeout: 60_000 }, () => 
       expect(await store.delete(ref, "5", ["a"])).toBe(1);
       await store.deleteAll(ref, "5");
       expect(await store.list(ref)).toEqual([]);
-      // A fresh connection's ready check (INFO) passes: no warning, commands go through.
-      const fresh = new RedisDurabilityStore({ redis: env.DURABLE_REDIS_URL! });
-      expect(await fresh.epochOf(ref)).toBe("5");
-      await fresh.close();
+      // A fresh connection's ready check (INFO) passes: ioredis warns of nothing, commands go through.
+      const warn = vi.spyOn(console, "warn");
+      try {
+        const fresh = new RedisDurabilityStore({ redis: env.DURABLE_REDIS_URL! });
+        expect(await fresh.epochOf(ref)).toBe("5");
+        await fresh.close();
+        expect(warn).not.toHaveBeenCalled();
+      } finally {
+        warn.mockRestore();
+      }
     } finally {
       await store.close();
     }
@@ -171,8 +179,41 @@ describe("the workers' Redis user of the dev store", { timeout: 60_000 }, () => 
     const audit = await admin.xrange(keys.audit, "-", "+");
     expect(audit.map(([, fields]) => fields.join(" ")).join("\n")).not.toContain("alice");
     expect(await admin.hexists(keys.sessions, "forged")).toBe(0);
-    // Pinboard's default user takes no connection without its password.
+    // Loopback only, protected mode on; Pinboard's default user takes no connection without its password.
+    expect(await admin.config("GET", "protected-mode")).toEqual(["protected-mode", "yes"]);
+    expect(await admin.config("GET", "bind")).toEqual(["bind", "127.0.0.1"]);
     const port = readFileSync(join(dir, DEV_STORE_DIR, "port"), "utf8").trim();
     await expect(client(`redis://127.0.0.1:${port}`).get(keys.bootTime(0))).rejects.toThrow(/NOAUTH/);
+  });
+
+  it("is what docs/operations.md tells operators to copy, and those lines work on a plain Redis", async () => {
+    const docs = readFileSync(new URL("../../../docs/operations.md", import.meta.url), "utf8");
+    const lines = [...docs.matchAll(/^ACL SETUSER .*$/gm)].map((m) => m[0]);
+    expect(lines).toEqual([
+      `ACL SETUSER pinned on >WORKERS_PASSWORD ${workerAclRules("pinned:")}`,
+      "ACL SETUSER default on >PINBOARD_PASSWORD ~* &* +@all",
+    ]);
+    const plain = await startEmbeddedRedis();
+    try {
+      const setup = client(plain.url);
+      for (const line of lines) await setup.call("acl", ...line.split(" ").slice(1));
+      const admin = client(`redis://:PINBOARD_PASSWORD@127.0.0.1:${plain.port}`);
+      const store = new RedisDurabilityStore({ redis: `redis://pinned:WORKERS_PASSWORD@127.0.0.1:${plain.port}` });
+      try {
+        const ref = { ns: "/counter", id: "copied" };
+        await store.activate(ref, "1");
+        await store.put(ref, "1", [["k", "v"]]);
+        await store.setAlarm(ref, "1", 5);
+        expect(await admin.zscore(durable.alarms, instanceMember("/counter", "copied"))).toBe("5");
+      } finally {
+        await store.close();
+      }
+      await admin.hset(keys.sessions, "s", "{}");
+      const worker = client(`redis://pinned:WORKERS_PASSWORD@127.0.0.1:${plain.port}`);
+      await expect(worker.hget(keys.sessions, "s")).rejects.toThrow(/^NOPERM/);
+      await expect(worker.xadd(keys.audit, "*", "a", "b")).rejects.toThrow(/^NOPERM/);
+    } finally {
+      await plain.stop();
+    }
   });
 });
