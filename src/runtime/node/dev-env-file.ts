@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import { type DevPassport, describeDevPassport, devEnvVars } from "./dev-credentials.ts";
-import { privateDir, SymlinkRefusedError, writePrivateFile } from "./private-file.ts";
+import { privateDir, SymlinkRefusedError, shownPath, writePrivateFile } from "./private-file.ts";
 
 /**
  * Where a local start leaves what the banner used to print (the development credentials and the
@@ -45,7 +45,7 @@ export async function writeDevEnvFile(devDir: string | undefined, vars: Record<s
     try {
       await privateDir(join(root, ".pinboard"), root);
       await writePrivateFile(path, text);
-      return { shown: shortPath(path), remove: async () => {} };
+      return { shown: shownPath(path), remove: async () => {} };
     } catch (err) {
       if (err instanceof SymlinkRefusedError) throw err;
     }
@@ -54,11 +54,6 @@ export async function writeDevEnvFile(devDir: string | undefined, vars: Record<s
   const path = join(dir, "dev.env");
   await writePrivateFile(path, text);
   return { shown: path, remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-function shortPath(path: string): string {
-  const cwd = process.cwd();
-  return path.startsWith(cwd + sep) ? relative(cwd, path) : path;
 }
 
 /**

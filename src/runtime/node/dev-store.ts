@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
-import { join, relative, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import type { Config } from "../../config.ts";
 import { DEFAULT_DURABLE_PREFIX } from "../../contract/durable-index.ts";
@@ -16,7 +16,7 @@ import {
 } from "./dev-store-users.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "./embedded-redis.ts";
 import { freePort } from "./free-port.ts";
-import { privateDir, readPrivateFile, writePrivateFile } from "./private-file.ts";
+import { privateDir, readPrivateFile, shownPath, writePrivateFile } from "./private-file.ts";
 
 /** Where a local start keeps the embedded Redis's data and port, under its folder's `.pinboard/`. */
 export const DEV_STORE_DIR = join(".pinboard", "redis");
@@ -72,7 +72,7 @@ export async function startDevStore(
   });
   await writePrivateFile(join(dataDir, PORT_FILE), `${port}\n`);
   if (fresh) await openWithoutColdStart(embedded.url, config);
-  const kept = `data in ${shortPath(dataDir)}`;
+  const kept = `data in ${shownPath(dataDir)}`;
   return {
     ...embedded,
     dataDir,
@@ -97,12 +97,6 @@ async function startWithUsers(
 /** The store as the banner and the log name it: no password. */
 function described(port: number): string {
   return `embedded redis-server at redis://127.0.0.1:${port}`;
-}
-
-/** A path under the working folder relative to it (what the banner shows for `npm start`), any other absolute. */
-function shortPath(path: string): string {
-  const cwd = process.cwd();
-  return path.startsWith(cwd + sep) ? relative(cwd, path) : path;
 }
 
 /** Refuses a store another live process serves; a dead owner's (SIGKILLed) is taken over. */

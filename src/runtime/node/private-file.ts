@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, relative, sep } from "node:path";
 
 /**
  * Files of the dev state under `.pinboard/` (the store's port and owner, its passwords, the
@@ -79,4 +79,10 @@ export async function readPrivateFile(path: string): Promise<string | undefined>
   } finally {
     await handle.close();
   }
+}
+
+/** A path under the working folder relative to it (as the banner shows it for `npm start`), any other absolute. */
+export function shownPath(path: string): string {
+  const cwd = process.cwd();
+  return path.startsWith(cwd + sep) ? relative(cwd, path) : path;
 }
