@@ -53,6 +53,12 @@ export async function startDevStore(
   log?: Pick<Logger, "warn">,
 ): Promise<DevStore> {
   const durablePrefix = config.durable?.prefix ?? DEFAULT_DURABLE_PREFIX;
+  // The workers' user reaches every key starting with the durable prefix: none may be Pinboard's.
+  if (config.prefix.startsWith(durablePrefix))
+    throw new Error(
+      `PINBOARD_DURABLE_PREFIX ${JSON.stringify(durablePrefix)} is a prefix of PINBOARD_PREFIX ` +
+        `${JSON.stringify(config.prefix)}: the workers' Redis user would reach Pinboard's keys; choose prefixes apart`,
+    );
   if (dir === undefined) {
     const users = newUsers();
     const embedded = await startWithUsers(users, durablePrefix);

@@ -168,4 +168,16 @@ describe("the dev store (a start without REDIS_URL)", () => {
     await expect(withClient(`redis://127.0.0.1:${store.port}`, (c) => c.get("kept"))).rejects.toThrow(/NOAUTH/);
     expect(readFileSync(join(dataDir, "default.password"), "utf8")).toMatch(/^[0-9a-f]{48}\n$/);
   });
+
+  it.for([
+    ["pinned:", "pinned:pinboard:"],
+    ["", "pinboard:"],
+  ])("refuses a durable prefix %j that Pinboard's keys (prefix %j) start with", async ([durable, prefix]) => {
+    await expect(
+      startDevStore({ prefix: prefix!, shards: 4, durable: { prefix: durable! } }, undefined),
+    ).rejects.toThrow(
+      `PINBOARD_DURABLE_PREFIX ${JSON.stringify(durable)} is a prefix of PINBOARD_PREFIX ${JSON.stringify(prefix)}: ` +
+        "the workers' Redis user would reach Pinboard's keys; choose prefixes apart",
+    );
+  });
 });
