@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mintCredential } from "../../auth/mint.ts";
 import type { Config } from "../../config.ts";
+import { createPrivateFile, privateDir, readPrivateFile, SymlinkRefusedError } from "./private-file.ts";
 
 export interface DevPassport {
   secret: string;
@@ -34,12 +34,11 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
   const path = join(dir, DEV_SECRET_FILE);
   let existing: string | undefined;
   try {
-    existing = (await readFile(path, "utf8")).trim();
+    existing = (await readPrivateFile(path))?.trim();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
-      throw new Error(
-        `cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`,
-      );
+    throw new Error(
+      `cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`,
+    );
   }
   if (existing !== undefined) {
     if (existing.length < 32) {
@@ -51,16 +50,16 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
     return { secret: existing, path: DEV_SECRET_FILE, created: false };
   }
   const secret = newDevSecret();
+  let created: boolean;
   try {
-    await mkdir(join(dir, ".pinboard"), { recursive: true, mode: 0o700 });
-    await writeFile(path, `${secret}\n`, { mode: 0o600, flag: "wx" });
-    await chmod(path, 0o600);
-    return { secret, path: DEV_SECRET_FILE, created: true };
+    await privateDir(join(dir, ".pinboard"), dir);
+    created = await createPrivateFile(path, `${secret}\n`);
   } catch (err) {
-    // Another process wrote it between our read and write: use theirs.
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadOrCreateDevSecret(dir);
+    if (err instanceof SymlinkRefusedError) throw err;
     return { secret, created: true, error: (err as Error).message };
   }
+  // Another process wrote it between our read and write: use theirs.
+  return created ? { secret, path: DEV_SECRET_FILE, created: true } : loadOrCreateDevSecret(dir);
 }
 
 /**
