@@ -37,6 +37,9 @@ export const WORKER_COMMANDS = [
   "info",
 ] as const;
 
+/** What ioredis's Cluster client asks besides (docs/operations.md: add these on a Redis Cluster). */
+export const WORKER_CLUSTER_COMMANDS = ["cluster|slots", "cluster|info"] as const;
+
 /** Where the persisted store keeps its users' passwords (0600, beside its data). */
 export const PASSWORD_FILES = { admin: "default.password", worker: `${WORKER_USER}.password` } as const;
 
