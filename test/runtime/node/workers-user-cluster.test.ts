@@ -1,6 +1,6 @@
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DurableKeys, instanceMember } from "../../../src/contract/durable-index.ts";
+import { DurableKeys } from "../../../src/contract/durable-index.ts";
 import { RedisDurabilityStore } from "../../../src/pinned/index.ts";
 import { Keys } from "../../../src/redis/keys.ts";
 import { WORKER_CLUSTER_COMMANDS, workerAclRules } from "../../../src/runtime/node/dev-store-users.ts";
