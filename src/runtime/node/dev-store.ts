@@ -27,7 +27,7 @@ const OWNER_FILE = "owner.pid";
 const AOF_DIR = "appendonlydir";
 
 export interface DevStore extends EmbeddedRedis {
-  /** Pinboard's URL (`url`, with the default user's password) and the workers' own (the `pinned` user's). */
+  /** The workers' URL: the `pinned` user's, limited to the durable store's keys (`url` is Pinboard's). */
   readonly workerUrl: string;
   /** The data folder (append-only file) when the store is kept between starts. */
   readonly dataDir?: string;
