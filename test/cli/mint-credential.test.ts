@@ -104,12 +104,16 @@ describe.concurrent("pinboard mint-credential", () => {
     await expect(createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:worker")).resolves.toBeDefined();
   });
 
-  it("reads the secret from --secret-file (as .pinboard/dev-passport-secret holds it), so no secret is on the command line", async ({
-    expect,
-  }) => {
+  const secretFile = () => {
     const file = join(mkdtempSync(join(tmpdir(), "pinboard-mint-")), "dev-passport-secret");
     writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-    const run = await mint(["--secret-file", file, "--scope", "pinboard:operator"], {
+    return file;
+  };
+
+  it("reads the secret from --secret-file (as .pinboard/dev-passport-secret holds it), before PINBOARD_PASSPORT_SECRET", async ({
+    expect,
+  }) => {
+    const run = await mint(["--secret-file", secretFile(), "--scope", "pinboard:operator"], {
       PINBOARD_PASSPORT_SECRET: "another-secret-another-secret-another",
     });
     expect(run.code).toBe(0);
@@ -117,12 +121,25 @@ describe.concurrent("pinboard mint-credential", () => {
     await expect(
       createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:operator"),
     ).resolves.toBeDefined();
-    const missing = await mint(["--secret-file", `${file}.absent`]);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain(`mint-credential: --secret-file: cannot read ${file}.absent (ENOENT)`);
-    const both = await mint(["--secret-file", file, "--secret", secret]);
-    expect(both.code).toBe(2);
-    expect(both.stderr).toContain("mint-credential: --secret and --secret-file: give one");
+  });
+
+  it.for([
+    [
+      "an unreadable --secret-file",
+      (file: string) => ["--secret-file", `${file}.absent`],
+      (file: string) => `--secret-file: cannot read ${file}.absent (ENOENT)`,
+    ],
+    [
+      "both --secret and --secret-file",
+      (file: string) => ["--secret-file", file, "--secret", secret],
+      () => "--secret and --secret-file: give one",
+    ],
+  ] as const)("exits 2 naming the problem for %s", async ([, args, message], { expect }) => {
+    const file = secretFile();
+    const run = await mint(args(file));
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`mint-credential: ${message(file)}\n`);
   });
 
   it("prints usage on --help", async ({ expect }) => {

@@ -54,7 +54,8 @@ async function start(cwd: string, env: Record<string, string> = {}) {
       if (child.exitCode !== null) throw new Error(`pinboard exited:\n${output}`);
       return marker.test(output) ? output : null;
     },
-    8000,
+    // A cold tsx start on a loaded 2-core machine.
+    20_000,
     25,
   );
   const stop = () =>
@@ -69,7 +70,7 @@ async function start(cwd: string, env: Record<string, string> = {}) {
 const operatorToken = (cwd: string) =>
   /^export PINBOARD_OPERATOR_TOKEN='(\S+)'$/m.exec(readFileSync(join(cwd, ".pinboard", "dev.env"), "utf8"))![1]!;
 
-describe("the development key", { timeout: 30_000 }, () => {
+describe("the development key", { timeout: 60_000 }, () => {
   it("is written once (0600) and reused by the next start, so printed credentials survive a restart", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
     const first = await start(cwd);
@@ -127,18 +128,15 @@ describe("the development key", { timeout: 30_000 }, () => {
     const warning =
       "HOST=0.0.0.0 serves other machines with the development key (.pinboard/dev-passport-secret), meant for one machine: " +
       "set PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS before serving beyond loopback";
-    const open = await start(cwd, { HOST: "0.0.0.0" });
+    const [open, loopback, configured] = await Promise.all([
+      start(cwd, { HOST: "0.0.0.0" }),
+      start(cwd),
+      start(cwd, { HOST: "0.0.0.0", PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" }),
+    ]);
     expect(open.banner).toContain(warning);
-    await open.stop();
-    const loopback = await start(cwd);
     expect(loopback.banner).not.toContain("HOST=");
-    await loopback.stop();
-    const configured = await start(cwd, {
-      HOST: "0.0.0.0",
-      PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!",
-    });
     expect(configured.banner).not.toContain("HOST=");
-    await configured.stop();
+    await Promise.all([open.stop(), loopback.stop(), configured.stop()]);
   });
 
   it("is git-ignored", () => {
