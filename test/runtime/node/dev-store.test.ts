@@ -180,4 +180,21 @@ describe("the dev store (a start without REDIS_URL)", () => {
         "the workers' Redis user would reach Pinboard's keys; choose prefixes apart",
     );
   });
+
+  it("keeps the users' passwords off redis-server's command line (ps) and out of its description", async () => {
+    const dir = tempDir();
+    const store = await open(dir);
+    const passwords = ["default.password", "pinned.password"].map((f) =>
+      readFileSync(join(dir, DEV_STORE_DIR, f), "utf8").trim(),
+    );
+    // What it was started with (redis-server later rewrites its process title, hiding its arguments).
+    const cmdline = store.process.spawnargs.join(" ");
+    expect(cmdline).toContain("--appendonly yes");
+    for (const password of passwords) {
+      expect(cmdline).not.toContain(password);
+      expect(store.describe).not.toContain(password);
+    }
+    expect(store.url).toBe(`redis://:${passwords[0]}@127.0.0.1:${store.port}`);
+    expect(store.workerUrl).toBe(`redis://pinned:${passwords[1]}@127.0.0.1:${store.port}`);
+  });
 });
