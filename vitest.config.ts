@@ -73,6 +73,9 @@ export const SAME_ON_EVERY_REDIS = [
   "test/entries/quick-start.test.ts",
   "test/redis/cluster-no-resend.test.ts",
   "test/runtime/node/data-plane/http-transport.test.ts",
+  "test/runtime/node/dev-store-workers-user.test.ts",
+  "test/runtime/node/private-file.test.ts",
+  "test/runtime/node/workers-user-cluster.test.ts",
   "test/scripts/demo.test.ts",
   "test/scripts/soak.test.ts",
 ];

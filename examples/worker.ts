@@ -3,17 +3,16 @@
  * in Redis. Run several of them against one Pinboard and one durability Redis: Pinboard places
  * each id on one of them, and when a worker dies its ids move to another one with their state.
  *
- *   PINBOARD_URL=http://127.0.0.1:8787 \
- *   PINBOARD_WORKER_TOKEN=eyJ…            # a pinboard:worker credential (npm start prints one)
- *   DURABLE_REDIS_URL=redis://127.0.0.1:6379 \
- *   CLIENT_ID=worker-a PORT=9001 \
- *   npx tsx examples/worker.ts
+ *   . .pinboard/dev.env && CLIENT_ID=worker-a npx tsx examples/worker.ts
+ *
+ * (`npm start` writes PINBOARD_URL, PINBOARD_WORKER_TOKEN and DURABLE_REDIS_URL to .pinboard/dev.env.)
  *
  * Variables:
  *   PINBOARD_URL           Pinboard's base URL (required)
  *   PINBOARD_WORKER_TOKEN  Passport credential with the pinboard:worker scope (required)
- *   DURABLE_REDIS_URL      Redis for instance state (required); use Pinboard's Redis, or set
- *                          PINBOARD_DURABLE_REDIS_URL on Pinboard, so its sweeper sees the index
+ *   DURABLE_REDIS_URL      Redis for instance state (required): the dev store's workers' user, or a
+ *                          Redis user limited to the durable store's keys (docs/operations.md,
+ *                          "The workers' Redis"); Pinboard's sweeper reads the index there
  *   CLIENT_ID              stable worker name (operator drains use it); default: random
  *   PORT                   listen port; default 0 (a free one)
  *   HOST                   listen address; default 127.0.0.1

@@ -6,7 +6,8 @@
  *   2. a TypeScript user of `pinboard`, `pinboard/pinned` and `pinboard/node` type-checks with
  *      moduleResolution node16 and with bundler;
  *   3. `npx pinboard serve` starts (embedded redis-server, development key), the README's worker
- *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node`, and
+ *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node` with
+ *      what `.pinboard/dev.env` holds (the workers' own Redis user among them), and
  *      a request through Pinboard reaches it; `npx pinboard mint-credential` mints an operator
  *      credential with the key `serve` kept, and `npx pinboard health` answers with it;
  *   4. the Workers entry: wrangler bundles the README's wrangler.toml for the package, and that
@@ -144,9 +145,18 @@ async function waitFor<T>(
   throw new Error(`${what}: not within ${ms} ms\n${started.map((s) => s.output()).join("\n---\n")}`);
 }
 
-/** A banner line `  export NAME=value` or `NAME=value` printed by `pinboard serve`. */
-function bannerValue(output: string, name: string): string | undefined {
-  return new RegExp(`${name}=(\\S+)`).exec(output)?.[1];
+/** A value of `.pinboard/dev.env`, where `pinboard serve` writes the credentials and the workers' Redis URL. */
+function devEnvValue(dir: string, name: string): string | undefined {
+  const text = readFileSync(join(dir, ".pinboard", "dev.env"), "utf8");
+  return new RegExp(`^export ${name}='([^']*)'$`, "m").exec(text)?.[1];
+}
+
+/** Pinboard's own URL of the dev store (its default user), for the Workers entry on the same Redis. */
+function devStoreAdminUrl(dir: string): string {
+  const store = join(dir, ".pinboard", "redis");
+  const port = readFileSync(join(store, "port"), "utf8").trim();
+  const password = readFileSync(join(store, "default.password"), "utf8").trim();
+  return `redis://:${password}@127.0.0.1:${port}`;
 }
 
 async function serveAndForward(dir: string): Promise<void> {
@@ -157,20 +167,20 @@ async function serveAndForward(dir: string): Promise<void> {
     started.push(pinboard);
     const base = `http://127.0.0.1:${port}`;
     await waitFor("pinboard serve", async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), started);
-    const redisUrl = await waitFor(
-      "the start banner",
-      async () => bannerValue(pinboard.output(), "DURABLE_REDIS_URL"),
-      started,
-    );
-    step("`npx pinboard serve` is listening with an embedded redis-server");
+    await waitFor("the start banner", async () => (/^Try:$/m.test(pinboard.output()) ? true : undefined), started);
+    if (/eyJ/.test(pinboard.output())) throw new Error(`the start banner prints a credential:\n${pinboard.output()}`);
+    const workersRedisUrl = devEnvValue(dir, "DURABLE_REDIS_URL");
+    if (!workersRedisUrl?.startsWith("redis://pinned:"))
+      throw new Error(`.pinboard/dev.env names no workers' Redis user: ${workersRedisUrl}`);
+    step("`npx pinboard serve` is listening with an embedded redis-server; credentials in .pinboard/dev.env");
     writeFileSync(
       join(dir, "worker.mjs"),
       readmeBlock(readFileSync(join(ROOT, "README.md"), "utf8"), "worker.mjs", "js"),
     );
     const worker = startLogged(process.execPath, ["worker.mjs"], dir, {
       PINBOARD_URL: base,
-      PINBOARD_WORKER_TOKEN: bannerValue(pinboard.output(), "PINBOARD_WORKER_TOKEN"),
-      DURABLE_REDIS_URL: redisUrl,
+      PINBOARD_WORKER_TOKEN: devEnvValue(dir, "PINBOARD_WORKER_TOKEN"),
+      DURABLE_REDIS_URL: workersRedisUrl,
       PORT: String(await freePort()),
     });
     started.push(worker);
@@ -193,7 +203,14 @@ async function serveAndForward(dir: string): Promise<void> {
     step(`POST /counter/package-check/increment → 200 ${JSON.stringify(body)} from \`node worker.mjs\``);
     // An operator credential minted by the installed package with the development key `serve` kept.
     const secret = readFileSync(join(dir, ".pinboard", "dev-passport-secret"), "utf8").trim();
-    const mint = ["pinboard", "mint-credential", `--secret=${secret}`, "--scope", "pinboard:operator"];
+    const mint = [
+      "pinboard",
+      "mint-credential",
+      "--secret-file",
+      ".pinboard/dev-passport-secret",
+      "--scope",
+      "pinboard:operator",
+    ];
     const operatorToken = run("npx", mint, dir).trim();
     const health = run("npx", ["pinboard", "health"], dir, {
       PINBOARD_URL: base,
@@ -204,7 +221,7 @@ async function serveAndForward(dir: string): Promise<void> {
     const forwarded = await checkWorkersEntry({
       dir,
       wranglerToml: readmeBlock(readme, "wrangler.toml", "toml"),
-      redisUrl,
+      redisUrl: devStoreAdminUrl(dir),
       passportSecret: secret,
       operatorToken,
       placed: { path: "/counter/package-check", count: 1 },

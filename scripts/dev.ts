@@ -22,7 +22,8 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Config, ConfigError, configVariableNames, parseConfig } from "../src/config.ts";
-import { describeDevPassport, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
+import { type DevPassport, devKeyExposureWarning, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
+import { printDevBanner } from "../src/runtime/node/dev-env-file.ts";
 import { type DevStore, startDevStore } from "../src/runtime/node/dev-store.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
 import { EnvFileError, type WorkerEnvFile, writeWorkerEnvFile } from "./dev/worker-env-file.ts";
@@ -159,12 +160,13 @@ async function start(config: Config, running: Running): Promise<void> {
   vars.UPSTASH_REDIS_REST_URL = restUrl;
   vars.UPSTASH_REDIS_REST_TOKEN = restToken!;
 
-  let banner: ((url: string) => string) | undefined;
+  let dev: DevPassport | undefined;
   if (!config.passport.secret && !config.passport.jwks) {
     // The key `npm start` keeps in .pinboard/: credentials minted for one work with the other.
-    const dev = await mintDevPassport(process.cwd());
+    dev = await mintDevPassport(process.cwd());
     vars.PINBOARD_PASSPORT_SECRET = dev.secret;
-    banner = (url) => describeDevPassport(dev, url);
+    const exposure = devKeyExposureWarning(config.host);
+    if (exposure !== undefined) console.warn(exposure);
   }
 
   // PORT=0 means any free port, as for `npm start`; wrangler needs a real one.
@@ -212,7 +214,7 @@ async function start(config: Config, running: Running): Promise<void> {
   if (stopping) return;
   console.log(`pinboard (Workers entry, wrangler dev) listening on ${url}; Redis: ${describeRedis}`);
   console.log(`The cron handler (sweep pass) runs every ${config.sweepIntervalMs} ms (PINBOARD_SWEEP_INTERVAL_MS).`);
-  if (banner) console.log(banner(url));
+  if (dev) await printDevBanner(dev, { url, devDir: process.cwd(), durableRedisUrl: running.redis?.workerUrl });
 
   // The cron trigger, by hand: wrangler dev serves it at /cdn-cgi/handler/scheduled.
   running.sweeper = setInterval(() => {

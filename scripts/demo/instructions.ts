@@ -28,7 +28,7 @@ export function instructions(stack: DemoStack, counterOwner: DemoWorker, roomOwn
     "Pinboard demo is running:",
     `  pinboard   ${base}   (lease ${stack.leaseMs / 1000} s)`,
     ...stack.workers.map((w) => `  ${w.name.padEnd(10)} ${w.url}   pid ${w.pid}`),
-    `  redis      ${stack.redis.url}   (Pinboard's registry and the workers' durable state)`,
+    `  redis      redis://127.0.0.1:${stack.redis.port}   (Pinboard's registry; the workers' durable state as user pinned)`,
     "",
     "In another terminal:",
     "",

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type RunningPinboard, startNode } from "../../src/node.ts";
 import { mintDevPassport } from "../../src/runtime/node/dev-credentials.ts";
+import { aclConfig, newUsers, storeUrl, WORKER_USER } from "../../src/runtime/node/dev-store-users.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
@@ -75,9 +76,11 @@ export interface StackOptions {
 export async function startStack(options: StackOptions): Promise<DemoStack> {
   const { cleanup, log } = options;
 
-  const redis = await startEmbeddedRedis();
+  // As `npm start`'s dev store: Pinboard's user with a password, the workers' limited to their keys.
+  const users = newUsers();
+  const redis = await startEmbeddedRedis({ config: aclConfig(users, "pinned:"), password: users.admin });
   cleanup.add("redis-server", () => redis.stop());
-  log(`redis-server (pid ${redis.process.pid}) on ${redis.url}`);
+  log(`redis-server (pid ${redis.process.pid}) on redis://127.0.0.1:${redis.port}`);
 
   // A random passport key for this run, and a worker and an operator credential signed with it.
   const passport = await mintDevPassport();
@@ -105,7 +108,7 @@ export async function startStack(options: StackOptions): Promise<DemoStack> {
       {
         PINBOARD_URL: pinboard.url,
         PINBOARD_WORKER_TOKEN: passport.worker,
-        DURABLE_REDIS_URL: redis.url,
+        DURABLE_REDIS_URL: storeUrl(redis.port, users.worker, WORKER_USER),
         CLIENT_ID: name,
         PORT: String(await freePort()),
       },

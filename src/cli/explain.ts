@@ -12,9 +12,9 @@ import { readCredential } from "./credential.ts";
 export const OPERATOR_SCOPE = "pinboard:operator";
 
 const GET_CREDENTIAL =
-  "hint: get an operator credential for this Pinboard: its `npm start` prints " +
-  "`export PINBOARD_OPERATOR_TOKEN=…` at start-up; with PINBOARD_PASSPORT_SECRET set, mint one: " +
-  `npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" --scope ${OPERATOR_SCOPE} --namespaces '*'`;
+  "hint: get an operator credential for this Pinboard: its `npm start` writes it to .pinboard/dev.env " +
+  "(`. .pinboard/dev.env` exports PINBOARD_OPERATOR_TOKEN); with PINBOARD_PASSPORT_SECRET set, mint one: " +
+  `npx pinboard mint-credential --scope ${OPERATOR_SCOPE} --namespaces '*'`;
 
 const DEFAULT_USED = " (neither is set: the CLI used its default)";
 

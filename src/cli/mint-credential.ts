@@ -1,20 +1,25 @@
 /**
  * `pinboard mint-credential` (and `npm run mint-credential` in a clone): prints an HS256 Passport
  * credential (a JWT) for the registry routes. Offline: it needs the secret, not a server.
- *   npx pinboard mint-credential --secret <s> --scope pinboard:worker --namespaces /threads
+ *   PINBOARD_PASSPORT_SECRET=… npx pinboard mint-credential --scope pinboard:worker --namespaces /threads
+ *   npx pinboard mint-credential --secret-file .pinboard/dev-passport-secret --scope pinboard:operator
  * Exit status: 0 on success, 2 on bad arguments (usage on stderr).
  */
+import { readFileSync } from "node:fs";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { pinboardClaimSchema } from "../auth/claims.ts";
 import { DEFAULT_CREDENTIAL_TTL_S, type MintOptions, mintCredential } from "../auth/mint.ts";
 import { isProcessEntry } from "../runtime/node/process-entry.ts";
 
-const USAGE = `usage: pinboard mint-credential --secret <secret> [options]
+const USAGE = `usage: pinboard mint-credential [--secret-file <path>] [options]
 
-Prints an HS256 Passport credential to stdout.
+Prints an HS256 Passport credential to stdout. The HMAC secret (at least 32 characters) is read
+from PINBOARD_PASSPORT_SECRET, or from --secret-file; --secret puts it on the command line, where
+other users of the machine see it (ps).
 
-  --secret <s>         HMAC secret, at least 32 characters (or PINBOARD_PASSPORT_SECRET)
+  --secret-file <path> read the secret from this file (e.g. .pinboard/dev-passport-secret)
+  --secret <s>         the secret itself
   --sub <id>           subject (default worker-1)
   --account <acct>     owning account (default: the subject)
   --scope <scope>      pinboard:worker or pinboard:operator, repeatable (default pinboard:worker)
@@ -46,6 +51,23 @@ function integer(flag: string, value: string): number {
   return Number(value);
 }
 
+/** --secret, else --secret-file's contents (trimmed), else PINBOARD_PASSPORT_SECRET. */
+function secretOf(given: string | undefined, file: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (given !== undefined && file !== undefined) throw new UsageError("--secret and --secret-file: give one");
+  if (file !== undefined) {
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch (err) {
+      throw new UsageError(
+        `--secret-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
+    }
+  }
+  const secret = given ?? env.PINBOARD_PASSPORT_SECRET;
+  if (!secret) throw new UsageError("--secret-file or PINBOARD_PASSPORT_SECRET is required");
+  return secret;
+}
+
 function parse(argv: string[], env: NodeJS.ProcessEnv): MintOptions | "help" {
   const { values } = parseArgs({
     args: argv,
@@ -53,6 +75,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MintOptions | "help" {
     allowPositionals: false,
     options: {
       secret: { type: "string" },
+      "secret-file": { type: "string" },
       sub: { type: "string", default: "worker-1" },
       account: { type: "string" },
       scope: { type: "string", multiple: true },
@@ -69,8 +92,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MintOptions | "help" {
   });
   if (values.help) return "help";
 
-  const secret = values.secret ?? env.PINBOARD_PASSPORT_SECRET;
-  if (!secret) throw new UsageError("--secret (or PINBOARD_PASSPORT_SECRET) is required");
+  const secret = secretOf(values.secret, values["secret-file"], env);
   if (secret.length < 32) throw new UsageError("--secret: expected at least 32 characters");
   if (values.sub.trim() === "") throw new UsageError("--sub: must not be empty");
 

@@ -32,8 +32,9 @@ Operate a Pinboard fleet through its operator endpoints.
 Commands:
   serve                            run Pinboard itself (the Node entry, as \`npm start\`), configured by
                                    PORT, HOST, REDIS_URL and the PINBOARD_* variables
-  mint-credential --secret <s> [--scope pinboard:operator] [--namespaces /a,/b]
-                                   print a credential signed with the secret (offline; --help lists flags)
+  mint-credential [--secret-file <path>] [--scope pinboard:operator] [--namespaces /a,/b]
+                                   print a credential signed with PINBOARD_PASSPORT_SECRET or the
+                                   file's secret (offline; --help lists flags)
   workers                          live workers, sorted by hostname then session
   overview [--ns /x] [--prefix p] [--tag t]
                                    workers, bindings and live placements (filters ANDed)

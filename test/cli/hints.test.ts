@@ -39,9 +39,9 @@ function cli(args: readonly string[], env: Record<string, string> = {}): Promise
 }
 
 const GET_ONE =
-  "hint: get an operator credential for this Pinboard: its `npm start` prints " +
-  "`export PINBOARD_OPERATOR_TOKEN=…` at start-up; with PINBOARD_PASSPORT_SECRET set, mint one: " +
-  `npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" --scope pinboard:operator --namespaces '*'\n`;
+  "hint: get an operator credential for this Pinboard: its `npm start` writes it to .pinboard/dev.env " +
+  "(`. .pinboard/dev.env` exports PINBOARD_OPERATOR_TOKEN); with PINBOARD_PASSPORT_SECRET set, mint one: " +
+  `npx pinboard mint-credential --scope pinboard:operator --namespaces '*'\n`;
 const REFUSED_401 =
   "pinboard: unauthorized (HTTP 401)\n" +
   "hint: Pinboard answers 401 to a credential that is missing, malformed, expired or signed with another key; ";

@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { describe, it } from "vitest";
@@ -99,6 +102,44 @@ describe.concurrent("pinboard mint-credential", () => {
     expect(run.code).toBe(0);
     const token = run.stdout.trim();
     await expect(createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:worker")).resolves.toBeDefined();
+  });
+
+  const secretFile = () => {
+    const file = join(mkdtempSync(join(tmpdir(), "pinboard-mint-")), "dev-passport-secret");
+    writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    return file;
+  };
+
+  it("reads the secret from --secret-file (as .pinboard/dev-passport-secret holds it), before PINBOARD_PASSPORT_SECRET", async ({
+    expect,
+  }) => {
+    const run = await mint(["--secret-file", secretFile(), "--scope", "pinboard:operator"], {
+      PINBOARD_PASSPORT_SECRET: "another-secret-another-secret-another",
+    });
+    expect(run.code).toBe(0);
+    const token = run.stdout.trim();
+    await expect(
+      createPassport({ secret }).authenticate(`Bearer ${token}`, "pinboard:operator"),
+    ).resolves.toBeDefined();
+  });
+
+  it.for([
+    [
+      "an unreadable --secret-file",
+      (file: string) => ["--secret-file", `${file}.absent`],
+      (file: string) => `--secret-file: cannot read ${file}.absent (ENOENT)`,
+    ],
+    [
+      "both --secret and --secret-file",
+      (file: string) => ["--secret-file", file, "--secret", secret],
+      () => "--secret and --secret-file: give one",
+    ],
+  ] as const)("exits 2 naming the problem for %s", async ([, args, message], { expect }) => {
+    const file = secretFile();
+    const run = await mint(args(file));
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`mint-credential: ${message(file)}\n`);
   });
 
   it("prints usage on --help", async ({ expect }) => {

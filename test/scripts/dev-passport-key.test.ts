@@ -47,12 +47,15 @@ async function start(cwd: string, env: Record<string, string> = {}) {
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const marker = env.PINBOARD_PASSPORT_SECRET ? /export PINBOARD_OPERATOR_TOKEN=/ : /^Try:$/m;
+  let stdout = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
   const banner = await until(
     () => {
       if (child.exitCode !== null) throw new Error(`pinboard exited:\n${output}`);
       return marker.test(output) ? output : null;
     },
-    8000,
+    // A cold tsx start on a loaded 2-core machine.
+    20_000,
     25,
   );
   const stop = () =>
@@ -60,12 +63,14 @@ async function start(cwd: string, env: Record<string, string> = {}) {
       child.once("exit", () => resolve());
       child.kill("SIGTERM");
     });
-  return { url: `http://127.0.0.1:${port}`, banner, stop };
+  return { url: `http://127.0.0.1:${port}`, banner, stdout: () => stdout, stop };
 }
 
-const operatorToken = (banner: string) => /export PINBOARD_OPERATOR_TOKEN=(\S+)/.exec(banner)![1]!;
+/** The operator credential the start wrote to `.pinboard/dev.env`. */
+const operatorToken = (cwd: string) =>
+  /^export PINBOARD_OPERATOR_TOKEN='(\S+)'$/m.exec(readFileSync(join(cwd, ".pinboard", "dev.env"), "utf8"))![1]!;
 
-describe("the development key", { timeout: 30_000 }, () => {
+describe("the development key", { timeout: 60_000 }, () => {
   it("is written once (0600) and reused by the next start, so printed credentials survive a restart", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
     const first = await start(cwd);
@@ -75,13 +80,24 @@ describe("the development key", { timeout: 30_000 }, () => {
     const secret = readFileSync(file, "utf8").trim();
     // Hex: a shell word after `--secret` that never starts with "-" (the CLI would take it for an option).
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
-    expect(first.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
-    const token = operatorToken(first.banner);
+    const token = operatorToken(cwd);
+    // Stdout (a service's log) holds neither the key nor a credential; it says where they are.
+    expect(first.stdout()).not.toContain(secret);
+    expect(first.stdout()).not.toContain(token);
+    expect(first.stdout()).not.toMatch(/eyJ/);
+    expect(first.stdout()).toContain(
+      "Credentials (pinboard:worker and pinboard:operator, all namespaces and hosts, 24 h) are in .pinboard/dev.env " +
+        "(mode 0600; not printed, so they stay out of logs). Load them with:\n  . .pinboard/dev.env\n",
+    );
+    expect(first.stdout()).toContain(
+      "mint more with npx pinboard mint-credential --secret-file .pinboard/dev-passport-secret --sub NAME --scope …",
+    );
+    expect(statSync(join(cwd, ".pinboard", "dev.env")).mode & 0o777).toBe(0o600);
     await first.stop();
 
     const second = await start(cwd);
     expect(second.banner).toContain("using the development key from .pinboard/dev-passport-secret");
-    expect(second.banner).toContain(`PINBOARD_PASSPORT_SECRET=${secret}`);
+    expect(second.stdout()).not.toContain(secret);
     // The first start's credential, against the second process.
     const res = await until(
       async () => {
@@ -99,12 +115,28 @@ describe("the development key", { timeout: 30_000 }, () => {
     const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
     const run = await start(cwd, { PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" });
     expect(run.banner).toContain(
-      `export PINBOARD_WORKER_TOKEN=$(npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
+      `export PINBOARD_WORKER_TOKEN=$(npx pinboard mint-credential --sub worker-a --scope pinboard:worker --namespaces '*' --hosts '*')`,
     );
     expect(run.banner).toContain("--scope pinboard:operator");
     expect(run.banner).not.toContain("a-real-secret-of-at-least-32-characters!");
     expect(() => statSync(join(cwd, ".pinboard"))).toThrow();
     await run.stop();
+  });
+
+  it("served beyond loopback (HOST=0.0.0.0), is warned about; on loopback it is not", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "pinboard-devkey-"));
+    const warning =
+      "HOST=0.0.0.0 serves other machines with the development key (.pinboard/dev-passport-secret), meant for one machine: " +
+      "set PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS before serving beyond loopback";
+    const [open, loopback, configured] = await Promise.all([
+      start(cwd, { HOST: "0.0.0.0" }),
+      start(cwd),
+      start(cwd, { HOST: "0.0.0.0", PINBOARD_PASSPORT_SECRET: "a-real-secret-of-at-least-32-characters!" }),
+    ]);
+    expect(open.banner).toContain(warning);
+    expect(loopback.banner).not.toContain("HOST=");
+    expect(configured.banner).not.toContain("HOST=");
+    await Promise.all([open.stop(), loopback.stop(), configured.stop()]);
   });
 
   it("is git-ignored", () => {

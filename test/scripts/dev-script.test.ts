@@ -113,24 +113,30 @@ describe("npm run dev", () => {
           ),
         90_000,
       );
-      // The banner comes right after the Worker answers; the dev credential is in it.
-      const token = await waitFor(
-        "the dev credentials",
-        dev,
-        async () => /PINBOARD_WORKER_TOKEN=(\S+)/.exec(dev.output())?.[1],
-        10_000,
+      // The banner comes right after the Worker answers; it names the file with the dev credentials.
+      await waitFor("the banner", dev, async () => (/^Try:$/m.test(dev.output()) ? true : undefined), 10_000);
+      expect(dev.output()).toContain(
+        "are in .pinboard/dev.env (mode 0600; not printed, so they stay out of logs). Load them with:\n  . .pinboard/dev.env\n",
       );
+      const devEnv = readFileSync(join(clone.dir, ".pinboard", "dev.env"), "utf8");
+      const token = /^export PINBOARD_WORKER_TOKEN='(\S+)'$/m.exec(devEnv)?.[1];
+      expect(token).toMatch(/^eyJ/);
+      expect(devEnv).toContain(`export PINBOARD_URL='http://127.0.0.1:${port}/pb'\n`);
       // npm start's dev store and key, under the working folder's .pinboard/.
       const store = /embedded redis-server at redis:\/\/127\.0\.0\.1:(\d+) \(data in \.pinboard\/redis, new\)/;
       const redisPort = Number(store.exec(dev.output())?.[1]);
       expect(redisPort).toBeGreaterThan(0);
       expect(readFileSync(join(clone.dir, ".pinboard", "redis", "port"), "utf8")).toBe(`${redisPort}\n`);
+      expect(devEnv).toMatch(
+        new RegExp(`^export DURABLE_REDIS_URL='redis://pinned:[0-9a-f]{48}@127\\.0\\.0\\.1:${redisPort}'$`, "m"),
+      );
 
-      // No secret on a command line (`ps` shows those to every user): wrangler reads the
-      // Worker's settings from a 0600 env file in a private temporary directory.
-      const secret = /PINBOARD_PASSPORT_SECRET=(\S+)/.exec(dev.output())?.[1];
+      // No secret on a command line (`ps` shows those to every user) nor in the output: wrangler
+      // reads the Worker's settings from a 0600 env file in a private temporary directory.
+      const secret = readFileSync(join(clone.dir, ".pinboard", "dev-passport-secret"), "utf8").trim();
       expect(secret).toMatch(/^[0-9a-f]{64}$/);
-      expect(readFileSync(join(clone.dir, ".pinboard", "dev-passport-secret"), "utf8").trim()).toBe(secret);
+      expect(dev.output()).not.toContain(secret);
+      expect(dev.output()).not.toContain(token);
       const commands = groupCommandLines(dev.child.pid!);
       const wranglerLine = commands.find((line) => line.includes("wrangler.js dev"));
       expect(wranglerLine).toBeDefined();

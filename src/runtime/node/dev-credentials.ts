@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mintCredential } from "../../auth/mint.ts";
 import type { Config } from "../../config.ts";
+import { createPrivateFile, privateDir, readPrivateFile, SymlinkRefusedError } from "./private-file.ts";
 
 export interface DevPassport {
   secret: string;
@@ -34,12 +34,11 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
   const path = join(dir, DEV_SECRET_FILE);
   let existing: string | undefined;
   try {
-    existing = (await readFile(path, "utf8")).trim();
+    existing = (await readPrivateFile(path))?.trim();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
-      throw new Error(
-        `cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`,
-      );
+    throw new Error(
+      `cannot read the development key ${DEV_SECRET_FILE}: ${(err as Error).message} (delete it for a new key)`,
+    );
   }
   if (existing !== undefined) {
     if (existing.length < 32) {
@@ -51,16 +50,16 @@ export async function loadOrCreateDevSecret(dir: string): Promise<DevSecret> {
     return { secret: existing, path: DEV_SECRET_FILE, created: false };
   }
   const secret = newDevSecret();
+  let created: boolean;
   try {
-    await mkdir(join(dir, ".pinboard"), { recursive: true, mode: 0o700 });
-    await writeFile(path, `${secret}\n`, { mode: 0o600, flag: "wx" });
-    await chmod(path, 0o600);
-    return { secret, path: DEV_SECRET_FILE, created: true };
+    await privateDir(join(dir, ".pinboard"), dir);
+    created = await createPrivateFile(path, `${secret}\n`);
   } catch (err) {
-    // Another process wrote it between our read and write: use theirs.
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadOrCreateDevSecret(dir);
+    if (err instanceof SymlinkRefusedError) throw err;
     return { secret, created: true, error: (err as Error).message };
   }
+  // Another process wrote it between our read and write: use theirs.
+  return created ? { secret, path: DEV_SECRET_FILE, created: true } : loadOrCreateDevSecret(dir);
 }
 
 /**
@@ -96,50 +95,71 @@ export async function mintDevPassport(dir?: string): Promise<DevPassport & { key
   };
 }
 
+/** Where the banner's commands find what it no longer prints, and whom they talk to. */
+export interface DevBannerTargets {
+  baseUrl: string;
+  /** With PINBOARD_ADMIN_PORT: the registry's URL, for workers and operators. */
+  adminUrl?: string;
+  /** The dev env file (dev-env-file.ts) as the banner names it. */
+  envFile: string;
+  /** Whether the env file holds DURABLE_REDIS_URL, so that the banner shows how to start a worker. */
+  durable: boolean;
+}
+
+/** What `. <envFile>` exports: the clients' URL, both credentials, and the workers' Redis. */
+export function devEnvVars(dev: DevPassport, pinboardUrl: string, durableRedisUrl?: string): Record<string, string> {
+  return {
+    PINBOARD_URL: pinboardUrl,
+    PINBOARD_WORKER_TOKEN: dev.worker,
+    PINBOARD_OPERATOR_TOKEN: dev.operator,
+    ...(durableRedisUrl !== undefined ? { DURABLE_REDIS_URL: durableRedisUrl } : {}),
+  };
+}
+
 /**
- * What a local start prints: the development credentials, and the command that starts the example
- * worker against this Pinboard (with the Redis its durable state must share, so that the sweeper
- * sees the worker's durability index). With PINBOARD_ADMIN_PORT, workers and operators use
- * `adminUrl` (the registry lives there) and clients `baseUrl`.
+ * What a local start prints: where the development key and credentials are (never the key or a
+ * credential: stdout ends in service logs), and the commands that start the example worker and
+ * call this Pinboard with them. With PINBOARD_ADMIN_PORT, workers and operators use `adminUrl`
+ * (the registry lives there) and clients `baseUrl`.
  */
-export function describeDevPassport(
-  dev: DevPassport,
-  baseUrl: string,
-  durableRedisUrl?: string,
-  adminUrl: string = baseUrl,
-): string {
-  const key =
-    dev.keyFile === undefined
-      ? ["No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: minted a random development key (for this run only)."]
-      : dev.keyFile.created
-        ? [
-            "No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: " +
-              `minted a development key and saved it in ${dev.keyFile.path}`,
-            "(git-ignored; later starts reuse it, so these credentials survive a restart; " +
-              "delete the file for a new key).",
-          ]
-        : [
-            `No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS: using the development key from ${dev.keyFile.path}`,
-            "(written by an earlier start; delete the file for a new key).",
-          ];
+export function describeDevPassport(dev: DevPassport, targets: DevBannerTargets): string {
+  const { baseUrl, envFile } = targets;
+  const adminUrl = targets.adminUrl ?? baseUrl;
+  const load = `. ${shellQuote(envFile)}`;
   return [
-    ...key,
-    `  PINBOARD_PASSPORT_SECRET=${dev.secret}`,
-    "Worker credential (pinboard:worker, all namespaces and hosts, 24 h):",
-    `  export PINBOARD_WORKER_TOKEN=${dev.worker}`,
-    "Operator credential (pinboard:operator, all namespaces and hosts, 24 h):",
-    `  export PINBOARD_OPERATOR_TOKEN=${dev.operator}`,
-    ...(durableRedisUrl
-      ? [
-          "Start a worker (in another terminal, after the exports above):",
-          `  PINBOARD_URL=${adminUrl} DURABLE_REDIS_URL=${durableRedisUrl} CLIENT_ID=worker-a ${exampleWorkerCommand()}`,
-        ]
-      : []),
+    ...describeDevKey(dev),
+    `Credentials (pinboard:worker and pinboard:operator, all namespaces and hosts, 24 h)${
+      targets.durable ? " and the workers' Redis URL" : ""
+    } are in ${envFile} (mode 0600; not printed, so they stay out of logs). Load them with:`,
+    `  ${load}`,
+    ...(targets.durable
+      ? ["Start a worker (in another terminal):", `  ${load} && CLIENT_ID=worker-a ${exampleWorkerCommand()}`]
+      : [
+          "Workers keep durable state in a Redis of their own, never in Pinboard's REDIS_URL (it holds every " +
+            "session's secret): a Redis user limited to the durable store's keys (docs/operations.md, " +
+            '"The workers\' Redis"), or PINBOARD_DURABLE_REDIS_URL.',
+        ]),
     "Try:",
     `  curl -s ${baseUrl}/healthz`,
     `  curl -s -X POST ${baseUrl}/counter/demo/increment`,
     `  curl -s -H "Authorization: Bearer $PINBOARD_OPERATOR_TOKEN" ${adminUrl}/registry/health`,
   ].join("\n");
+}
+
+function describeDevKey(dev: DevPassport): string[] {
+  const none = "No PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS:";
+  if (dev.keyFile === undefined) return [`${none} minted a random development key (for this run only).`];
+  const mint = `npx pinboard mint-credential --secret-file ${shellQuote(dev.keyFile.path)} --sub NAME --scope …`;
+  return dev.keyFile.created
+    ? [
+        `${none} minted a development key and saved it in ${dev.keyFile.path}`,
+        "(git-ignored; later starts reuse it, so these credentials survive a restart; " +
+          `delete the file for a new key; mint more with ${mint}).`,
+      ]
+    : [
+        `${none} using the development key from ${dev.keyFile.path}`,
+        `(written by an earlier start; delete the file for a new key; mint more with ${mint}).`,
+      ];
 }
 
 /**
@@ -163,8 +183,8 @@ export function describeMinting(passport: { secret?: string; issuer?: string; au
     ...(passport.issuer !== undefined ? [`--issuer ${shellQuote(passport.issuer)}`] : []),
     ...(passport.audience !== undefined ? [`--audience ${shellQuote(passport.audience)}`] : []),
   ].join(" ");
-  const mint = (args: string) =>
-    `$(npx pinboard mint-credential --secret="$PINBOARD_PASSPORT_SECRET" ${args}${claims ? ` ${claims}` : ""})`;
+  // The CLI reads PINBOARD_PASSPORT_SECRET itself: no secret on a command line that `ps` shows.
+  const mint = (args: string) => `$(npx pinboard mint-credential ${args}${claims ? ` ${claims}` : ""})`;
   return [
     "Passport: HS256 with PINBOARD_PASSPORT_SECRET. " +
       "Mint credentials (in a shell where PINBOARD_PASSPORT_SECRET is set;",
@@ -178,10 +198,26 @@ function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@=+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 }
 
-/** The Redis a worker's durable state should use, as a worker's command line names it (no password printed). */
-export function durableRedisForWorkers(config: Config, embeddedUrl: string | undefined): string | undefined {
-  const url = config.durable.redisUrl ?? config.redis.url ?? embeddedUrl;
-  if (url === undefined) return undefined;
-  if (new URL(url).password === "") return url;
-  return config.durable.redisUrl ? '"$PINBOARD_DURABLE_REDIS_URL"' : '"$REDIS_URL"';
+/**
+ * The Redis a worker's durable state should use: PINBOARD_DURABLE_REDIS_URL (a Redis apart from
+ * Pinboard's), else the dev store's workers' user. Never Pinboard's own REDIS_URL: it reaches every
+ * session's secret and the audit trail (docs/operations.md, "The workers' Redis").
+ */
+export function durableRedisForWorkers(
+  config: Config,
+  embedded: { workerUrl: string } | undefined,
+): string | undefined {
+  return config.durable.redisUrl ?? embedded?.workerUrl;
+}
+
+/**
+ * The warning for a development key served beyond this machine: anyone who reads the key file
+ * (or a credential minted with it) is an operator of every namespace. Undefined on loopback.
+ */
+export function devKeyExposureWarning(host: string): string | undefined {
+  if (/^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(host)) return undefined;
+  return (
+    `HOST=${host} serves other machines with the development key (${DEV_SECRET_FILE}), meant for one machine: ` +
+    "set PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS before serving beyond loopback"
+  );
 }

@@ -16,6 +16,13 @@ export interface EmbeddedRedisOptions {
   /** Extra redis-server arguments, e.g. ["--cluster-enabled", "yes"]. */
   args?: string[];
   binary?: string;
+  /**
+   * redis-server configuration lines given on its stdin (`redis-server -`), for what must not be
+   * on a command line that `ps` shows (users and their passwords).
+   */
+  config?: string;
+  /** The default user's password, put in `url`. */
+  password?: string;
 }
 
 export const REDIS_INSTALL_HINT = [
@@ -36,6 +43,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
   const child = spawn(
     binary,
     [
+      ...(options.config !== undefined ? ["-"] : []),
       "--port",
       String(port),
       "--bind",
@@ -44,14 +52,19 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
       "",
       "--appendonly",
       "no",
+      // Loopback only either way; protected mode also refuses any other peer while no password is set.
       "--protected-mode",
-      "no",
+      "yes",
       "--loglevel",
       "warning",
       ...(options.args ?? []),
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    { stdio: [options.config !== undefined ? "pipe" : "ignore", "pipe", "pipe"] },
   );
+  if (options.config !== undefined) {
+    child.stdin?.on("error", () => {}); // a server that exits at once: its exit says why
+    child.stdin?.end(options.config);
+  }
   // Never outlive the process that spawned the server, however that process ends.
   reapOnExit(child);
   let output = "";
@@ -69,7 +82,8 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
 
   let stopped: Promise<void> | undefined;
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url:
+      options.password !== undefined ? `redis://:${options.password}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
     port,
     process: child,
     stop() {

@@ -5,11 +5,12 @@ import { createLogger, type Logger } from "../../log.ts";
 import { answerMetricsScrapes } from "./cluster-metrics.ts";
 import {
   type DevPassport,
-  describeDevPassport,
   describeMinting,
+  devKeyExposureWarning,
   durableRedisForWorkers,
   mintDevPassport,
 } from "./dev-credentials.ts";
+import { printDevBanner } from "./dev-env-file.ts";
 import { type DevStore, startDevStore } from "./dev-store.ts";
 import { SHUTDOWN_GRACE_MS } from "./serving-process.ts";
 
@@ -40,7 +41,7 @@ export async function runProcessCluster(options: { config: Config; processes: nu
   const log = createLogger(config.logLevel);
   const shared = await setUpShared(config, options.devDir, log);
   if (config.metrics) answerMetricsScrapes();
-  const supervisor = new Supervisor(config, processes, shared, log);
+  const supervisor = new Supervisor(config, processes, shared, log, options.devDir);
   cluster.on("listening", (_worker, address) => supervisor.listening(address));
   cluster.on("exit", (worker, code, signal) => supervisor.exited(worker, code, signal));
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -70,6 +71,8 @@ async function setUpShared(config: Config, devDir: string, log: Logger): Promise
       log.warn(`cannot save the development key (${minted.keyFileError}): it lasts for this run only`);
     dev = minted;
     env.PINBOARD_PASSPORT_SECRET = minted.secret;
+    const exposure = devKeyExposureWarning(config.host);
+    if (exposure !== undefined) log.warn(exposure);
   }
   const { redis } = config;
   const embedded =
@@ -95,6 +98,7 @@ class Supervisor {
     private readonly processes: number,
     private readonly shared: Shared,
     private readonly log: Logger,
+    private readonly devDir: string,
   ) {}
 
   fork(): void {
@@ -110,14 +114,14 @@ class Supervisor {
     const { config, shared } = this;
     // Each process listens on the data port before the admin port: the first address is the data port's.
     const adminUrl = config.admin.port ? urlOf({ ...address, port: config.admin.port }, config) : undefined;
-    printBanner(
+    void printBanner(
       this.log,
       config,
       this.processes,
-      { url: urlOf(address, config), adminUrl },
+      { url: urlOf(address, config), adminUrl, devDir: this.devDir },
       shared.embedded,
       shared.dev,
-    );
+    ).catch((err: unknown) => this.log.error("cannot write the dev env file", { error: String(err) }));
   }
 
   exited(worker: Worker, code: number, signal: string): void {
@@ -174,19 +178,20 @@ function urlOf(address: Address, config: Config): string {
 }
 
 /** What a lone process prints once it listens (start-node.ts, src/node.ts), printed once for all processes. */
-function printBanner(
+async function printBanner(
   log: Logger,
   config: Config,
   processes: number,
-  { url, adminUrl }: { url: string; adminUrl: string | undefined },
+  where: { url: string; adminUrl: string | undefined; devDir: string },
   embedded: DevStore | undefined,
   dev: DevPassport | undefined,
-): void {
+): Promise<void> {
+  const { url, adminUrl } = where;
   log.info("pinboard processes listening", { url, ...(adminUrl ? { adminUrl } : {}), processes });
   if (embedded) console.log(`Redis: ${embedded.describe}; stopped with Pinboard`);
   console.log(`Console: ${adminUrl ?? url}/console`);
   if (dev) {
-    console.log(describeDevPassport(dev, url, durableRedisForWorkers(config, embedded?.url), adminUrl));
+    await printDevBanner(dev, { ...where, durableRedisUrl: durableRedisForWorkers(config, embedded) });
     return;
   }
   const minting = describeMinting(config.passport);

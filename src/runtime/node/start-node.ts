@@ -6,7 +6,8 @@ import { type Config, parseConfig } from "../../config.ts";
 import type { AppDeps } from "../../deps.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import { NodeDataPlane } from "./data-plane/server.ts";
-import { type DevPassport, describeDevPassport, durableRedisForWorkers, mintDevPassport } from "./dev-credentials.ts";
+import { type DevPassport, devKeyExposureWarning, durableRedisForWorkers, mintDevPassport } from "./dev-credentials.ts";
+import { type DevEnvFile, printDevBanner } from "./dev-env-file.ts";
 import { type Listeners, startListeners } from "./listeners.ts";
 import { PrometheusMetrics } from "./metrics.ts";
 import { type MetricsSource, mountMetricsRoute } from "./metrics-route.ts";
@@ -82,7 +83,10 @@ export async function startNode(
     redis: redis.describe,
     serving: deps.fleet.peek().serving,
   });
-  if (options.banner !== false) printStartBanner(config, redis, dev, listeners, problem);
+  const envFile =
+    options.banner !== false
+      ? await printStartBanner(config, redis, dev, { ...listeners, devDir: options.devDir }, problem)
+      : undefined;
 
   let stopping: Promise<void> | undefined;
   return {
@@ -97,6 +101,7 @@ export async function startNode(
         await nodeDataPlane.close();
         await listeners.close();
         await closeRedis(redis);
+        await envFile?.remove();
       })();
       return stopping;
     },
@@ -122,6 +127,8 @@ async function withDevPassport(
   const dev = await mintDevPassport(devDir);
   if (dev.keyFileError !== undefined)
     log.warn(`cannot save the development key (${dev.keyFileError}): it lasts for this run only`);
+  const exposure = devKeyExposureWarning(config.host);
+  if (exposure !== undefined) log.warn(exposure);
   return { config: { ...config, passport: { ...config.passport, secret: dev.secret } }, dev };
 }
 
@@ -182,24 +189,24 @@ async function serve(
 
 /**
  * What the operator reads on the terminal once Pinboard listens: the embedded Redis, the console,
- * the development credentials; with a Redis that did not answer, that it is not ready yet.
+ * where the development credentials are; with a Redis that did not answer, that it is not ready yet.
  */
-function printStartBanner(
+async function printStartBanner(
   config: Config,
   redis: NodeRedis,
   dev: DevPassport | undefined,
-  listeners: Listeners,
+  where: { url: string; adminUrl?: string; devDir: string | undefined },
   redisProblem: string | undefined,
-): void {
+): Promise<DevEnvFile | undefined> {
   if (redis.embedded) console.log(`Redis: ${redis.embedded.describe}; stopped with Pinboard`);
-  console.log(`Console: ${listeners.adminUrl ?? listeners.url}/console`);
-  if (dev) {
-    const durableRedisUrl = durableRedisForWorkers(config, redis.embedded?.url);
-    console.log(describeDevPassport(dev, listeners.url, durableRedisUrl, listeners.adminUrl));
-  }
+  console.log(`Console: ${where.adminUrl ?? where.url}/console`);
+  const envFile = dev
+    ? await printDevBanner(dev, { ...where, durableRedisUrl: durableRedisForWorkers(config, redis.embedded) })
+    : undefined;
   if (redisProblem !== undefined)
     console.log(
       `Not ready: ${redis.describe} does not answer (${redisProblem}). ` +
         "Requests get 503 redis unavailable and /readyz is 503 until it does; check REDIS_URL and that Redis runs.",
     );
+  return envFile;
 }

@@ -17,13 +17,18 @@ it("exports PINBOARD_URL (what npx pinboard reads) and uses only exported variab
     pinboardUrl: "http://127.0.0.1:45678",
     leaseMs: 3000,
     operatorToken: "eyJop",
-    redis: { url: "redis://127.0.0.1:45679" },
+    redis: { url: "redis://:pw@127.0.0.1:45679", port: 45679 },
     workers: [a, b],
   } as unknown as DemoStack;
   const text = instructions(stack, a, b);
 
   expect(text).toContain("  export PINBOARD_URL=http://127.0.0.1:45678\n");
   expect(text).not.toMatch(/export PINBOARD=/);
+  // Pinboard's Redis password stays out of the terminal: the store is named by its address.
+  expect(text).not.toContain(":pw@");
+  expect(text).toContain(
+    "  redis      redis://127.0.0.1:45679   (Pinboard's registry; the workers' durable state as user pinned)",
+  );
   const exported = new Set([...text.matchAll(/export (\w+)=/g)].map((m) => m[1]));
   const used = new Set([...text.matchAll(/\$(\w+)/g)].map((m) => m[1]));
   for (const name of used) expect(exported, `$${name} is used but not exported`).toContain(name);
