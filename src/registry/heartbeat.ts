@@ -1,17 +1,18 @@
 import type { Principal } from "../auth/passport.ts";
+import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, unknownSession } from "../errors.ts";
 import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
 import { heartbeatSession } from "./lua/index.ts";
 import { mirrorEverywhere, unmirrorEverywhere } from "./mirror.ts";
 import { probeChallenge } from "./probe.ts";
-import { parseRecord } from "./record.ts";
+import { parseRecord, type WorkerRecord } from "./record.ts";
 import type { HeartbeatBody } from "./schemas.ts";
 import { drainDeadlineSeconds } from "./session-ids.ts";
 import { ownedSession } from "./sessions.ts";
 
 /** What this module uses of the app's dependencies. */
-export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now">;
+export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now" | "secrets">;
 
 export interface HeartbeatAnswer {
   expiresInMs: number;
@@ -43,7 +44,7 @@ export async function heartbeat(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
     {
       advertiseUrl: known.advertiseUrl,
-      secret: known.secret,
+      secret: await readableSecret(deps, known),
       challenge: body.challenge,
       challengeValue: body.challengeValue,
     },
@@ -90,4 +91,17 @@ export async function heartbeat(
     ...(record.degradedSince !== undefined ? { degraded: true as const } : {}),
     ...(messages.length ? { messages } : {}),
   };
+}
+
+/**
+ * The record's secret for the probe. One this node cannot open (sealed under another key) makes
+ * the session unknown: the worker registers again, and its new record is sealed under this key.
+ */
+async function readableSecret(deps: HeartbeatDeps, record: WorkerRecord): Promise<string> {
+  try {
+    return await deps.secrets.open(record.sessionId, record.secret);
+  } catch (err) {
+    if (err instanceof UnreadableSecretError) throw unknownSession();
+    throw err;
+  }
 }

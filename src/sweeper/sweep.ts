@@ -9,7 +9,7 @@ import { sweepWakes, type WakeReport } from "./wakes.ts";
 /** What this module uses of the app's dependencies. */
 export type SweepDeps = Pick<
   AppDeps,
-  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "fleet" | "runtime" | "metrics" | "durable"
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "fleet" | "runtime" | "metrics" | "durable" | "secrets"
 >;
 
 /** The sweeper lease outlives one pass comfortably and is renewed between work items. */

@@ -1,3 +1,4 @@
+import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { instanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
@@ -9,7 +10,7 @@ import { placeForSweep } from "./place-for-sweep.ts";
 /** What this module uses of the app's dependencies. */
 export type WakesDeps = Pick<
   AppDeps,
-  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable"
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable" | "secrets"
 >;
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */
@@ -77,7 +78,8 @@ export async function sweepWakes(
       try {
         placement = await placeForSweep(deps, target);
       } catch (err) {
-        if (!(err instanceof Refusal)) throw err;
+        // A sealed secret this node cannot open is logged by open; the call waits like a refusal.
+        if (!(err instanceof Refusal || err instanceof UnreadableSecretError)) throw err;
         await progress(b, field, { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs });
         report.pending++;
         continue;
