@@ -11,6 +11,7 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
 export const UNIT_TESTS = [
   "test/audit/via.test.ts",
   "test/auth/claims.test.ts",
+  "test/auth/worker-secrets.test.ts",
   "test/cli/args.test.ts",
   "test/cli/explain.test.ts",
   "test/cli/render.test.ts",
@@ -22,6 +23,7 @@ export const UNIT_TESTS = [
   "test/contract/attestation.test.ts",
   "test/contract/attestation-shape.test.ts",
   "test/contract/base64url.test.ts",
+  "test/contract/bounded-lru.test.ts",
   "test/contract/durable-index.test.ts",
   "test/contract/names.test.ts",
   "test/data-plane/framing.test.ts",
