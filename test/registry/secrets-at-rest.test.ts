@@ -3,8 +3,8 @@ import { isSealed } from "../../src/auth/worker-secrets.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { everyStoredString } from "../support/keyspace.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import type { TestRedis } from "../support/redis.ts";
 
 /**
  * Worker secrets at rest (DESIGN.md invariant 7): after real registrations with the Node entry,
@@ -36,25 +36,6 @@ afterAll(async () => {
   await other?.stop();
   await fleet?.close();
 });
-
-/** Every string Redis holds on every primary: key names, values, hash fields, set and zset members, stream entries. */
-async function everyStoredString(t: TestRedis): Promise<string[]> {
-  const out: string[] = [];
-  for (const node of await t.primaries()) {
-    for (const key of await node.keys("*")) {
-      out.push(key);
-      const type = await node.type(key);
-      if (type === "string") out.push((await node.get(key)) ?? "");
-      else if (type === "hash") out.push(...Object.entries(await node.hgetall(key)).flat());
-      else if (type === "set") out.push(...(await node.smembers(key)));
-      else if (type === "zset") out.push(...(await node.zrange(key, 0, -1)));
-      else if (type === "list") out.push(...(await node.lrange(key, 0, -1)));
-      else if (type === "stream") for (const [id, fields] of await node.xrange(key, "-", "+")) out.push(id, ...fields);
-      else throw new Error(`${key}: a ${type} this scan does not read`);
-    }
-  }
-  return out;
-}
 
 const storedSecret = async (sessionId: string): Promise<string> =>
   JSON.parse((await fleet.t.redis.hget(keys.sessions, sessionId))!).secret as string;
