@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/passport.ts";
-import { UnreadableSecretError } from "../auth/worker-secrets.ts";
+import { isSealed, UnreadableSecretError } from "../auth/worker-secrets.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, unknownSession } from "../errors.ts";
 import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
@@ -40,11 +40,12 @@ export async function heartbeat(
   const { config, keys, redis } = deps;
   const arrivedAt = deps.now();
   const known = await ownedSession(deps, principal, body.sessionId, { live: true });
+  const secret = await readableSecret(deps, known);
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
     {
       advertiseUrl: known.advertiseUrl,
-      secret: await readableSecret(deps, known),
+      secret,
       challenge: body.challenge,
       challengeValue: body.challengeValue,
     },
@@ -57,6 +58,8 @@ export async function heartbeat(
     probe,
     leaseTtlMs: probe === "pass" ? config.leaseTtlMs : Math.max(1, config.leaseTtlMs - (deps.now() - arrivedAt)),
     hostnameAware: config.hostnameAware,
+    // A record written before sealing existed is sealed by its first heartbeat here.
+    sealedSecret: isSealed(known.secret) ? "" : await deps.secrets.seal(known.sessionId, secret),
     acks: (body.acks ?? []).map(String),
   });
 

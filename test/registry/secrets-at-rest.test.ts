@@ -148,15 +148,21 @@ describe("worker secrets at rest", () => {
     expect((await forward(fleet.pb, "/alpha/home")).status).toBe(200);
   });
 
-  it("reads a record written before sealing (legacy plaintext) until the worker registers again", async () => {
+  it("reads a record written before sealing (legacy plaintext), and seals it at the worker's next heartbeat", async () => {
     const session = alpha.worker.sessionId!;
-    const sealed = await storedSecret(session);
     await storeSecret(session, alpha.worker.secret);
-    try {
-      // The worker verifies the attestation: a 200 means it was signed with its secret.
-      expect((await forward(fleet.pb, "/alpha/legacy")).status).toBe(200);
-    } finally {
-      await storeSecret(session, sealed);
+    // The worker verifies the attestation: a 200 means it was signed with its secret.
+    expect((await forward(fleet.pb, "/alpha/legacy")).status).toBe(200);
+    await heartbeatOf(alpha);
+    expect(isSealed(await storedSecret(session))).toBe(true);
+    // The bucket mirrors follow the heartbeat's fan-out.
+    const deadline = Date.now() + 5000;
+    let holding = (await everyStoredString(fleet.t)).filter((value) => value.includes(alpha.worker.secret));
+    while (holding.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      holding = (await everyStoredString(fleet.t)).filter((value) => value.includes(alpha.worker.secret));
     }
+    expect(holding).toEqual([]);
+    expect((await forward(fleet.pb, "/alpha/resealed")).status).toBe(200);
   });
 });
