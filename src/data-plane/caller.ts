@@ -64,8 +64,8 @@ async function verifiedCaller(
 
   const record = await readSession(deps, session);
   if (!record || record.expiry <= deps.now()) throw forbidden("unknown session");
-  const own = await deps.secrets.open(record.sessionId, record.secret);
-  if (!(await constantTimeEqual(secret, own))) throw forbidden("invalid session secret");
+  const registered = await deps.secrets.open(record.sessionId, record.secret);
+  if (!(await constantTimeEqual(secret, registered))) throw forbidden("invalid session secret");
 
   const slash = from?.lastIndexOf("/") ?? -1;
   const ns = from?.slice(0, slash) ?? "";
