@@ -17,7 +17,7 @@ import type { Logger } from "../log.ts";
 export const WORKER_SECRETS_INFO = "pinboard worker secrets v1";
 /** The sealed shape: version, a 12-byte IV, at least the 16-byte tag. */
 const SEALED = /^v1\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{22,})$/;
-/** Opened secrets kept in memory, one per (session, sealed value). */
+/** Opened secrets kept in memory, one per session. */
 const CACHED = 4096;
 
 const encoder = new TextEncoder();
@@ -37,8 +37,8 @@ export function isSealed(stored: string): boolean {
 
 export class WorkerSecrets {
   private key: Promise<CryptoKey> | undefined;
-  /** `${sessionId}\n${stored}` → the secret, or the pending (or failed) opening. */
-  private readonly opened = new BoundedLru<string, string | Promise<string>>(CACHED);
+  /** sessionId → the stored value last opened for it, and the secret (or the pending or failed opening). */
+  private readonly opened = new BoundedLru<string, { stored: string; secret: string | Promise<string> }>(CACHED);
 
   constructor(
     private readonly keyMaterial: string,
@@ -62,14 +62,16 @@ export class WorkerSecrets {
    * UnreadableSecretError, logged once per value, when it does not open.
    */
   open(sessionId: string, stored: string): string | Promise<string> {
+    // Keyed by session, the stored value compared: a value opened for one session is never
+    // handed out for another, and a hit costs no concatenation or pattern match.
+    const cached = this.opened.get(sessionId);
+    if (cached !== undefined && cached.stored === stored) return cached.secret;
     const match = SEALED.exec(stored);
     if (match === null) return stored;
-    const cacheKey = `${sessionId}\n${stored}`;
-    const cached = this.opened.get(cacheKey);
-    if (cached !== undefined) return cached;
+    const entry: { stored: string; secret: string | Promise<string> } = { stored, secret: "" };
     const opening = this.decrypt(sessionId, match[1]!, match[2]!).then(
       (secret) => {
-        if (this.opened.get(cacheKey) === opening) this.opened.set(cacheKey, secret);
+        entry.secret = secret;
         return secret;
       },
       (err: unknown) => {
@@ -82,7 +84,8 @@ export class WorkerSecrets {
       },
     );
     opening.catch(() => {});
-    this.opened.set(cacheKey, opening);
+    entry.secret = opening;
+    this.opened.set(sessionId, entry);
     return opening;
   }
 
