@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
  * secret in use keeps every record readable across a passport rotation).
  *
  * A stored value that is not of the sealed shape is a record written before sealing existed
- * (legacy plaintext): it is used as is until the worker registers again.
+ * (legacy plaintext): it is used as is, and the worker's next heartbeat seals it (heartbeat.ts).
  */
 
 /** The HKDF info label: a key derived for this use is useless for any other. */
