@@ -48,8 +48,8 @@ function expectMatch(file: string, pattern: RegExp, what: string): void {
 // 1. Which comparison each secret goes through.
 expectMatch(
   "data-plane/caller.ts",
-  /constantTimeEqual\(secret, record\.secret\)/,
-  "the caller's session secret is not compared with constantTimeEqual",
+  /deps\.secrets\.open\(record\.sessionId, record\.secret\)[\s\S]*constantTimeEqual\(secret, registered\)/,
+  "the caller's session secret is not compared, opened, with constantTimeEqual",
 );
 expectMatch(
   "pinned/attestation-guard.ts",

@@ -1,4 +1,5 @@
 import { createPassport } from "./auth/passport.ts";
+import { WorkerSecrets } from "./auth/worker-secrets.ts";
 import type { Config } from "./config.ts";
 import { DurableKeys } from "./contract/durable-index.ts";
 import type { AppDeps, RuntimeInfo } from "./deps.ts";
@@ -34,6 +35,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const keys = new Keys(config.prefix, config.shards);
   const passport = createPassport(config.passport, { fetch: fetchImpl, now, log });
+  const secrets = workerSecrets(config, log);
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.label}-${newSessionId()}` });
   const counters = new HealthCounters();
   const history = new TrafficHistory({ now });
@@ -50,6 +52,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
     fetch: fetchImpl,
     log,
     passport,
+    secrets,
     fleet,
     runtime,
     metrics,
@@ -57,4 +60,12 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
     history,
     durable,
   };
+}
+
+/** What seals worker secrets at rest: PINBOARD_SECRETS_KEY, else the passport secret (parseConfig requires one with a JWKS). */
+function workerSecrets(config: Config, log: Logger): WorkerSecrets {
+  const material = config.secretsKey ?? config.passport.secret;
+  if (material === undefined || material === "")
+    throw new Error("buildDeps: no key for worker secrets (set PINBOARD_SECRETS_KEY or PINBOARD_PASSPORT_SECRET)");
+  return new WorkerSecrets(material, log);
 }

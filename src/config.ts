@@ -107,6 +107,7 @@ const variables = z.object({
   PINBOARD_PASSPORT_JWKS: z.string().trim().min(1, "expected a JWKS URL (https://…) or inline JWKS JSON").optional(),
   PINBOARD_PASSPORT_ISSUER: z.string().trim().min(1, "expected the required iss claim").optional(),
   PINBOARD_PASSPORT_AUDIENCE: z.string().trim().min(1, "expected the required aud claim").optional(),
+  PINBOARD_SECRETS_KEY: z.string().min(32, "expected at least 32 characters").optional(),
   PINBOARD_FLEET_EPOCH: int(0).default(0),
   PINBOARD_TRUSTED_PROXIES: list.default([]),
   PINBOARD_BALANCE_FACTOR: z
@@ -194,6 +195,11 @@ export const configSchema = variables.transform((raw) => ({
     issuer: raw.PINBOARD_PASSPORT_ISSUER,
     audience: raw.PINBOARD_PASSPORT_AUDIENCE,
   },
+  /**
+   * What the key that seals worker secrets at rest is derived from (auth/worker-secrets.ts):
+   * PINBOARD_SECRETS_KEY, else the passport secret. Required with a JWKS, which shares no secret.
+   */
+  secretsKey: raw.PINBOARD_SECRETS_KEY,
   fleetEpoch: raw.PINBOARD_FLEET_EPOCH,
   trustedProxies: raw.PINBOARD_TRUSTED_PROXIES,
   balanceFactor: raw.PINBOARD_BALANCE_FACTOR,
@@ -232,6 +238,11 @@ export class ConfigError extends Error {
   }
 }
 
+/** The refusal of a JWKS passport without a key for worker secrets. */
+export const SECRETS_KEY_WITH_JWKS =
+  "PINBOARD_SECRETS_KEY: required with PINBOARD_PASSPORT_JWKS (at least 32 characters): " +
+  "worker secrets are encrypted at rest under a key derived from it";
+
 /** The variable names the schema knows, for entries that forward them (npm run dev). */
 export const configVariableNames: readonly string[] = Object.keys(variables.shape);
 
@@ -255,6 +266,9 @@ export function parseConfig(env: Record<string, unknown>): Config {
     throw new ConfigError([
       "PINBOARD_PASSPORT_JWKS: set either PINBOARD_PASSPORT_SECRET or PINBOARD_PASSPORT_JWKS, not both",
     ]);
+  }
+  if (config.passport.jwks && !config.secretsKey) {
+    throw new ConfigError([SECRETS_KEY_WITH_JWKS]);
   }
   if (config.redis.restUrl && !config.redis.restToken) {
     throw new ConfigError(["UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL"]);

@@ -1,4 +1,5 @@
 import type { Passport, Principal } from "./auth/passport.ts";
+import type { WorkerSecrets } from "./auth/worker-secrets.ts";
 import type { Config } from "./config.ts";
 import type { SyncJwsHs256 } from "./contract/attestation.ts";
 import type { DurableKeys } from "./contract/durable-index.ts";
@@ -60,6 +61,8 @@ export interface AppDeps {
   fetch: typeof fetch;
   log: Logger;
   passport: Passport;
+  /** Seals worker secrets for Redis and opens them again (auth/worker-secrets.ts). */
+  secrets: WorkerSecrets;
   fleet: Fleet;
   runtime: RuntimeInfo;
   metrics: MetricsSink;

@@ -133,6 +133,31 @@ describe("configuration", () => {
     ]);
   });
 
+  it("requires PINBOARD_SECRETS_KEY with a JWKS passport, and never echoes the key", () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        parseConfig(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as ConfigError).issues;
+      }
+      return expect.unreachable("accepted");
+    };
+    const jwks = '{"keys":[]}';
+    expect(refused({ PINBOARD_PASSPORT_JWKS: jwks })).toEqual([
+      "PINBOARD_SECRETS_KEY: required with PINBOARD_PASSPORT_JWKS (at least 32 characters): " +
+        "worker secrets are encrypted at rest under a key derived from it",
+    ]);
+    const key = "k".repeat(32);
+    expect(parseConfig({ PINBOARD_PASSPORT_JWKS: jwks, PINBOARD_SECRETS_KEY: key }).secretsKey).toBe(key);
+    // It may also stand in for the passport secret's key, and is optional beside it.
+    expect(parseConfig({ PINBOARD_PASSPORT_SECRET: "p".repeat(32), PINBOARD_SECRETS_KEY: key }).secretsKey).toBe(key);
+    expect(parseConfig({ PINBOARD_PASSPORT_SECRET: "p".repeat(32) }).secretsKey).toBeUndefined();
+    expect(refused({ PINBOARD_PASSPORT_JWKS: jwks, PINBOARD_SECRETS_KEY: "short-key-value" })).toEqual([
+      "PINBOARD_SECRETS_KEY: expected at least 32 characters",
+    ]);
+  });
+
   it("refuses a PINBOARD_* name it does not know, naming the closest setting", () => {
     const refused = (env: Record<string, string>) => {
       try {

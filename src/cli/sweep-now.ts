@@ -24,9 +24,11 @@ export interface SweepOutcome {
  * (a missing Redis setting or a bad variable is a UsageError: exit status 2). It never spawns
  * the embedded Redis: a private, empty redis-server would sweep nothing. Like every sweeper it
  * must hold the fleet license first, so a configuration that differs from the serving fleet's
- * (shards, mode, epoch) is refused with the fleet's reason. The passport key is irrelevant to
- * a sweep; without one a throwaway key satisfies buildDeps. Logs go to stderr (warnings and up
- * unless PINBOARD_LOG_LEVEL says otherwise) so stdout carries the report only.
+ * (shards, mode, epoch) is refused with the fleet's reason. It needs the server's key for worker
+ * secrets (PINBOARD_PASSPORT_SECRET or PINBOARD_SECRETS_KEY) to attest its calls; with only
+ * PINBOARD_SECRETS_KEY a throwaway passport key satisfies buildDeps (a sweep verifies no
+ * credential). Logs go to stderr (warnings and up unless PINBOARD_LOG_LEVEL says otherwise) so
+ * stdout carries the report only.
  */
 export async function sweepNow(env: Record<string, string | undefined>): Promise<SweepOutcome> {
   let config: Config;
@@ -41,6 +43,13 @@ export async function sweepNow(env: Record<string, string | undefined>): Promise
     throw new UsageError(
       "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL " +
         "(with UPSTASH_REDIS_REST_TOKEN)",
+      "sweep-now",
+    );
+  }
+  if (!config.secretsKey && !config.passport.secret) {
+    throw new UsageError(
+      "sweep-now needs the server's key to open worker secrets (its _wake and _alarm calls are attested): " +
+        "set PINBOARD_PASSPORT_SECRET, or PINBOARD_SECRETS_KEY, as the server has it",
       "sweep-now",
     );
   }

@@ -1,4 +1,5 @@
 import { base64url, base64urlDecode } from "./base64url.ts";
+import { BoundedLru } from "./bounded-lru.ts";
 
 /**
  * Pinboard-Attestation: a compact JWS, header {"alg":"HS256","typ":"pinboard+jwt"}, signed with
@@ -61,24 +62,18 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 
 const HEADER = base64url(encoder.encode(JSON.stringify({ alg: "HS256", typ: ATTESTATION_TYP })));
 
-/** Bounded LRU of imported HMAC keys, one per worker secret. */
-const MAX_KEYS = 1024;
-const keys = new Map<string, Promise<CryptoKey>>();
+/** Imported HMAC keys, one per worker secret. */
+const keys = new BoundedLru<string, Promise<CryptoKey>>(1024);
 
 function hmacKey(secret: string): Promise<CryptoKey> {
   const cached = keys.get(secret);
-  if (cached !== undefined) {
-    keys.delete(secret);
-    keys.set(secret, cached);
-    return cached;
-  }
+  if (cached !== undefined) return cached;
   const imported = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
     "sign",
     "verify",
   ]);
   imported.catch(() => keys.delete(secret));
   keys.set(secret, imported);
-  if (keys.size > MAX_KEYS) keys.delete(keys.keys().next().value as string);
   return imported;
 }
 

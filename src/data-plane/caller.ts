@@ -13,7 +13,7 @@ import { readSession } from "../registry/sessions.ts";
 import type { HeaderSource } from "./inbound.ts";
 
 /** What this module uses of the app's dependencies. */
-export type CallerDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now">;
+export type CallerDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "secrets">;
 
 /** An instance calling another through Pinboard, verified against its session and placement. */
 export interface Caller {
@@ -64,7 +64,8 @@ async function verifiedCaller(
 
   const record = await readSession(deps, session);
   if (!record || record.expiry <= deps.now()) throw forbidden("unknown session");
-  if (!(await constantTimeEqual(secret, record.secret))) throw forbidden("invalid session secret");
+  const registered = await deps.secrets.open(record.sessionId, record.secret);
+  if (!(await constantTimeEqual(secret, registered))) throw forbidden("invalid session secret");
 
   const slash = from?.lastIndexOf("/") ?? -1;
   const ns = from?.slice(0, slash) ?? "";

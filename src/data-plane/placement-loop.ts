@@ -15,7 +15,10 @@ import type { ForwardPlan } from "./plan.ts";
 import type { Delivery, Forward, Relay, Transport } from "./transport.ts";
 
 /** What this module uses of the app's dependencies. */
-export type PlacementLoopDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
+export type PlacementLoopDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics" | "secrets"
+>;
 
 /** A resolution older than this when its forward is about to leave is resolved again. */
 export const STALE_RESOLUTION_MS = 5000;

@@ -10,7 +10,10 @@ import type { InboundRequest } from "./inbound.ts";
 import type { DataPath } from "./route.ts";
 
 /** What this module uses of the app's dependencies. */
-export type PlanDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "passport" | "fleet" | "metrics">;
+export type PlanDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "passport" | "fleet" | "metrics" | "secrets"
+>;
 
 /** Everything decided about a data-plane request before its first resolve. */
 export interface ForwardPlan {

@@ -4,7 +4,7 @@ import { type VisibleWorker, visibleWorkers } from "./fleet-view.ts";
 import { statsInstances, workerStats } from "./worker-stats.ts";
 
 /** What this module uses of the app's dependencies. */
-export type StatsDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "fetch" | "runtime">;
+export type StatsDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "fetch" | "runtime" | "secrets">;
 
 export const STATS_CONCURRENCY = 8;
 

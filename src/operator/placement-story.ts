@@ -10,7 +10,10 @@ import { rowScopeError } from "./scope.ts";
 import { statsInstances, workerStats } from "./worker-stats.ts";
 
 /** What this module uses of the app's dependencies. */
-export type PlacementStoryDeps = Pick<AppDeps, "config" | "redis" | "keys" | "durable" | "now" | "fetch" | "runtime">;
+export type PlacementStoryDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "durable" | "now" | "fetch" | "runtime" | "secrets"
+>;
 
 export interface PlacementQuery {
   ns: string;

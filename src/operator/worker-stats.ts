@@ -1,3 +1,4 @@
+import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import { ATTESTATION_HEADER } from "../contract/header-names.ts";
 import type { AppDeps } from "../deps.ts";
@@ -6,7 +7,7 @@ import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
 import type { WorkerRecord } from "../registry/record.ts";
 
 /** What this module uses of the app's dependencies. */
-export type WorkerStatsDeps = Pick<AppDeps, "now" | "fetch" | "runtime">;
+export type WorkerStatsDeps = Pick<AppDeps, "now" | "fetch" | "runtime" | "secrets">;
 
 export const STATS_TIMEOUT_MS = 3000;
 const STATS_BODY_CAP = 1024 * 1024;
@@ -28,8 +29,16 @@ export async function workerStats(
     if (!(err instanceof WorkerUrlError)) throw err;
     return null;
   }
+  let secret: string;
+  try {
+    secret = await deps.secrets.open(record.sessionId, record.secret);
+  } catch (err) {
+    // Logged by open; to the operator the worker is as unreachable as one that did not answer.
+    if (!(err instanceof UnreadableSecretError)) throw err;
+    return null;
+  }
   const attestation = await signAttestation(
-    record.secret,
+    secret,
     { aud: record.sessionId, htm: "GET", htu: attestationTarget(url, record.advertiseUrl) },
     Math.floor(deps.now() / 1000),
     deps.runtime.signJws,

@@ -4,7 +4,10 @@ import { type Resolution, type ResolveRequest, resolvePlacement } from "./resolv
 import { recordSpend } from "./spend-sync.ts";
 
 /** What this module uses of the app's dependencies. */
-export type PlaceInstanceDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
+export type PlaceInstanceDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics" | "secrets"
+>;
 
 /**
  * The one placement path, used by the data plane (PlacementLoop) and by the sweeper (wakes,

@@ -4,7 +4,7 @@ import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
 import { Refusal, type RefusalOutcome } from "./refusal.ts";
 
 /** What this module uses of the app's dependencies. */
-export type ResolverDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "metrics">;
+export type ResolverDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "metrics" | "secrets">;
 
 export interface ResolveRequest {
   ns: string;
@@ -68,11 +68,13 @@ export async function resolvePlacement(
     if (outcome === "no-backends" && config.hostnameAware) outcome = "no-hostname-workers";
     throw new Refusal(outcome, reply.remainingMs);
   }
+  // Synchronous once this node has opened the owner's sealed secret: a forward awaits no crypto.
+  const opened = deps.secrets.open(reply.sessionId, reply.secret);
   return {
     sessionId: reply.sessionId,
     epoch: reply.epoch,
     advertiseUrl: reply.advertiseUrl,
-    secret: reply.secret,
+    secret: typeof opened === "string" ? opened : await opened,
     fresh: reply.fresh,
     overwritten: reply.overwritten,
     survivingWindDown: reply.survivingWindDown,

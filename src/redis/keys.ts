@@ -23,7 +23,7 @@ export class Keys {
     return `${this.prefix}{global}:${name}`;
   }
 
-  /** Hash sessionId → canonical worker record (JSON, with secret and account). */
+  /** Hash sessionId → canonical worker record (JSON, with account and the sealed secret: auth/worker-secrets.ts). */
   get sessions(): string {
     return this.global("sessions");
   }

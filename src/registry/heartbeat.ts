@@ -1,17 +1,18 @@
 import type { Principal } from "../auth/passport.ts";
+import { isSealed, UnreadableSecretError } from "../auth/worker-secrets.ts";
 import type { AppDeps } from "../deps.ts";
 import { PinboardError, unknownSession } from "../errors.ts";
 import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
 import { heartbeatSession } from "./lua/index.ts";
 import { mirrorEverywhere, unmirrorEverywhere } from "./mirror.ts";
 import { probeChallenge } from "./probe.ts";
-import { parseRecord } from "./record.ts";
+import { parseRecord, type WorkerRecord } from "./record.ts";
 import type { HeartbeatBody } from "./schemas.ts";
 import { drainDeadlineSeconds } from "./session-ids.ts";
 import { ownedSession } from "./sessions.ts";
 
 /** What this module uses of the app's dependencies. */
-export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now">;
+export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now" | "secrets">;
 
 export interface HeartbeatAnswer {
   expiresInMs: number;
@@ -39,11 +40,12 @@ export async function heartbeat(
   const { config, keys, redis } = deps;
   const arrivedAt = deps.now();
   const known = await ownedSession(deps, principal, body.sessionId, { live: true });
+  const secret = await readableSecret(deps, known);
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
     {
       advertiseUrl: known.advertiseUrl,
-      secret: known.secret,
+      secret,
       challenge: body.challenge,
       challengeValue: body.challengeValue,
     },
@@ -56,6 +58,8 @@ export async function heartbeat(
     probe,
     leaseTtlMs: probe === "pass" ? config.leaseTtlMs : Math.max(1, config.leaseTtlMs - (deps.now() - arrivedAt)),
     hostnameAware: config.hostnameAware,
+    // A record written before sealing existed is sealed by its first heartbeat here.
+    sealedSecret: isSealed(known.secret) ? "" : await deps.secrets.seal(known.sessionId, secret),
     acks: (body.acks ?? []).map(String),
   });
 
@@ -90,4 +94,17 @@ export async function heartbeat(
     ...(record.degradedSince !== undefined ? { degraded: true as const } : {}),
     ...(messages.length ? { messages } : {}),
   };
+}
+
+/**
+ * The record's secret for the probe. One this node cannot open (sealed under another key) makes
+ * the session unknown: the worker registers again, and its new record is sealed under this key.
+ */
+async function readableSecret(deps: HeartbeatDeps, record: WorkerRecord): Promise<string> {
+  try {
+    return await deps.secrets.open(record.sessionId, record.secret);
+  } catch (err) {
+    if (err instanceof UnreadableSecretError) throw unknownSession();
+    throw err;
+  }
 }

@@ -10,6 +10,7 @@ export interface WorkerRecord {
   sessionId: string;
   clientId: string;
   account: string;
+  /** Sealed (auth/worker-secrets.ts); `deps.secrets.open` gives the worker's secret. */
   secret: string;
   advertiseUrl: string;
   namespaces: string[];

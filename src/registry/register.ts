@@ -13,7 +13,7 @@ import type { RegisterBody } from "./schemas.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
 
 /** What this module uses of the app's dependencies. */
-export type RegisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log">;
+export type RegisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "secrets">;
 
 /**
  * How long a session's owner (account and client) is remembered past its record, at least, so
@@ -55,11 +55,13 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
   );
   if (probe !== "pass") throw badRequest("registration probe failed");
 
+  const sessionId = newSessionId();
   const draft = {
-    sessionId: newSessionId(),
+    sessionId,
     clientId: body.clientId,
     account: principal.account,
-    secret: body.secret,
+    // Only the sealed secret is stored: a reader of Redis learns nothing it could sign with.
+    secret: await deps.secrets.seal(sessionId, body.secret),
     advertiseUrl: fields.advertiseUrl,
     namespaces: fields.namespaces,
     hostname: fields.hostname,

@@ -1,3 +1,4 @@
+import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
@@ -10,7 +11,7 @@ import { budgetSpent, type SubrequestBudget } from "./subrequest-budget.ts";
 /** What this module uses of the app's dependencies, and the pass's budget. */
 export type AlarmsDeps = Pick<
   AppDeps,
-  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable"
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable" | "secrets"
 > & { budget: SubrequestBudget };
 
 /** Requests of one alarm, as estimated: the hostname, the binding, the resolve, the call, a stale entry's removal. */
@@ -59,7 +60,8 @@ async function fireAlarm(deps: AlarmsDeps, member: string, score: number, report
   try {
     placement = await placeForSweep(deps, { ...target, hostname });
   } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
+    // A sealed secret this node cannot open is logged by open; the call waits like a refusal.
+    if (!(err instanceof Refusal || err instanceof UnreadableSecretError)) throw err;
     report.failed++;
     return;
   }

@@ -4,7 +4,10 @@ import { placeInstance } from "../placement/place-instance.ts";
 import type { Resolution } from "../placement/resolver.ts";
 
 /** What this module uses of the app's dependencies. */
-export type PlaceForSweepDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
+export type PlaceForSweepDeps = Pick<
+  AppDeps,
+  "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics" | "secrets"
+>;
 
 /**
  * Places (or finds) an instance for the sweeper, as a body-less request without affinity would:

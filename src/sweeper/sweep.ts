@@ -11,7 +11,7 @@ import { sweepWakes, type WakeReport } from "./wakes.ts";
 /** What this module uses of the app's dependencies. */
 export type SweepDeps = Pick<
   AppDeps,
-  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "fleet" | "runtime" | "metrics" | "durable"
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "fleet" | "runtime" | "metrics" | "durable" | "secrets"
 >;
 
 /** The dependencies of one pass: Redis views that draw every request from the pass's budget. */

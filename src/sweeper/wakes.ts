@@ -1,3 +1,4 @@
+import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { instanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps.ts";
 import { Refusal } from "../placement/refusal.ts";
@@ -10,7 +11,7 @@ import { budgetSpent, type SubrequestBudget } from "./subrequest-budget.ts";
 /** What this module uses of the app's dependencies, and the pass's budget. */
 export type WakesDeps = Pick<
   AppDeps,
-  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable"
+  "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable" | "secrets"
 > & { budget: SubrequestBudget };
 
 /** Failed wakes retry after 5 s, doubling; the fifth failure parks the entry for operators. */
@@ -130,7 +131,8 @@ async function wakeOne(deps: WakesDeps, t: Target, hostname: string, now: number
   try {
     placement = await placeForSweep(deps, target);
   } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
+    // A sealed secret this node cannot open is logged by open; the call waits like a refusal.
+    if (!(err instanceof Refusal || err instanceof UnreadableSecretError)) throw err;
     return { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs };
   }
   const answer = await callInstance(deps, placement, { ns: t.ns, id: t.id, action: "_wake" });

@@ -6,7 +6,7 @@ import { localTime } from "../../src/cli/render-audit.ts";
 import { AUDIT_SCAN_PER_REQUEST } from "../../src/operator/audit-read.ts";
 import { newestOf, readTrail } from "../support/audit-trail.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
-import { credential, type TestPinboard } from "../support/pinboard-app.ts";
+import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import { redisTargetEnv, type TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -59,7 +59,11 @@ describe("pinboard and the audit trail", () => {
   });
 
   it("sweep-now records a sweep as the local user, via cli, fleet-wide", async () => {
-    const run = await cli(["sweep-now", "--json"], { ...redisTargetEnv(t), PINBOARD_LOG_LEVEL: "silent" });
+    const run = await cli(["sweep-now", "--json"], {
+      ...redisTargetEnv(t),
+      PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+      PINBOARD_LOG_LEVEL: "silent",
+    });
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as Record<string, unknown>;
     const sweep = (await readTrail(pb, await credential("pinboard:operator"), "?type=sweep&limit=1")).entries[0];

@@ -5,6 +5,7 @@ import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 import { registerBody } from "../support/registration.ts";
 import { getRow, putRow, putRows } from "../support/rows.ts";
 import { type CliRun, spawnCli as spawnCliProcess } from "./cli-process.ts";
@@ -313,9 +314,19 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
         {},
         "sweep-now needs the server's Redis: set REDIS_URL, REDIS_CLUSTER_NODES or UPSTASH_REDIS_REST_URL",
       ],
+      [
+        ["sweep-now"],
+        fleet.t.env,
+        "sweep-now needs the server's key to open worker secrets (its _wake and _alarm calls are attested): " +
+          "set PINBOARD_PASSPORT_SECRET, or PINBOARD_SECRETS_KEY, as the server has it",
+      ],
       [[], {}, "no command given"],
       // A sweeper must match the serving fleet's license (here: other shards).
-      [["sweep-now"], { ...fleet.t.env, PINBOARD_SHARDS: "8" }, "this configuration is not the serving fleet's ("],
+      [
+        ["sweep-now"],
+        { ...fleet.t.env, PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET, PINBOARD_SHARDS: "8" },
+        "this configuration is not the serving fleet's (",
+      ],
     ];
     for (const [argv, env, message] of cases) {
       let stdout = "";
@@ -401,6 +412,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     await fleet.t.redis.client.zadd("pinboard:{global}:session-expiries", record.expiry - 10 * LEASE_MS, dead);
     const env = {
       ...fleet.t.env,
+      PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
       PINBOARD_LEASE_TTL_MS: String(LEASE_MS),
       PINBOARD_URL: "",
       PINBOARD_OPERATOR_TOKEN: "",

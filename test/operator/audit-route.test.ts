@@ -4,7 +4,7 @@ import type { Logger } from "../../src/log.ts";
 import { readTrail, streamIds } from "../support/audit-trail.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";
-import { credential, type TestPinboard } from "../support/pinboard-app.ts";
+import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import { redisTargetEnv, type TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -107,7 +107,11 @@ describe("GET /registry/audit: scope", () => {
     expect((await call(pb, "POST", "/registry/drain", all, { clientId: "client-b", deadline: null })).status).toBe(200);
     expect((await call(pb, "POST", "/registry/wind_down", all, { namespace: "/b", deadline: 0 })).status).toBe(200);
     expect((await call(pb, "POST", "/registry/drain", all, { clientId: "client-a", deadline: null })).status).toBe(200);
-    const swept = await sweepNow({ ...redisTargetEnv(t), PINBOARD_LOG_LEVEL: "silent" });
+    const swept = await sweepNow({
+      ...redisTargetEnv(t),
+      PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
+      PINBOARD_LOG_LEVEL: "silent",
+    });
     expect(swept.report.ran).toBe(true);
 
     const everything = (await readTrail(pb, all, "?limit=500")).entries;

@@ -145,7 +145,9 @@ describe("secret: at least 16 characters", () => {
       const w = await startChallengeServer(secret);
       try {
         const { sessionId } = await registerOk(pb, token, registerBody(w));
-        expect(JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).secret).toBe(secret);
+        const stored = JSON.parse((await t.redis.hget(SESSIONS, sessionId))!).secret as string;
+        expect(stored).not.toContain(secret);
+        expect(await pb.deps.secrets.open(sessionId, stored)).toBe(secret);
       } finally {
         await w.close();
       }

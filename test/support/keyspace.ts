@@ -132,3 +132,23 @@ export async function onlyOrphanedListEntriesDropped(
   for (const sid of dropped) if ((await t.redis.client.hexists(`${m[1]}:workers`, sid)) === 1) return false;
   return true;
 }
+
+/** Every string Redis holds on every primary: key names, values, hash fields, set and zset members, stream entries. */
+export async function everyStoredString(t: TestRedis): Promise<string[]> {
+  const out: string[] = [];
+  for (const node of await t.primaries()) {
+    for (const key of await node.keys("*")) {
+      out.push(key);
+      const type = await node.type(key);
+      if (type === "string") out.push((await node.get(key)) ?? "");
+      else if (type === "hash") out.push(...Object.entries(await node.hgetall(key)).flat());
+      else if (type === "set") out.push(...(await node.smembers(key)));
+      else if (type === "zset") out.push(...(await node.zrange(key, "0", "-1")));
+      else if (type === "list") out.push(...(await node.lrange(key, 0, -1)));
+      else if (type === "stream") for (const [id, fields] of await node.xrange(key, "-", "+")) out.push(id, ...fields);
+      // "none": the key went away between KEYS and TYPE (the fleet keeps writing).
+      else if (type !== "none") throw new Error(`${key}: a ${type} this scan does not read`);
+    }
+  }
+  return out;
+}

@@ -136,6 +136,7 @@ describe("the sweeper", () => {
 
 const bucketOf = (id: string) => new Keys("pinboard:", 16).bucketOf(id);
 async function attest(w: WorkerProcess): Promise<string> {
-  const secret = JSON.parse((await t.redis.hget("pinboard:{global}:sessions", w.sessionId))!).secret as string;
+  const sealed = JSON.parse((await t.redis.hget("pinboard:{global}:sessions", w.sessionId))!).secret as string;
+  const secret = await sweepers[0]!.deps.secrets.open(w.sessionId, sealed);
   return signAttestation(secret, { aud: w.sessionId, htm: "GET", htu: "/_pinned/stats" }, Date.now() / 1000);
 }

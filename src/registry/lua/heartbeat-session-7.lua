@@ -20,7 +20,8 @@
   ARGV[5] probe              probe outcome: "pass" | "fail" | "mismatch"
   ARGV[6] leaseTtlMs         lease TTL ms
   ARGV[7] hostnameAware      "1" in hostname-aware mode
-  ARGV[8 …] acks             acked msgIds
+  ARGV[8] sealedSecret       the record's secret sealed, replacing a legacy plaintext one; "" keeps it
+  ARGV[9 …] acks             acked msgIds
 
   Returns {"ok", record JSON, drain deadline ms or "", now, {msgId, message JSON, …}}
        or {"unknown"} | {"voided", record JSON, generation}
@@ -64,6 +65,8 @@ if ARGV[7] == '1' then
   end
 end
 
+-- A session's secret never changes: the caller sealed the very value this record holds.
+if ARGV[8] ~= '' then rec.secret = ARGV[8] end
 rec.headroom = tonumber(ARGV[3])
 rec.selfDraining = ARGV[4] == '1'
 if ARGV[5] == 'pass' then
@@ -78,7 +81,7 @@ rec.headroomRev = rec.rev
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[7], ARGV[1], encoded, rec.expiry)
 
-for i = 8, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
+for i = 9, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local messages = redis.call('HGETALL', KEYS[3])
 if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}

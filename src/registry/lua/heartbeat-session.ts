@@ -14,6 +14,8 @@ export interface HeartbeatSessionInput {
   probe: "pass" | "fail" | "mismatch";
   leaseTtlMs: number;
   hostnameAware: boolean;
+  /** The record's legacy plaintext secret sealed (it replaces it); "" leaves the secret as it is. */
+  sealedSecret: string;
   acks: readonly string[];
 }
 
@@ -46,6 +48,7 @@ export async function heartbeatSession(
       probe: input.probe,
       leaseTtlMs: input.leaseTtlMs,
       hostnameAware: input.hostnameAware ? "1" : "0",
+      sealedSecret: input.sealedSecret,
       acks: input.acks,
     },
   );

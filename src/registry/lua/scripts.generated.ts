@@ -465,6 +465,8 @@ if ARGV[7] == '1' then
   end
 end
 
+-- A session's secret never changes: the caller sealed the very value this record holds.
+if ARGV[8] ~= '' then rec.secret = ARGV[8] end
 rec.headroom = tonumber(ARGV[3])
 rec.selfDraining = ARGV[4] == '1'
 if ARGV[5] == 'pass' then
@@ -479,12 +481,12 @@ rec.headroomRev = rec.rev
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[7], ARGV[1], encoded, rec.expiry)
 
-for i = 8, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
+for i = 9, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local messages = redis.call('HGETALL', KEYS[3])
 if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `,
-  "88f88b258792444ac1fa248a43852ee8de448805",
+  "c1d8d30ecbd1e377e9d26454da7a6e4891378d46",
 );
 
 export interface HeartbeatSessionKeys {
@@ -519,7 +521,9 @@ export interface HeartbeatSessionArgv {
   leaseTtlMs: string | number;
   /** ARGV[7] "1" in hostname-aware mode */
   hostnameAware: string | number;
-  /** ARGV[8 …] acked msgIds */
+  /** ARGV[8] the record's secret sealed, replacing a legacy plaintext one; "" keeps it */
+  sealedSecret: string | number;
+  /** ARGV[9 …] acked msgIds */
   acks: readonly (string | number)[];
 }
 
@@ -544,6 +548,7 @@ export function heartbeatSessionScriptCall(keys: HeartbeatSessionKeys, argv: Hea
       argv.probe,
       argv.leaseTtlMs,
       argv.hostnameAware,
+      argv.sealedSecret,
       ...argv.acks,
     ],
   };

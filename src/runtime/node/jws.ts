@@ -1,19 +1,16 @@
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import type { SyncJwsHs256 } from "../../contract/attestation.ts";
+import { BoundedLru } from "../../contract/bounded-lru.ts";
 
-/** Bounded LRU of HMAC keys, one per worker secret (a KeyObject saves the key setup per call). */
-const MAX_KEYS = 1024;
-const keys = new Map<string, KeyObject>();
+/** HMAC keys, one per worker secret (a KeyObject saves the key setup per call). */
+const keys = new BoundedLru<string, KeyObject>(1024);
 
 function keyOf(secret: string): KeyObject {
   let key = keys.get(secret);
-  if (key !== undefined) {
-    keys.delete(secret);
-  } else {
+  if (key === undefined) {
     key = createSecretKey(Buffer.from(secret, "utf8"));
-    if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value as string);
+    keys.set(secret, key);
   }
-  keys.set(secret, key);
   return key;
 }
 

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isSealed } from "../../../src/auth/worker-secrets.ts";
 import { verifyAttestation } from "../../../src/contract/attestation.ts";
 import type { PinnedWorker } from "../../../src/pinned/index.ts";
 import { Echo } from "../../support/echo-instance.ts";
+import { everyStoredString } from "../../support/keyspace.ts";
 import { credential } from "../../support/pinboard-app.ts";
 import { expectRouteOk } from "../../support/route-answers.ts";
 import type { WorkersEntry } from "../../support/workerd-entry.ts";
@@ -32,6 +34,10 @@ describe("the data plane inside workerd", () => {
     expect(body.epoch).not.toBe("1");
     const claims = await verifyAttestation(body.headers["pinboard-attestation"]!, worker.secret, worker.sessionId!);
     expect(claims?.aud).toBe(worker.sessionId);
+    // Registered through this entry: Redis holds the secret sealed, and the forward opened it.
+    const record = JSON.parse((await fleet.t.redis.hget("pinboard:{global}:sessions", worker.sessionId!))!);
+    expect(isSealed(record.secret)).toBe(true);
+    expect((await everyStoredString(fleet.t)).filter((value) => value.includes(worker.secret))).toEqual([]);
 
     const again = (await (await fetch(`${entry.url}/echo/w-1`)).json()) as { epoch: string; hits: number };
     expect(again.epoch).toBe(body.epoch);

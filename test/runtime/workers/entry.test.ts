@@ -5,6 +5,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../../src/audit/entry.ts";
 import { mintCredential } from "../../../src/auth/mint.ts";
+import { isSealed } from "../../../src/auth/worker-secrets.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 import { Keys } from "../../../src/redis/keys.ts";
 import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
@@ -108,9 +109,13 @@ describe("the Workers entry in workerd", () => {
       headroom: 100,
     });
 
+    // Stored sealed; the heartbeat's probe carries the secret it opened.
+    expect(isSealed(stored.secret)).toBe(true);
+    expect(stored.secret).not.toContain(worker.secret);
     const hb = await post(`${wk.url}/registry/heartbeat`, token, heartbeatBody(worker, sessionId, { headroom: 7 }));
     expect(hb.status).toBe(200);
     expect(await hb.json()).toEqual({ expiresInMs: 15000, draining: false });
+    expect(worker.seen.at(-1)!.headers["pinboard-proxy-secret"]).toBe(worker.secret);
     expect(JSON.parse((await t.redis.hget("pinboard:{0}:workers", sessionId))!).headroom).toBe(7);
 
     // A placement row owned by the session (placement itself comes with the resolve routes).

@@ -31,6 +31,23 @@ describe("the Workers entry without its Redis variables", () => {
       );
       expect(await noKey.text()).toBe('{"error":"misconfigured"}');
       expect(logged.join("\n")).toMatch(/PINBOARD_PASSPORT_SECRET: .*npm run dev/);
+
+      // A JWKS shares no secret to seal worker secrets under: PINBOARD_SECRETS_KEY is required.
+      logged.length = 0;
+      const jwks = await worker.fetch(
+        new Request("http://pinboard.test/healthz"),
+        {
+          UPSTASH_REDIS_REST_URL: "http://127.0.0.1:1",
+          UPSTASH_REDIS_REST_TOKEN: "t",
+          PINBOARD_PASSPORT_JWKS: '{"keys":[]}',
+        },
+        ctx,
+      );
+      expect(await jwks.text()).toBe('{"error":"misconfigured"}');
+      expect(logged).toEqual([
+        "invalid configuration:\n  PINBOARD_SECRETS_KEY: required with PINBOARD_PASSPORT_JWKS (at least 32 characters): " +
+          "worker secrets are encrypted at rest under a key derived from it",
+      ]);
     } finally {
       spy.mockRestore();
     }
