@@ -35,6 +35,7 @@ export const UNIT_TESTS = [
   "test/errors.test.ts",
   "test/layering.test.ts",
   "test/operator/audit-scope.test.ts",
+  "test/operator/read-gate.test.ts",
   "test/operator/latency-bins.test.ts",
   "test/operator/spread-cache.test.ts",
   "test/operator/traffic-history.test.ts",

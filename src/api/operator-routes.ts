@@ -153,6 +153,11 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
         errors: ["invalid limit", "invalid before", "invalid kind", "invalid type"],
         when: "a `limit` outside 1–500, a `before` that is not an entry id, or an unknown `kind` or `type`",
       },
+      {
+        status: 503,
+        errors: ["audit reads busy, retry"],
+        when: "2 audit reads run on this node and 64 wait (Retry-After: 1)",
+      },
     ],
     servingOnly: true,
   },

@@ -13,6 +13,7 @@ import { runningEjections, visibleWorkers } from "./fleet-view.ts";
 import { healthReport } from "./health-report.ts";
 import { overview, parseOverviewFilters } from "./overview.ts";
 import { parsePlacementQuery, placementStory } from "./placement-story.ts";
+import { AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING, ReadGate } from "./read-gate.ts";
 import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
 import { publicWorker } from "./scope.ts";
 import { spreadReader } from "./spread.ts";
@@ -54,9 +55,11 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
   );
   const spread = spreadReader(deps);
   app.get("/registry/spread", operator, serving, async (c) => c.json(await spread(c.var.principal.pinboard)));
-  app.get("/registry/audit", operator, serving, async (c) =>
-    c.json(await auditPage(deps, c.var.principal.pinboard, parseAuditQuery(c.req.query()))),
-  );
+  const auditReads = new ReadGate(AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING, "audit reads busy, retry");
+  app.get("/registry/audit", operator, serving, async (c) => {
+    const query = parseAuditQuery(c.req.query());
+    return c.json(await auditReads.run(() => auditPage(deps, c.var.principal.pinboard, query)));
+  });
   // The actions are recorded in the audit trail by the operations, with the caller's actorOf.
   app.post("/registry/wind_down", operator, serving, async (c) =>
     c.json(await windDown(deps, c.var.principal.pinboard, actorOf(c), await readJsonBody(c, windDownBody))),

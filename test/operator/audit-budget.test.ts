@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AUDIT_ENTRY_MAX_BYTES } from "../../src/audit/entry.ts";
 import { recordAudit } from "../../src/audit/trail.ts";
 import { AUDIT_SCAN_PER_REQUEST } from "../../src/operator/audit-read.ts";
+import { AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING } from "../../src/operator/read-gate.ts";
 import { readTrail, streamIds } from "../support/audit-trail.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
@@ -105,6 +106,25 @@ describe("GET /registry/audit: the Redis work of one request", () => {
     const broad = await readTrail(full, await credential("pinboard:operator"), "?limit=500");
     expect(broad.entries.map((e) => e.id)).toEqual(ids.slice(0, 500));
     expect(broad.cursor).toBe(ids[499]);
+
+    // Reads side by side wait their turn (AUDIT_READS_AT_ONCE run, AUDIT_READS_WAITING wait); past
+    // that they are refused at once, so readers in a tight loop cannot stack budgets on Redis.
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, () => full.call("GET", "/registry/audit?limit=500", { token: narrow })),
+    );
+    const refused = answers.filter((res) => res.status === 503);
+    // Two run and 64 wait (literal: a changed constant must show here); the rest arrive while they do.
+    expect([AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING]).toEqual([2, 64]);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(answers.length - refused.length).toBeGreaterThanOrEqual(66);
+    for (const res of refused) {
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await res.json()).toEqual({ error: "audit reads busy, retry" });
+    }
+    for (const res of answers.filter((r) => r.status !== 503)) {
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ entries: [], cursor: ids[AUDIT_SCAN_PER_REQUEST - 1] });
+    }
   });
 });
 
