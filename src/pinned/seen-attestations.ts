@@ -39,8 +39,10 @@ export class SeenAttestations {
   admit(jti: string, deadline: number, nowSeconds: number): boolean {
     this.raiseFloor(Math.floor(nowSeconds));
     const key = Math.ceil(deadline);
-    if (key <= this.floor || this.ids.has(jti)) return false;
-    this.ids.add(jti);
+    if (key <= this.floor) return false;
+    const known = this.ids.size;
+    // One hash look-up: an id already there leaves the size as it was.
+    if (this.ids.add(jti).size === known) return false;
     const bucket = this.buckets.get(key);
     if (bucket !== undefined) {
       bucket.push(jti);
