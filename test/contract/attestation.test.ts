@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   acceptedUntil,
   attestationTarget,
@@ -119,9 +119,17 @@ describe("encodeId", () => {
     expect(encodeId(new Uint8Array(16), 0)).toBe("AAAAAAAAAAAAAAAAAAAAAA");
   });
 
-  it("attestationId draws fresh ids past a batch of random bytes", () => {
-    const ids = new Set(Array.from({ length: 1000 }, () => attestationId()));
-    expect(ids.size).toBe(1000);
+  it("attestationId draws fresh ids past a batch of random bytes, asking for bytes once per 256 ids", () => {
+    const draws = vi.spyOn(crypto, "getRandomValues");
+    try {
+      const ids = Array.from({ length: 512 }, () => attestationId());
+      expect(new Set(ids).size).toBe(512);
+      for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(draws).toHaveBeenCalledTimes(2);
+      for (const [bytes] of draws.mock.calls) expect((bytes as Uint8Array).byteLength).toBe(16 * 256);
+    } finally {
+      draws.mockRestore();
+    }
   });
 });
 
