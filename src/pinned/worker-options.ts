@@ -69,7 +69,7 @@ export interface AttestationOptions {
   /** Clock skew granted on iat and on the token's end, 0 to 30 seconds. Default 30 (the contract's). With synced clocks, 5. */
   skewS?: number;
   /**
-   * Attestation ids remembered at most (about 100 bytes each); past that the ids expiring first
+   * Attestation ids remembered at most (about 76 bytes each); past that the ids expiring first
    * are forgotten and their tokens refused. Default 100000.
    */
   maxRemembered?: number;
