@@ -42,6 +42,7 @@ export const UNIT_TESTS = [
   "test/outbound/worker-url.test.ts",
   "test/pinned/lease.test.ts",
   "test/pinned/registration.test.ts",
+  "test/pinned/seen-attestations.test.ts",
   "test/pinned/wind-down.test.ts",
   "test/pinned/worker-options.test.ts",
   "test/placement/affinity.test.ts",

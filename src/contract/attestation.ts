@@ -1,3 +1,4 @@
+import { attestationId } from "./attestation-id.ts";
 import { base64url, base64urlDecode } from "./base64url.ts";
 import { BoundedLru } from "./bounded-lru.ts";
 
@@ -11,19 +12,44 @@ import { BoundedLru } from "./bounded-lru.ts";
  * its method, `htu` its request target relative to the worker's advertise URL, query included
  * ("/counter/c1/x?y=1", "/_pinned/stats"), and `epoch` its Pinboard-Epoch (absent on calls that
  * carry none). A verifier refuses a token whose binding disagrees with the request it came on.
+ *
+ * Every token also carries `jti`, an id of its own (attestation-id.ts): the worker library
+ * accepts each id once (src/pinned/seen-attestations.ts), so a token lifted from one call
+ * authorises that call alone, not a second one with another body.
  */
 
 export const ATTESTATION_TYP = "pinboard+jwt";
-/** exp = iat + this. */
+/** exp = iat + this: the contract's value, which every verifier may rely on. */
 export const ATTESTATION_TTL_S = 30;
-/** Clock skew the verifier grants on exp and iat. */
+/** Clock skew the verifier grants on exp and iat: the contract's value, a verifier's default. */
 export const ATTESTATION_SKEW_S = 30;
+
+/**
+ * How long a verifier accepts a token: while now < min(exp, iat + maxAgeS) + skewS and
+ * iat <= now + skewS. The contract's values by default; a worker may tighten both.
+ */
+export interface AttestationAcceptance {
+  maxAgeS: number;
+  skewS: number;
+}
+
+export const CONTRACT_ACCEPTANCE: AttestationAcceptance = { maxAgeS: ATTESTATION_TTL_S, skewS: ATTESTATION_SKEW_S };
+
+/** The instant (seconds) from which a token with these times is no longer accepted. */
+export function acceptedUntil(
+  claims: Pick<AttestationClaims, "iat" | "exp">,
+  acceptance: AttestationAcceptance,
+): number {
+  return Math.min(claims.exp, claims.iat + acceptance.maxAgeS) + acceptance.skewS;
+}
 
 export interface AttestationClaims {
   /** The worker's sessionId (or its local audience for in-process cluster calls). */
   aud: string;
   iat: number;
   exp: number;
+  /** The token's own id, 16 to 64 base64url characters: a worker accepts each once. */
+  jti?: string;
   /** The HTTP method of the call, exactly as sent. */
   htm?: string;
   /** The call's path and query relative to the worker's advertise URL, starting with "/". */
@@ -37,7 +63,7 @@ export interface AttestationClaims {
   acct?: object;
 }
 
-export type AttestationInput = Omit<AttestationClaims, "iat" | "exp">;
+export type AttestationInput = Omit<AttestationClaims, "iat" | "exp" | "jti">;
 
 /**
  * The htu of a call to `url` on a worker advertised at `advertiseUrl`: the URL's path after the
@@ -78,55 +104,10 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 /**
- * A token without caller, depth or acct depends only on (secret, aud, htm, htu, epoch) and the
- * second, so it is signed once per worker, call and second: a busy instance gets the same
- * request many times a second, and each signing is an HMAC and a JSON and base64url encoding (an
- * async Web Crypto call, a thread-pool round trip, where the runtime has no synchronous signer).
- * Bounded: cleared each second and at MAX_CACHED entries; a target longer than MAX_CACHED_TARGET
- * is signed every time. A hit is checked field by field, never by key alone.
- */
-const MAX_CACHED = 4096;
-const MAX_CACHED_TARGET = 256;
-let cachedSecond = -1;
-let cachedCount = 0;
-/** secret → (aud, htm, epoch, htu) → token: the secret picks its own map, never compared as a string. */
-const cached = new Map<string, Map<string, { claims: AttestationInput; token: Promise<string> }>>();
-
-function cachedToken(secret: string, claims: AttestationInput, iat: number, jws?: SyncJwsHs256): Promise<string> {
-  if (iat !== cachedSecond || cachedCount >= MAX_CACHED) {
-    cached.clear();
-    cachedCount = 0;
-    cachedSecond = iat;
-  }
-  const { aud, htm, htu, epoch } = claims;
-  const key = `${aud}\n${htm ?? ""}\n${epoch ?? ""}\n${htu ?? ""}`;
-  let tokens = cached.get(secret);
-  const hit = tokens?.get(key);
-  if (
-    hit !== undefined &&
-    hit.claims.aud === aud &&
-    hit.claims.htm === htm &&
-    hit.claims.htu === htu &&
-    hit.claims.epoch === epoch
-  ) {
-    return hit.token;
-  }
-  const token = signed(secret, claims, iat, jws);
-  if (tokens === undefined) cached.set(secret, (tokens = new Map()));
-  const entries = tokens;
-  token.catch(() => {
-    if (entries.get(key)?.token === token) entries.delete(key);
-  });
-  if (!entries.has(key)) cachedCount++;
-  entries.set(key, { claims: { aud, htm, htu, epoch }, token });
-  return token;
-}
-
-/**
  * A compact HS256 JWS of `payloadJson` under `secret` with the given encoded header, computed
  * synchronously: what a runtime offers when it has one (node:crypto and Buffer on the Node
  * entry). Web Crypto's sign is a thread-pool round trip per call in Node, and base64url in plain
- * JavaScript a few microseconds more, on every token the cache above does not hold.
+ * JavaScript a few microseconds more, on every token: each carries its own jti, so none is reused.
  */
 export type SyncJwsHs256 = (secret: string, encodedHeader: string, payloadJson: string) => string;
 
@@ -136,27 +117,13 @@ export function signAttestation(
   nowSeconds: number,
   jws?: SyncJwsHs256,
 ): Promise<string> {
-  const iat = Math.floor(nowSeconds);
-  if (
-    claims.caller === undefined &&
-    claims.depth === undefined &&
-    claims.acct === undefined &&
-    (claims.htu ?? "").length <= MAX_CACHED_TARGET
-  ) {
-    return cachedToken(secret, claims, iat, jws);
-  }
-  return signed(secret, claims, iat, jws);
-}
-
-/** The token, signed now: by the runtime's synchronous signer when it has one, else Web Crypto. */
-function signed(secret: string, claims: AttestationInput, iat: number, jws: SyncJwsHs256 | undefined): Promise<string> {
-  const payload = payloadOf(claims, iat);
+  const payload = payloadOf(claims, Math.floor(nowSeconds));
   return jws !== undefined ? Promise.resolve(jws(secret, HEADER, JSON.stringify(payload))) : sign(secret, payload);
 }
 
 /** The payload with its claims in a fixed order, optional ones only when given. */
 function payloadOf(claims: AttestationInput, iat: number): AttestationClaims {
-  const payload: AttestationClaims = { aud: claims.aud, iat, exp: iat + ATTESTATION_TTL_S };
+  const payload: AttestationClaims = { aud: claims.aud, iat, exp: iat + ATTESTATION_TTL_S, jti: attestationId() };
   if (claims.htm !== undefined) payload.htm = claims.htm;
   if (claims.htu !== undefined) payload.htu = claims.htu;
   if (claims.epoch !== undefined) payload.epoch = claims.epoch;
@@ -191,8 +158,8 @@ function acceptsAudience(audience: AudienceCheck, aud: string): boolean {
 
 /**
  * The claims of a valid attestation for `audience` (or one of several), or null. HS256 and typ
- * pinboard+jwt only; accepted while now < exp + 30 s and iat ≤ now + 30 s; optional claims of the
- * wrong type make it invalid. The signature check is `check` when given (made for `secret`), else
+ * pinboard+jwt only; accepted within `acceptance` (by default while now < exp + 30 s and
+ * iat ≤ now + 30 s); optional claims of the wrong type make it invalid. The signature check is `check` when given (made for `secret`), else
  * crypto.subtle.verify; both compare in constant time. Whether htm, htu and epoch match the
  * request is the caller's to check.
  */
@@ -202,6 +169,7 @@ export async function verifyAttestation(
   audience: AudienceCheck,
   nowSeconds: number = Date.now() / 1000,
   check?: SyncHs256Check,
+  acceptance: AttestationAcceptance = CONTRACT_ACCEPTANCE,
 ): Promise<AttestationClaims | null> {
   const parts = token.split(".");
   if (parts.length !== 3) return null;
@@ -225,13 +193,14 @@ export async function verifyAttestation(
   const { aud, iat, exp } = payload;
   if (typeof aud !== "string" || !acceptsAudience(audience, aud)) return null;
   if (!isNumericDate(iat) || !isNumericDate(exp)) return null;
-  if (nowSeconds >= exp + ATTESTATION_SKEW_S || iat > nowSeconds + ATTESTATION_SKEW_S) return null;
+  if (nowSeconds >= acceptedUntil({ iat, exp }, acceptance) || iat > nowSeconds + acceptance.skewS) return null;
   return optionalClaims(payload, { aud, iat, exp });
 }
 
 /** `claims` with the payload's optional claims added; null when one has the wrong type. */
 function optionalClaims(payload: Record<string, unknown>, claims: AttestationClaims): AttestationClaims | null {
-  const { htm, htu, epoch, caller, depth, acct } = payload;
+  const { jti, htm, htu, epoch, caller, depth, acct } = payload;
+  if (jti !== undefined && !(typeof jti === "string" && /^[A-Za-z0-9_-]{16,64}$/.test(jti))) return null;
   if (htm !== undefined && !(typeof htm === "string" && htm !== "")) return null;
   if (htu !== undefined && !(typeof htu === "string" && htu.startsWith("/"))) return null;
   if (epoch !== undefined && !(typeof epoch === "string" && /^\d+$/.test(epoch))) return null;
@@ -239,6 +208,7 @@ function optionalClaims(payload: Record<string, unknown>, claims: AttestationCla
   if (depth !== undefined && !(Number.isSafeInteger(depth) && (depth as number) >= 0)) return null;
   if (acct !== undefined && (typeof acct !== "object" || acct === null || Array.isArray(acct))) return null;
 
+  if (jti !== undefined) claims.jti = jti;
   if (htm !== undefined) claims.htm = htm;
   if (htu !== undefined) claims.htu = htu;
   if (epoch !== undefined) claims.epoch = epoch;

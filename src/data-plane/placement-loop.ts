@@ -177,17 +177,14 @@ export class PlacementLoop {
   /** The send itself: the owner's URL and the attested headers, decided here for every transport. */
   private async forwardOf<T>({ plan, request }: Job<T>, resolution: Resolution, replaced: boolean): Promise<Forward> {
     const { config } = this.deps;
+    const attested = () =>
+      attestedForwardHeaders(resolution, plan, request, Math.floor(this.deps.now() / 1000), this.deps.runtime.signJws);
     return {
       advertiseUrl: resolution.advertiseUrl,
       pathAndQuery: forwardTarget(plan, request),
       method: request.method,
-      headers: await attestedForwardHeaders(
-        resolution,
-        plan,
-        request,
-        Math.floor(this.deps.now() / 1000),
-        this.deps.runtime.signJws,
-      ),
+      headers: await attested(),
+      reattested: attested,
       upgrade: request.upgrade,
       withBody: carriesBody(request.framing) && !replaced,
       framing: request.framing,

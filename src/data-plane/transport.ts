@@ -20,6 +20,11 @@ export interface Forward {
   method: string;
   /** The filtered, attested request headers (names lower-case). */
   headers: Record<string, string>;
+  /**
+   * The same headers with a fresh attestation, for a transport that sends the forward again on
+   * its own (a pooled connection found dead): a worker accepts each attestation once.
+   */
+  reattested?: () => Promise<Record<string, string>>;
   /** A WebSocket handshake rather than a plain request. */
   upgrade: boolean;
   /** The client's body goes along (false when it has none, or on a re-placement, which sends none). */

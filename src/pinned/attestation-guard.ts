@@ -1,6 +1,15 @@
-import { type AttestationClaims, isBound, type SyncHs256Check, verifyAttestation } from "../contract/attestation.ts";
+import {
+  type AttestationAcceptance,
+  type AttestationClaims,
+  acceptedUntil,
+  isBound,
+  type SyncHs256Check,
+  verifyAttestation,
+} from "../contract/attestation.ts";
 import { constantTimeEqual } from "../contract/constant-time.ts";
+import { isEpoch } from "./durability.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "./responses.ts";
+import type { SeenAttestations } from "./seen-attestations.ts";
 import type { PinnedLogger } from "./types.ts";
 
 export type { AttestationClaims };
@@ -17,8 +26,15 @@ export interface GuardOptions {
   log?: PinnedLogger;
   /** Path prefix of the advertise URL ("" or "/something"): an attestation's htu is relative to it. */
   basePath: string;
-  /** Refuse attestations that name no request (no htm, htu, epoch), instead of accepting them. */
+  /**
+   * Refuse attestations that name no request (no htm, htu, epoch) or carry no jti, instead of
+   * accepting them.
+   */
   requireBinding: boolean;
+  /** How long a token is accepted: the contract's 30 s life and 30 s skew, or tighter. */
+  acceptance: AttestationAcceptance;
+  /** The ids accepted so far: each is accepted once. */
+  seen: SeenAttestations;
   nowMs(): number;
   /** A synchronous signature check made for `secret` (the runtime's); Web Crypto's verify without one. */
   check?: SyncHs256Check;
@@ -32,7 +48,12 @@ export interface GuardOptions {
  * An attestation without htm, htu and epoch names no request: Pinboard before they existed, or
  * another signer holding the secret. It is accepted unless `requireBinding`. One that carries any
  * of them must carry htm and htu, and all three must match: the same method, the same target, the
- * same Pinboard-Epoch (both absent on _pinned/stats and the challenge).
+ * same Pinboard-Epoch (both absent on _pinned/stats and the challenge). A call that carries an
+ * epoch in Pinboard-Epoch is refused with any attestation that does not name it, unbound or not.
+ *
+ * Each attestation is accepted once: its jti is remembered until the token expires (`seen`), and
+ * a second call with it is refused. One without a jti (a Pinboard before them) is accepted, each
+ * time, unless `requireBinding`, and the first one is logged.
  *
  * Pinboard stores a new session before its register answer reaches the worker, and may forward
  * on it at once. An attestation that is genuine (signed with the worker's secret, in time) but
@@ -42,6 +63,7 @@ export interface GuardOptions {
  */
 export class AttestationGuard {
   private readonly secret: string;
+  private warnedUnidentified = false;
 
   constructor(private readonly options: GuardOptions) {
     this.secret = options.secret;
@@ -63,10 +85,28 @@ export class AttestationGuard {
       anyAudience,
       this.options.nowMs() / 1000,
       this.options.check,
+      this.options.acceptance,
     );
     if (claims === null || !this.namesRequest(claims, request, url)) return null;
-    if (accepted.includes(claims.aud)) return claims;
-    return (await this.acceptedOnceRegistered(claims.aud)) ? claims : null;
+    if (!accepted.includes(claims.aud) && !(await this.acceptedOnceRegistered(claims.aud))) return null;
+    return this.firstUse(claims) ? claims : null;
+  }
+
+  /** Whether this is the token's first accepted use (remembering it), or it has no id to tell. */
+  private firstUse(claims: AttestationClaims): boolean {
+    if (claims.jti === undefined) {
+      if (this.options.requireBinding) return false;
+      if (!this.warnedUnidentified) {
+        this.warnedUnidentified = true;
+        this.options.log?.warn(
+          "attestation without jti accepted: a Pinboard in front predates single-use attestations, so its tokens can be replayed until they expire; set requireBoundAttestation once every Pinboard is upgraded",
+          { aud: claims.aud },
+        );
+      }
+      return true;
+    }
+    const deadline = acceptedUntil(claims, this.options.acceptance);
+    return this.options.seen.admit(claims.jti, deadline, this.options.nowMs() / 1000);
   }
 
   async hasProxySecret(request: Request): Promise<boolean> {
@@ -91,6 +131,8 @@ export class AttestationGuard {
   }
 
   private namesRequest(claims: AttestationClaims, request: Request, url: URL): boolean {
+    // A malformed Pinboard-Epoch is let through here to be answered 400 malformed placement epoch.
+    if (claims.epoch === undefined && isEpoch(request.headers.get(EPOCH_HEADER))) return false;
     if (!isBound(claims)) return !this.options.requireBinding;
     if (claims.htm !== request.method) return false;
     if ((claims.epoch ?? null) !== request.headers.get(EPOCH_HEADER)) return false;

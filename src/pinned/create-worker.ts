@@ -10,6 +10,7 @@ import { PinboardClient } from "./pinboard-client.ts";
 import { Registration, type RegistrationFields, type RegistrationHooks } from "./registration.ts";
 import type { RefusalReason } from "./responses.ts";
 import { buildRoutes } from "./routes.ts";
+import { SeenAttestations } from "./seen-attestations.ts";
 import { buildStats } from "./stats.ts";
 import type { PinnedLogger } from "./types.ts";
 import { WindDowns } from "./wind-down.ts";
@@ -171,6 +172,13 @@ function attestationGuard(
     log,
     basePath: settings.basePath,
     requireBinding: options.requireBoundAttestation === true,
+    acceptance: settings.acceptance,
+    seen: new SeenAttestations(settings.maxRemembered, (floor) =>
+      log.warn("attestation ids forgotten before their tokens expire: tokens expiring by then are refused", {
+        maxRemembered: settings.maxRemembered,
+        refusedUntil: new Date(floor * 1000).toISOString(),
+      }),
+    ),
     nowMs: settings.now,
     check: nodeHs256Check(settings.secret),
   });

@@ -34,3 +34,4 @@ export type {
   RequestContext,
 } from "./types.ts";
 export { PinnedWebSocket } from "./websocket.ts";
+export type { AttestationOptions } from "./worker-options.ts";

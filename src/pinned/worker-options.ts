@@ -1,3 +1,4 @@
+import { ATTESTATION_SKEW_S, ATTESTATION_TTL_S, type AttestationAcceptance } from "../contract/attestation.ts";
 import { isWorkerNamespace } from "../contract/names.ts";
 import { terminalSafe } from "../contract/terminal-safe.ts";
 import { randomToken } from "./challenge.ts";
@@ -31,10 +32,13 @@ export interface WorkerOptions {
   /** An audience accepted besides the live sessionId (in-process callers, tests). */
   localAudience?: string;
   /**
-   * Refuse attestations that name no request (no htm, htu and epoch claims). Pinboard signs them
-   * on every call; set this once every Pinboard in front of the worker does. Default false.
+   * Refuse attestations that name no request (no htm, htu and epoch claims) or carry no jti.
+   * Pinboard signs them on every call; set this once every Pinboard in front of the worker does.
+   * Default false.
    */
   requireBoundAttestation?: boolean;
+  /** How long an attestation is accepted, and how many ids the worker remembers to accept each once. */
+  attestation?: AttestationOptions;
   /** Hostname-aware registration fields. */
   hostname?: string;
   env?: string;
@@ -56,6 +60,23 @@ export interface WorkerOptions {
   /** Clock (ms), for tests. */
   now?: () => number;
 }
+
+export interface AttestationOptions {
+  /**
+   * Seconds after its iat a token is accepted, before the skew: at most the contract's 30 (a
+   * token's exp is iat + 30). Default 30. With synced clocks, 10.
+   */
+  maxAgeS?: number;
+  /** Clock skew granted on iat and on the token's end, 0 to 30 seconds. Default 30 (the contract's). With synced clocks, 5. */
+  skewS?: number;
+  /**
+   * Attestation ids remembered at most (about 76 bytes each); past that the ids expiring first
+   * are forgotten and their tokens refused. Default 100000.
+   */
+  maxRemembered?: number;
+}
+
+export const DEFAULT_MAX_REMEMBERED = 100_000;
 
 /**
  * One line per event: `[pinned] message key=value …: error`, the error (a failure's cause and fix)
@@ -118,6 +139,36 @@ function checkNumber(name: string, value: number | undefined, kind: "positive nu
   if (!ok) throw new RangeError(`createWorker: ${name} must be a ${kind}, not ${String(value)}`);
 }
 
+/** A number option between `min` (exclusive unless `minIncluded`) and `max`, or a RangeError. */
+function checkRange(name: string, value: number | undefined, min: number, max: number, minIncluded: boolean): void {
+  if (value === undefined) return;
+  const ok = typeof value === "number" && (minIncluded ? value >= min : value > min) && value <= max;
+  if (!ok) {
+    throw new RangeError(
+      `createWorker: ${name} must be a number ${minIncluded ? "from" : "above"} ${min} to ${max}, not ${String(value)}`,
+    );
+  }
+}
+
+/** The attestation options checked (a RangeError naming the option), with the contract's values as defaults. */
+function attestationSettings(options: AttestationOptions | undefined): {
+  acceptance: AttestationAcceptance;
+  maxRemembered: number;
+} {
+  const { maxAgeS, skewS, maxRemembered } = options ?? {};
+  checkRange("attestation.maxAgeS", maxAgeS, 0, ATTESTATION_TTL_S, false);
+  checkRange("attestation.skewS", skewS, 0, ATTESTATION_SKEW_S, true);
+  if (maxRemembered !== undefined && !(Number.isSafeInteger(maxRemembered) && maxRemembered >= 1)) {
+    throw new RangeError(
+      `createWorker: attestation.maxRemembered must be a positive integer, not ${String(maxRemembered)}`,
+    );
+  }
+  return {
+    acceptance: { maxAgeS: maxAgeS ?? ATTESTATION_TTL_S, skewS: skewS ?? ATTESTATION_SKEW_S },
+    maxRemembered: maxRemembered ?? DEFAULT_MAX_REMEMBERED,
+  };
+}
+
 /** The options once checked, with their defaults filled in. */
 export interface WorkerSettings {
   log: PinnedLogger;
@@ -130,6 +181,8 @@ export interface WorkerSettings {
   basePath: string;
   /** options.advertiseUrl without a trailing slash; listen() sets it when unset. */
   advertiseUrl: string | undefined;
+  acceptance: AttestationAcceptance;
+  maxRemembered: number;
 }
 
 /** Checks the options (a TypeError, RangeError or Error naming the option) and fills in the defaults. */
@@ -145,6 +198,7 @@ export function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
   }
   checkNumber("maxInstances", options.maxInstances, "non-negative integer");
   checkNumber("activationTimeoutMs", options.activationTimeoutMs, "positive number");
+  const attestation = attestationSettings(options.attestation);
   const log = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
   const classes = new Map(Object.entries(options.namespaces));
@@ -170,5 +224,6 @@ export function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
       "",
     ),
     advertiseUrl: options.advertiseUrl?.replace(/\/+$/, ""),
+    ...attestation,
   };
 }

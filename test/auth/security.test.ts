@@ -144,27 +144,35 @@ describe("on the Node entry with real workers", () => {
       expect(await res.json()).toEqual({ detail: "invalid attestation" });
 
       // Built for A (A's secret, A's aud) and sent straight to B.
-      const forOwner = await signAttestation(owner.worker.secret, { aud: owner.worker.sessionId! }, nowS());
+      const sign = (secret: string, aud: string, htu = "/echo/replay-1", withEpoch: string | null = epoch) =>
+        signAttestation(secret, { aud, htm: "GET", htu, epoch: withEpoch ?? undefined }, nowS());
+      const forOwner = await sign(owner.worker.secret, owner.worker.sessionId!);
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": forOwner, "pinboard-epoch": epoch });
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ detail: "invalid attestation" });
       // B's own key but A's audience: the aud check alone refuses it.
-      const wrongAud = await signAttestation(other.worker.secret, { aud: owner.worker.sessionId! }, nowS());
+      const wrongAud = await sign(other.worker.secret, owner.worker.sessionId!);
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": wrongAud, "pinboard-epoch": epoch });
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ detail: "invalid attestation" });
       // The same token shape for B's own audience is accepted: the refusals above are about aud/key.
-      const forOther = await signAttestation(other.worker.secret, { aud: other.worker.sessionId! }, nowS());
+      const forOther = await sign(other.worker.secret, other.worker.sessionId!);
       res = await direct(other, "/echo/replay-1", { "pinboard-attestation": forOther, "pinboard-epoch": epoch });
       expect(res.status).toBe(200);
 
       // Stats and the WebSocket path judge the audience the same way.
-      const stats = await direct(other, "/_pinned/stats", { "pinboard-attestation": forOwner });
+      const statsFor = (w: FleetWorker) => sign(w.worker.secret, w.worker.sessionId!, "/_pinned/stats", null);
+      const stats = await direct(other, "/_pinned/stats", { "pinboard-attestation": await statsFor(owner) });
       expect(stats.status).toBe(403);
       expect(await stats.json()).toEqual({ detail: "invalid attestation" });
-      expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": forOther })).status).toBe(200);
+      expect((await direct(other, "/_pinned/stats", { "pinboard-attestation": await statsFor(other) })).status).toBe(
+        200,
+      );
       const ws = await openSocket(`${other.listening.url}/ws/replay-ws`, {
-        headers: { "pinboard-attestation": forOwner, "pinboard-epoch": epoch },
+        headers: {
+          "pinboard-attestation": await sign(owner.worker.secret, owner.worker.sessionId!, "/ws/replay-ws"),
+          "pinboard-epoch": epoch,
+        },
       });
       expect(await ws.closed).toMatchObject({ code: 1008 });
     });
@@ -172,7 +180,8 @@ describe("on the Node entry with real workers", () => {
     it("an attestation past exp (+30 s skew) or issued in the future is refused by its own worker", async () => {
       const { owner, echoed } = await placed("expiry-1");
       const epoch = echoed.headers["pinboard-epoch"]!;
-      const at = (iat: number) => signAttestation(owner.worker.secret, { aud: owner.worker.sessionId! }, iat);
+      const at = (iat: number, htu = "/echo/expiry-1") =>
+        signAttestation(owner.worker.secret, { aud: owner.worker.sessionId!, htm: "GET", htu, epoch }, iat);
       // exp = iat + 30; refused once now ≥ exp + 30.
       for (const iat of [nowS() - 61, nowS() - 3600]) {
         const res = await direct(owner, "/echo/expiry-1", {
@@ -196,7 +205,7 @@ describe("on the Node entry with real workers", () => {
       expect(fresh.status).toBe(200);
       // And the same expired token as a WebSocket handshake is closed 1008.
       const ws = await openSocket(`${owner.listening.url}/ws/expiry-ws`, {
-        headers: { "pinboard-attestation": await at(nowS() - 3600), "pinboard-epoch": epoch },
+        headers: { "pinboard-attestation": await at(nowS() - 3600, "/ws/expiry-ws"), "pinboard-epoch": epoch },
       });
       expect(await ws.closed).toMatchObject({ code: 1008 });
     });

@@ -1,14 +1,18 @@
 import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
+  acceptedUntil,
   attestationTarget,
   type SyncJwsHs256,
   signAttestation,
   verifyAttestation,
 } from "../../src/contract/attestation.ts";
+import { attestationId, encodeId } from "../../src/contract/attestation-id.ts";
 
 const secret = "worker-secret-worker-secret-0001";
 const now = 1_800_000_000;
+
+const JTI = expect.stringMatching(/^[A-Za-z0-9_-]{22}$/);
 
 function decodePart(part: string): unknown {
   return JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
@@ -28,23 +32,25 @@ describe("signAttestation", () => {
       aud: "sess-1",
       iat: now,
       exp: now + 30,
+      jti: JTI,
       caller: "/threads/t1",
       depth: 2,
       acct,
     });
     const minimal = await signAttestation(secret, { aud: "sess-1" }, now);
-    expect(decodePart(minimal.split(".")[1]!)).toEqual({ aud: "sess-1", iat: now, exp: now + 30 });
+    expect(decodePart(minimal.split(".")[1]!)).toEqual({ aud: "sess-1", iat: now, exp: now + 30, jti: JTI });
   });
 
-  it("carries the request binding, htm, htu and epoch, right after exp", async () => {
+  it("carries its jti right after exp, then the request binding, htm, htu and epoch", async () => {
     const token = await signAttestation(
       secret,
       { aud: "sess-1", htm: "PUT", htu: "/counter/c1/x?y=1", epoch: "42", depth: 1 },
       now,
     );
     const payload = Buffer.from(token.split(".")[1]!, "base64url").toString("utf8");
+    const jti = (JSON.parse(payload) as { jti: string }).jti;
     expect(payload).toBe(
-      `{"aud":"sess-1","iat":${now},"exp":${now + 30},"htm":"PUT","htu":"/counter/c1/x?y=1","epoch":"42","depth":1}`,
+      `{"aud":"sess-1","iat":${now},"exp":${now + 30},"jti":"${jti}","htm":"PUT","htu":"/counter/c1/x?y=1","epoch":"42","depth":1}`,
     );
   });
 
@@ -68,46 +74,23 @@ describe("signAttestation", () => {
   });
 });
 
-describe("signAttestation, reused within a second", () => {
-  it("a plain token of one worker in one second is one token, and each second gets its own", async () => {
-    const a = await signAttestation(secret, { aud: "sess-r" }, now + 0.1);
-    expect(await signAttestation(secret, { aud: "sess-r" }, now + 0.9)).toBe(a);
-    const next = await signAttestation(secret, { aud: "sess-r" }, now + 1.2);
-    expect(decodePart(next.split(".")[1]!)).toEqual({ aud: "sess-r", iat: now + 1, exp: now + 31 });
-    expect(await verifyAttestation(next, secret, "sess-r", now + 1)).not.toBeNull();
+describe("signAttestation, one id per token", () => {
+  it("gives every token a jti of its own, even for the same call in the same second", async () => {
+    const claims = { aud: "sess-r", htm: "GET", htu: "/counter/c1/x", epoch: "7" };
+    const tokens = await Promise.all(Array.from({ length: 300 }, () => signAttestation(secret, claims, now + 0.5)));
+    const ids = tokens.map((token) => (decodePart(token.split(".")[1]!) as { jti: string }).jti);
+    expect(new Set(tokens).size).toBe(300);
+    expect(new Set(ids).size).toBe(300);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(await verifyAttestation(tokens[299]!, secret, "sess-r", now)).toEqual({
+      ...claims,
+      iat: now,
+      exp: now + 30,
+      jti: ids[299],
+    });
   });
 
-  it("never hands out a token signed with another secret for the same audience", async () => {
-    await signAttestation(secret, { aud: "sess-s" }, now);
-    const other = await signAttestation("another-secret-another-secret-01", { aud: "sess-s" }, now);
-    expect(await verifyAttestation(other, "another-secret-another-secret-01", "sess-s", now)).not.toBeNull();
-    expect(await verifyAttestation(other, secret, "sess-s", now)).toBeNull();
-  });
-
-  it("a bound token is reused only for the same method, target and epoch", async () => {
-    const claims = { aud: "sess-b", htm: "GET", htu: "/counter/c1/x?y=1", epoch: "7" };
-    const a = await signAttestation(secret, claims, now + 0.2);
-    expect(await signAttestation(secret, { ...claims }, now + 0.8)).toBe(a);
-    const others = [
-      { htu: "/counter/c1/y?y=1" },
-      { htu: "/counter/c1/x" },
-      { htm: "POST" },
-      { epoch: "8" },
-      { epoch: undefined },
-      { htm: undefined, htu: undefined, epoch: undefined },
-    ];
-    for (const change of others) {
-      const token = await signAttestation(secret, { ...claims, ...change }, now + 0.5);
-      const { iat: _iat, exp: _exp, ...named } = (await verifyAttestation(token, secret, "sess-b", now))!;
-      expect(named).toEqual(JSON.parse(JSON.stringify({ ...claims, ...change })));
-    }
-    const long = { ...claims, htu: `/counter/c1/${"x".repeat(400)}` };
-    expect((await verifyAttestation(await signAttestation(secret, long, now), secret, "sess-b", now))?.htu).toBe(
-      long.htu,
-    );
-  });
-
-  it("keeps the runtime's synchronous signer's tokens the same way: one signing per worker, call and second", async () => {
+  it("signs with the runtime's synchronous signer every time, each payload with a fresh jti", async () => {
     const signings: string[] = [];
     const jws: SyncJwsHs256 = (key, header, payloadJson) => {
       signings.push(payloadJson);
@@ -115,22 +98,38 @@ describe("signAttestation, reused within a second", () => {
     };
     const claims = { aud: "sess-j", htm: "GET", htu: "/counter/j1", epoch: "9" };
     const first = await signAttestation(secret, claims, now + 0.1, jws);
-    expect(await signAttestation(secret, { ...claims }, now + 0.7, jws)).toBe(first);
-    expect(signings).toHaveLength(1);
-    expect(JSON.parse(signings[0]!)).toEqual({ ...claims, iat: now, exp: now + 30 });
+    expect(await signAttestation(secret, { ...claims }, now + 0.7, jws)).not.toBe(first);
+    expect(first.endsWith(".A")).toBe(true);
     expect((await signAttestation("another-secret-another-secret-02", claims, now, jws)).endsWith(".B")).toBe(true);
-    await signAttestation(secret, { ...claims, epoch: "10" }, now, jws);
-    await signAttestation(secret, claims, now + 1, jws);
-    await signAttestation(secret, { ...claims, acct: { sub: "u" } }, now, jws);
-    await signAttestation(secret, { ...claims, acct: { sub: "u" } }, now, jws);
-    expect(signings).toHaveLength(6);
+    expect(signings).toHaveLength(3);
+    const payloads = signings.map((json) => JSON.parse(json) as Record<string, unknown>);
+    expect(new Set(payloads.map((p) => p.jti)).size).toBe(3);
+    expect(payloads[0]).toEqual({ ...claims, iat: now, exp: now + 30, jti: payloads[0]!.jti });
+  });
+});
+
+describe("encodeId", () => {
+  it("is base64url of the 16 bytes at the offset, unpadded", () => {
+    const bytes = new Uint8Array(40);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 73 + 11) & 255;
+    for (const offset of [0, 7, 24]) {
+      expect(encodeId(bytes, offset)).toBe(Buffer.from(bytes.subarray(offset, offset + 16)).toString("base64url"));
+    }
+    expect(encodeId(new Uint8Array(16).fill(255), 0)).toBe("_____________________w");
+    expect(encodeId(new Uint8Array(16), 0)).toBe("AAAAAAAAAAAAAAAAAAAAAA");
   });
 
-  it("signs tokens with caller, depth or acct every time, with their claims", async () => {
-    const plain = await signAttestation(secret, { aud: "sess-c" }, now);
-    const withCaller = await signAttestation(secret, { aud: "sess-c", caller: "/ns/a", depth: 2 }, now);
-    expect(withCaller).not.toBe(plain);
-    expect((await verifyAttestation(withCaller, secret, "sess-c", now))?.caller).toBe("/ns/a");
+  it("attestationId draws fresh ids past a batch of random bytes, asking for bytes once per 256 ids", () => {
+    const draws = vi.spyOn(crypto, "getRandomValues");
+    try {
+      const ids = Array.from({ length: 512 }, () => attestationId());
+      expect(new Set(ids).size).toBe(512);
+      for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(draws).toHaveBeenCalledTimes(2);
+      for (const [bytes] of draws.mock.calls) expect((bytes as Uint8Array).byteLength).toBe(16 * 256);
+    } finally {
+      draws.mockRestore();
+    }
   });
 });
 
@@ -153,6 +152,7 @@ describe("verifyAttestation", () => {
       aud: "sess-1",
       iat: now,
       exp: now + 30,
+      jti: JTI,
       caller: "/a/b",
       depth: 1,
       acct: { sub: "u" },
@@ -165,6 +165,7 @@ describe("verifyAttestation", () => {
       aud: "sess-2",
       iat: now,
       exp: now + 30,
+      jti: JTI,
       htm: "GET",
       htu: "/_pinned/stats",
     });
@@ -183,6 +184,7 @@ describe("verifyAttestation", () => {
       aud: "sess-3",
       iat: now,
       exp: now + 30,
+      jti: JTI,
     });
     expect(await verifyAttestation(token, secret, only("sess-4"), now)).toBeNull();
     expect(await verifyAttestation(token, `${secret}-other`, only("sess-3"), now)).toBeNull();
@@ -202,12 +204,21 @@ describe("verifyAttestation", () => {
       { epoch: 7 },
       { epoch: "7a" },
       { epoch: "" },
+      { jti: 7 },
+      { jti: "a".repeat(15) },
+      { jti: "a".repeat(65) },
+      { jti: "abcdefgh+jklmnop" },
+      { jti: "abcdefgh jklmnop" },
+      { jti: "" },
     ]) {
       expect(await verifyAttestation(await sign(bad), secret, "sess-1", now)).toBeNull();
     }
     expect(
       await verifyAttestation(await sign({ htm: "GET", htu: "/a", epoch: "7" }), secret, "sess-1", now),
     ).not.toBeNull();
+    for (const jti of ["a".repeat(16), `${"Az09_-".repeat(10)}abcd`]) {
+      expect((await verifyAttestation(await sign({ jti }), secret, "sess-1", now))?.jti).toBe(jti);
+    }
   });
 
   it("rejects another audience and another secret", async () => {
@@ -225,6 +236,23 @@ describe("verifyAttestation", () => {
     // A signer whose clock runs ahead: iat up to 30 s in the future is fine.
     expect(await verifyAttestation(token, secret, "sess-1", now - 30)).not.toBeNull();
     expect(await verifyAttestation(token, secret, "sess-1", now - 31)).toBeNull();
+  });
+
+  it("accepts within a tighter life and skew when asked: now < min(exp, iat + maxAgeS) + skewS", async () => {
+    const token = await signAttestation(secret, { aud: "sess-1" }, now);
+    const tight = { maxAgeS: 10, skewS: 5 };
+    const at = (t: number, acceptance = tight) => verifyAttestation(token, secret, "sess-1", t, undefined, acceptance);
+    expect(acceptedUntil({ iat: now, exp: now + 30 }, tight)).toBe(now + 15);
+    expect(await at(now + 14.9)).not.toBeNull();
+    expect(await at(now + 15)).toBeNull();
+    expect(await at(now - 5)).not.toBeNull();
+    expect(await at(now - 5.1)).toBeNull();
+    // The token's own exp still bounds it when maxAgeS is longer.
+    const loose = { maxAgeS: 100, skewS: 0 };
+    expect(acceptedUntil({ iat: now, exp: now + 30 }, loose)).toBe(now + 30);
+    expect(await at(now + 29.9, loose)).not.toBeNull();
+    expect(await at(now + 30, loose)).toBeNull();
+    expect(await at(now - 0.1, loose)).toBeNull();
   });
 
   it("rejects a token whose typ is not pinboard+jwt, or whose alg is not HS256", async () => {
@@ -264,6 +292,7 @@ describe("verifyAttestation", () => {
       aud: "sess-1",
       iat: now,
       exp: now + 30,
+      jti: JTI,
     });
     expect(seen).toEqual([[`${h}.${p}`, sig]]);
     // A check that refuses wins over a signature Web Crypto would accept, and one that accepts

@@ -58,6 +58,7 @@ describe("forwarding", () => {
       aud: worker.sessionId,
       iat,
       exp: iat + 30,
+      jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
       htm: "GET",
       htu: "/echo/doc-1/some/path?x=1&y=2",
       epoch: body.epoch,

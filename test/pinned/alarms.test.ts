@@ -31,7 +31,9 @@ const stored = async (s: DurabilityStore, id: string, key: string) => {
 function fireAlarm(id: string, epoch: string, options: { secret?: string | null; attest?: boolean } = {}) {
   return (async () => {
     const headers: Record<string, string> = { "Pinboard-Epoch": epoch };
-    if (options.attest !== false) headers["Pinboard-Attestation"] = await attestation();
+    if (options.attest !== false) {
+      headers["Pinboard-Attestation"] = await attestation({ htm: "POST", htu: `/counter/${id}/_alarm`, epoch });
+    }
     if (options.secret !== null) headers["Pinboard-Proxy-Secret"] = options.secret ?? SECRET;
     return fetch(`${w.url}/counter/${id}/_alarm`, { method: "POST", headers });
   })();

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { MemoryDurabilityStore } from "../../src/pinned/index.ts";
-import { attestation, type LocalWorker, SECRET, startLocalWorker } from "../support/local-worker.ts";
+import {
+  attestation,
+  attestationWithoutId,
+  type LocalWorker,
+  SECRET,
+  startLocalWorker,
+} from "../support/local-worker.ts";
 import { rawRequest } from "../support/raw-http.ts";
 
 /**
@@ -80,7 +86,7 @@ describe("a forward's attestation", () => {
         headers: { "Pinboard-Attestation": token, "Pinboard-Epoch": "10" },
       });
       expect(raw.status).toBe(200);
-      const escaped = await w.call("/counter/b4/x?q=%27a%27", { attestation: token });
+      const escaped = await w.call("/counter/b4/x?q=%27a%27", { attestation: await bound("GET", htu, "10") });
       expect(escaped.status).toBe(200);
     }
     const plain = await bound("GET", "/counter/b4/a", "10");
@@ -152,13 +158,12 @@ describe("the sweeper's and the operator's calls", () => {
 });
 
 describe("attestations that name no request", () => {
-  it("are accepted for compatibility unless requireBoundAttestation; a partial binding never is", async () => {
-    const legacy = await attestation();
-    expect(await answer(await w.call("/counter/l1", { attestation: legacy }))).toEqual({
-      status: 200,
-      body: counter("l1", ""),
-    });
-    expect(await answer(await strict.call("/counter/l1", { attestation: legacy }))).toEqual(INVALID);
+  it("are accepted where the call has no epoch unless requireBoundAttestation; a partial binding never is", async () => {
+    const stats = (worker: LocalWorker, token: string) =>
+      fetch(`${worker.url}/_pinned/stats`, { headers: { "Pinboard-Attestation": token } });
+    expect((await stats(w, await attestation())).status).toBe(200);
+    expect(await answer(await stats(strict, await attestation()))).toEqual(INVALID);
+    expect((await stats(strict, await bound("GET", "/_pinned/stats"))).status).toBe(200);
     expect(
       await answer(await strict.call("/counter/l1", { attestation: await bound("GET", "/counter/l1", "10") })),
     ).toEqual({ status: 200, body: counter("l1", "") });
@@ -175,6 +180,22 @@ describe("attestations that name no request", () => {
         ...(await answer(await w.call("/counter/l2", { attestation: await attestation(partial) }))),
       }).toEqual({ partial, ...INVALID });
     }
+  });
+
+  it("are refused on a call that carries Pinboard-Epoch, with or without requireBoundAttestation", async () => {
+    for (const worker of [w, strict]) {
+      for (const token of [
+        await attestation(),
+        attestationWithoutId(),
+        await bound("GET", "/counter/l3"),
+        attestationWithoutId({ htm: "GET", htu: "/counter/l3" }),
+      ]) {
+        expect(await answer(await worker.call("/counter/l3", { attestation: token }))).toEqual(INVALID);
+        expect(await answer(await worker.call("/counter/l3", { attestation: token, method: "POST" }))).toEqual(INVALID);
+      }
+    }
+    // The same call attested with its epoch is served.
+    expect(await answer(await w.call("/counter/l3", {}))).toEqual({ status: 200, body: counter("l3", "") });
   });
 });
 

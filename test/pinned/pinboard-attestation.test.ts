@@ -43,10 +43,21 @@ describe("a forward's attestation, as Pinboard signs it", () => {
       aud: w.worker.sessionId,
       iat,
       exp: iat + 30,
+      jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
       htm: "POST",
       htu: "/echo/r1/some/path?x=1&y=%27",
       epoch,
     });
+  });
+
+  it("is signed anew for every forward: the same call twice in a second carries two ids", async () => {
+    const jtis = new Set<unknown>();
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${fleet.pb.url}/echo/r4/same?x=1`);
+      expect(res.status).toBe(200);
+      jtis.add(((await res.json()) as { attestation: { jti: string } }).attestation.jti);
+    }
+    expect(jtis.size).toBe(4);
   });
 
   it("is refused by the worker replayed on another path, method or epoch", async () => {
@@ -69,8 +80,30 @@ describe("a forward's attestation, as Pinboard signs it", () => {
     ] as const) {
       expect({ path, init, ...(await answer(await replay(path, init))) }).toEqual({ path, init, ...INVALID });
     }
-    // The very same call is still the call it names (the attestation's 30 s are what bound that).
-    expect((await replay("/echo/r2/some/path?x=1")).status).toBe(200);
+    // Nor on the very call it names: Pinboard's forward used it.
+    expect(await answer(await replay("/echo/r2/some/path?x=1"))).toEqual(INVALID);
+  });
+
+  it("is refused by the worker replayed on its own call, with the same body or another", async () => {
+    const res = await fetch(`${fleet.pb.url}/echo/r5/write?x=1`, { method: "POST", body: "genuine" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { headers: Record<string, string>; hits: number };
+    const headers = {
+      "Pinboard-Attestation": body.headers["pinboard-attestation"]!,
+      "Pinboard-Epoch": body.headers["pinboard-epoch"]!,
+    };
+    for (const replayed of ["genuine", "forged body", ""]) {
+      const replay = await fetch(`${w.worker.advertiseUrl}/echo/r5/write?x=1`, {
+        method: "POST",
+        headers,
+        body: replayed,
+      });
+      expect({ replayed, ...(await answer(replay)) }).toEqual({ replayed, ...INVALID });
+    }
+    // A fresh forward of the same call passes, and the instance saw none of the replays.
+    const again = await fetch(`${fleet.pb.url}/echo/r5/write?x=1`, { method: "POST", body: "genuine" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ method: "POST", bodyBytes: 7, hits: body.hits + 1 });
   });
 });
 
@@ -83,14 +116,19 @@ describe("a worker that requires bound attestations (requireBoundAttestation)", 
       expect(await res.json()).toMatchObject({ method: "PUT", path: "/x", query: "?y=1", bodyBytes: 1 });
 
       const operator = await fleet.pb.operatorCredential();
-      const stats = await fetch(`${fleet.pb.url}/registry/stats`, { headers: { authorization: `Bearer ${operator}` } });
-      const entry = ((await stats.json()) as { workers: { sessionId: string }[] }).workers.find(
-        (x) => x.sessionId === strict.worker.sessionId,
-      );
-      expect(entry).toMatchObject({
-        sessionId: strict.worker.sessionId,
-        stats: { draining: false, namespaces: { "/strict": {} } },
-      });
+      // Twice in a row: each stats call is signed anew, so the second is no replay of the first.
+      for (let i = 0; i < 2; i++) {
+        const stats = await fetch(`${fleet.pb.url}/registry/stats`, {
+          headers: { authorization: `Bearer ${operator}` },
+        });
+        const entry = ((await stats.json()) as { workers: { sessionId: string }[] }).workers.find(
+          (x) => x.sessionId === strict.worker.sessionId,
+        );
+        expect(entry).toMatchObject({
+          sessionId: strict.worker.sessionId,
+          stats: { draining: false, namespaces: { "/strict": {} } },
+        });
+      }
     } finally {
       await strict.stop();
     }

@@ -24,19 +24,23 @@ describe("attestation on the data plane", () => {
   });
 
   it("gives the instance the attestation claims", async () => {
-    const token = await attestation({ caller: "/room/r1", depth: 3 });
+    const token = await attestation({ caller: "/room/r1", depth: 3, ...naming("GET", "/counter/a1/whoami", "10") });
     const res = await w.call("/counter/a1/whoami", { attestation: token });
     expect(await res.json()).toMatchObject({ aud: LOCAL_AUD, caller: "/room/r1", depth: 3 });
   });
 
+  const naming = (htm: string, htu: string, epoch: string) => ({ htm, htu, epoch });
+  /** An attestation naming GET /counter/a1 at epoch 10, as the calls below make it. */
+  const forA1 = (options: Parameters<typeof attestation>[0]) =>
+    attestation({ ...naming("GET", "/counter/a1", "10"), ...options });
   const refused: [string, () => Promise<string | null>][] = [
     ["missing", async () => null],
     ["garbage", async () => "not.a.jws"],
-    ["signed with another secret (forged)", () => attestation({ secret: "another-secret-0123456789abcdef" })],
-    ["for another audience", () => attestation({ aud: "someone-else" })],
-    ["expired beyond the 30 s skew", () => attestation({ nowSeconds: nowS() - 61 })],
+    ["signed with another secret (forged)", () => forA1({ secret: "another-secret-0123456789abcdef" })],
+    ["for another audience", () => forA1({ aud: "someone-else" })],
+    ["expired beyond the 30 s skew", () => forA1({ nowSeconds: nowS() - 61 })],
     // Well beyond the skew: iat is floored and the worker's clock moves on between mint and check.
-    ["issued in the future beyond the skew", () => attestation({ nowSeconds: nowS() + 40 })],
+    ["issued in the future beyond the skew", () => forA1({ nowSeconds: nowS() + 40 })],
   ];
   for (const [name, token] of refused) {
     it(`answers 403 invalid attestation for an attestation ${name}`, async () => {
@@ -47,7 +51,7 @@ describe("attestation on the data plane", () => {
   }
 
   it("accepts an attestation expired by less than the 30 s skew", async () => {
-    const res = await w.call("/counter/a1", { attestation: await attestation({ nowSeconds: nowS() - 50 }) });
+    const res = await w.call("/counter/a1", { attestation: await forA1({ nowSeconds: nowS() - 50 }) });
     expect(res.status).toBe(200);
   });
 
@@ -61,7 +65,8 @@ describe("attestation on the data plane", () => {
 describe("placement epoch header", () => {
   for (const epoch of ["abc", "-1", "1.5", "", "1e3", "0x10", "12a", "+5"]) {
     it(`answers 400 malformed placement epoch for ${JSON.stringify(epoch)}`, async () => {
-      const res = await w.call("/counter/a2", { epoch });
+      // No epoch claim can name a malformed epoch: an attestation that names no request gets here.
+      const res = await w.call("/counter/a2", { epoch, attestation: await attestation() });
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ detail: "malformed placement epoch" });
     });

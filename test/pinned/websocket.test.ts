@@ -16,8 +16,9 @@ interface Client {
 }
 
 async function connect(path: string, options: { epoch?: string; token?: string | null } = {}): Promise<Client> {
-  const headers: Record<string, string> = { "Pinboard-Epoch": options.epoch ?? "1" };
-  const token = options.token === undefined ? await attestation() : options.token;
+  const epoch = options.epoch ?? "1";
+  const headers: Record<string, string> = { "Pinboard-Epoch": epoch };
+  const token = options.token === undefined ? await attestation({ htm: "GET", htu: path, epoch }) : options.token;
   if (token) headers["Pinboard-Attestation"] = token;
   const ws = new WebSocket(`${w.url.replace("http", "ws")}${path}`, { headers });
   const messages: unknown[] = [];
@@ -82,7 +83,10 @@ describe("ctx.acceptWebSocket on Node", () => {
   });
 
   it("closes an upgrade with an invalid attestation with 1008", async () => {
-    for (const token of [null, await attestation({ aud: "someone-else" })]) {
+    for (const token of [
+      null,
+      await attestation({ aud: "someone-else", htm: "GET", htu: "/room/r2?name=eve", epoch: "1" }),
+    ]) {
       const client = await connect("/room/r2?name=eve", { token });
       expect((await client.closed).code).toBe(1008);
       expect(client.messages).toEqual([]);
@@ -93,7 +97,10 @@ describe("ctx.acceptWebSocket on Node", () => {
     const client = await connect("/room/r3", { epoch: "5" });
     await client.next();
     expect(
-      await rejected("/room/r3", { "Pinboard-Epoch": "4", "Pinboard-Attestation": await attestation() }),
+      await rejected("/room/r3", {
+        "Pinboard-Epoch": "4",
+        "Pinboard-Attestation": await attestation({ htm: "GET", htu: "/room/r3", epoch: "4" }),
+      }),
     ).toMatchObject({
       status: 409,
     });
@@ -113,7 +120,8 @@ describe("ctx.acceptWebSocket on Node", () => {
     const local = await startLocalWorker();
     try {
       await local.worker.drain();
-      const headers = { "Pinboard-Epoch": "1", "Pinboard-Attestation": await attestation() };
+      const token = await attestation({ htm: "GET", htu: "/room/x", epoch: "1" });
+      const headers = { "Pinboard-Epoch": "1", "Pinboard-Attestation": token };
       const answer = await new Promise<{ status: number; refusal: unknown }>((resolve) => {
         const ws = new WebSocket(`${local.url.replace("http", "ws")}/room/x`, { headers });
         ws.on("unexpected-response", (_req, res) => {
@@ -130,7 +138,11 @@ describe("ctx.acceptWebSocket on Node", () => {
 
   it("fails with a clear error where no server can complete the handshake (app.fetch in-process)", async () => {
     const res = await w.worker.app.request("/room/r5", {
-      headers: { upgrade: "websocket", "Pinboard-Epoch": "1", "Pinboard-Attestation": await attestation() },
+      headers: {
+        upgrade: "websocket",
+        "Pinboard-Epoch": "1",
+        "Pinboard-Attestation": await attestation({ htm: "GET", htu: "/room/r5", epoch: "1" }),
+      },
     });
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ detail: "internal error" });

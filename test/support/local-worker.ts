@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { signAttestation } from "../../src/contract/attestation.ts";
 import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
@@ -45,12 +46,26 @@ export async function attestation(
   );
 }
 
+/**
+ * An attestation as a Pinboard before single-use ids signed it: the claims given (aud LOCAL_AUD,
+ * iat now, exp iat + 30 by default), signed with SECRET, and no jti.
+ */
+export function attestationWithoutId(claims: Record<string, unknown> = {}): string {
+  const iat = Math.floor(Date.now() / 1000);
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const input = `${part({ alg: "HS256", typ: "pinboard+jwt" })}.${part({ aud: LOCAL_AUD, iat, exp: iat + 30, ...claims })}`;
+  return `${input}.${createHmac("sha256", SECRET).update(input).digest("base64url")}`;
+}
+
 export interface LocalWorker {
   worker: PinnedWorker;
   listening: Listening;
   url: string;
   logger: ReturnType<typeof memoryLogger>;
-  /** A request to the worker, attested for the local audience unless `attestation` says otherwise. */
+  /**
+   * A request to the worker with a fresh attestation for the local audience naming it (method,
+   * path, epoch), unless `attestation` says otherwise.
+   */
   call(
     path: string,
     options?: {
@@ -80,13 +95,18 @@ export async function startLocalWorker(overrides: Partial<WorkerOptions> = {}): 
     ...overrides,
   });
   const listening = await worker.listen({ port: 0 });
+  const basePath = (overrides.basePath ?? "").replace(/\/+$/, "");
   const call: LocalWorker["call"] = async (path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
-    const token = options.attestation === undefined ? await attestation() : options.attestation;
-    if (token !== null) headers["Pinboard-Attestation"] = token;
+    const method = options.method ?? "GET";
     const epoch = options.epoch === undefined ? "10" : options.epoch;
+    const token =
+      options.attestation === undefined
+        ? await attestation({ htm: method, htu: path.slice(basePath.length), epoch: epoch ?? undefined })
+        : options.attestation;
+    if (token !== null) headers["Pinboard-Attestation"] = token;
     if (epoch !== null) headers["Pinboard-Epoch"] = epoch;
-    return fetch(`${listening.url}${path}`, { method: options.method ?? "GET", headers, body: options.body });
+    return fetch(`${listening.url}${path}`, { method, headers, body: options.body });
   };
   return {
     worker,

@@ -29,7 +29,11 @@ export async function directForward(
   epoch: string,
   init: RequestInit = {},
 ): Promise<Response> {
-  const token = await signAttestation(worker.secret, { aud: worker.sessionId! }, Date.now() / 1000);
+  const token = await signAttestation(
+    worker.secret,
+    { aud: worker.sessionId!, htm: init.method ?? "GET", htu: path, epoch },
+    Date.now() / 1000,
+  );
   const headers = new Headers(init.headers);
   headers.set("Pinboard-Attestation", token);
   headers.set("Pinboard-Epoch", epoch);

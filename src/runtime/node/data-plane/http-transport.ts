@@ -93,7 +93,20 @@ export class NodeHttpTransport {
           if (retries >= MAX_STALE_RETRIES || !isStaleFailure(err, forward)) return false;
           retries++;
           exchange.connected = false;
-          this.agent.dispatch(options, exchange);
+          if (forward.reattested === undefined) {
+            this.agent.dispatch(options, exchange);
+            return true;
+          }
+          // Signed anew: a worker accepts each attestation once (the Node signer is synchronous, so
+          // this settles in the same turn).
+          forward.reattested().then(
+            (headers) =>
+              this.agent.dispatch(
+                { ...options, headers: headerLines({ ...forward, headers }, origin.hostHeader) },
+                exchange,
+              ),
+            (failure: unknown) => exchange.onError(failure instanceof Error ? failure : new Error(String(failure))),
+          );
           return true;
         },
       );

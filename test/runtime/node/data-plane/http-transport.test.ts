@@ -88,6 +88,8 @@ async function startFront(
       pathAndQuery: req.url ?? "/",
       method: req.method ?? "GET",
       headers,
+      // A send made again carries headers signed anew: here marked, for the worker to tell.
+      reattested: async () => ({ ...headers, "x-sent": "again" }),
       upgrade: false,
       withBody,
       framing,
@@ -718,7 +720,7 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     import { appendFileSync } from "node:fs";
     let connections = 0;
     const server = createServer((req, res) => {
-      appendFileSync(process.argv[2], req.method + " " + req.url + " " + req.socket.id + "\\n");
+      appendFileSync(process.argv[2], req.method + " " + req.url + " " + req.socket.id + " " + (req.headers["x-sent"] ?? "once") + "\\n");
       req.resume();
       req.on("end", () => res.end(req.method + " on connection " + req.socket.id));
     });
@@ -804,9 +806,10 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     });
     expect(await releasesOf("/b-again", postFront)).toEqual([]);
     expect(readFileSync(requests, "utf8").split("\n").filter(Boolean)).toEqual([
-      "GET /a 1",
-      "POST /b 2",
-      "GET /a-again 3",
+      "GET /a 1 once",
+      "POST /b 2 once",
+      // Sent again with its headers signed anew (Forward.reattested): a worker accepts an attestation once.
+      "GET /a-again 3 again",
     ]);
   });
 });
