@@ -48,14 +48,15 @@ export interface FramingProbe {
   url: string;
   /** The path of one request in the mode given. */
   path: (mode: Framing) => string;
-  headers?: Record<string, string>;
+  /** The request's headers, given its path (an attestation names its call). */
+  headers?: (path: string) => Record<string, string>;
 }
 
 export async function checkFraming(probes: FramingProbe[]): Promise<FramingSeen[]> {
   const seen: FramingSeen[] = [];
   for (const p of probes) {
     for (const mode of ["length", "chunked"] as const)
-      seen.push({ front: p.front, mode, ...(await once(p.url, p.path(mode), p.headers ?? {})) });
+      seen.push({ front: p.front, mode, ...(await once(p.url, p.path(mode), p.headers?.(p.path(mode)) ?? {})) });
   }
   const wrong = seen.filter(
     (s) => s.front === "direct" && (s.status !== 200 || s.framing !== s.mode || s.bodyBytes !== 11),

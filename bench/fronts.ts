@@ -18,10 +18,11 @@
  * so the worker does the same work behind every front.
  */
 import type { LoadSpec } from "./load.ts";
-import { cycle, type Framing, fresh } from "./paths.ts";
+import { cycle, type Framing, fresh, type PathPlan } from "./paths.ts";
 import { rowName } from "./report.ts";
 import type { Topology } from "./topology.ts";
 import type { RunningWorkersEntry } from "./workers-entry.ts";
+import type { WrkHeaders } from "./wrk.ts";
 
 export interface FrontsContext {
   top: Topology;
@@ -30,12 +31,17 @@ export interface FrontsContext {
   workerdRegional?: RunningWorkersEntry | undefined;
   /** Ids cycled by the hot loads: `h-0…` placed through Pinboard, `d-0…` on worker 0. */
   hotCount: number;
-  /** The headers a forward to worker 0 carries, fresh for each window. */
-  attested: () => Promise<Record<string, string>>;
+  /** The headers a forward to worker 0 carries for each path of a cycle, fresh for each window. */
+  attested: (plan: PathPlan) => Promise<WrkHeaders>;
   baseWorkers: number;
 }
 
 const FRAMINGS: Framing[] = ["length", "chunked"];
+
+/** A cycle plan with the attested headers of its paths, signed when its window starts. */
+function attestedPlan(c: FrontsContext, plan: PathPlan): Pick<LoadSpec, "plan" | "headers"> {
+  return { plan, headers: () => c.attested(plan) };
+}
 
 /** Every saturated load of the comparison, in the order they run within a round. */
 export function frontSpecs(c: FrontsContext): LoadSpec[] {
@@ -50,15 +56,13 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
   for (const framing of FRAMINGS) {
     add("direct", framing, {
       url: top.base.url,
-      plan: cycle(`${workerPath}/hot/d-`, hotCount, framing),
-      headers: c.attested,
+      ...attestedPlan(c, cycle(`${workerPath}/hot/d-`, hotCount, framing)),
       pids: { redis, worker },
       note: "the worker itself, attested like a forward",
     });
     add("plain", framing, {
       url: top.plain.url,
-      plan: cycle("/hot/d-", hotCount, framing),
-      headers: c.attested,
+      ...attestedPlan(c, cycle("/hot/d-", hotCount, framing)),
       pids: { proxy: top.plain.child.pid, redis, worker },
       note: "node:http server + http.request with a keep-alive agent, piped both ways, to worker 0 (runs under tsx)",
     });
@@ -73,8 +77,7 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
     if (top.nginx) {
       add("nginx", framing, {
         url: top.nginx.url,
-        plan: cycle("/hot/d-", hotCount, framing),
-        headers: c.attested,
+        ...attestedPlan(c, cycle("/hot/d-", hotCount, framing)),
         pids: { proxy: { tree: top.nginx.pid }, redis, worker },
         note: `${top.nginx.version}, ${top.nginx.workerProcesses} worker process, upstream keepalive 64, to worker 0; CPU of master + workers`,
       });
@@ -83,8 +86,7 @@ export function frontSpecs(c: FrontsContext): LoadSpec[] {
   for (const framing of FRAMINGS) {
     add("plain-resolve", framing, {
       url: top.plainResolve.url,
-      plan: cycle("/hot/h-", hotCount, framing),
-      headers: c.attested,
+      ...attestedPlan(c, cycle("/hot/h-", hotCount, framing)),
       pids: { proxy: top.plainResolve.child.pid, redis, worker },
       note: "the plain proxy running the resolve script (ioredis via TcpRedis) for Pinboard's hot ids first, to worker 0",
     });

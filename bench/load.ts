@@ -8,7 +8,7 @@
 import type { Framing, PathPlan } from "./paths.ts";
 import { CpuWindow, type Watched, watchedPeakRssBytes, watchedRssBytes } from "./proc-stats.ts";
 import type { ScenarioResult } from "./report.ts";
-import { runWrk } from "./wrk.ts";
+import { runWrk, type WrkHeaders } from "./wrk.ts";
 
 export interface LoadSpec {
   name: string;
@@ -19,7 +19,7 @@ export interface LoadSpec {
   url: string;
   plan: PathPlan;
   /** Fixed request headers, or a function called before each window (e.g. a fresh attestation). */
-  headers?: Record<string, string> | (() => Promise<Record<string, string>>);
+  headers?: WrkHeaders | (() => Promise<WrkHeaders>);
   /** Processes to account: CPU per 10k requests for each, RSS for `proxy` (the one in the middle). */
   pids: { proxy?: Watched; redis?: Watched; worker?: Watched };
   /** A note printed under the table. */
@@ -54,12 +54,7 @@ export interface Window {
 
 type Fired = Omit<Window, "cpu" | "rssMb" | "peakRssMb">;
 
-async function fire(
-  spec: LoadSpec,
-  headers: Record<string, string>,
-  connections: number,
-  durationS: number,
-): Promise<Fired> {
+async function fire(spec: LoadSpec, headers: WrkHeaders, connections: number, durationS: number): Promise<Fired> {
   const paced = spec.rate === undefined ? {} : { rate: spec.rate };
   const r = await runWrk({
     url: spec.url,

@@ -22,10 +22,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { luaPathFunction, luaString, type PathPlan } from "./paths.ts";
 
+/**
+ * Request headers: a string is sent on every request; an array (cycle plans only) holds one value
+ * per path of the cycle, sent with that path (e.g. an attestation naming that call).
+ */
+export type WrkHeaders = Record<string, string | string[]>;
+
 export interface WrkRun {
   url: string;
   plan: PathPlan;
-  headers: Record<string, string>;
+  headers: WrkHeaders;
   connections: number;
   /** Whole seconds. */
   durationS: number;
@@ -84,20 +90,39 @@ function pacing(connections: number, rate: number): string {
 
 function writeScript(o: WrkRun): string {
   scriptDir ??= mkdtempSync(join(tmpdir(), "pinboard-bench-wrk-"));
-  const setHeaders = Object.entries(o.headers).map(
-    ([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`,
-  );
+  const fixed = Object.entries(o.headers).filter((e): e is [string, string] => typeof e[1] === "string");
+  const perPath = Object.entries(o.headers).filter((e): e is [string, string[]] => Array.isArray(e[1]));
+  const setHeaders = fixed.map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   const paced = o.rate === undefined ? [] : [pacing(o.connections, o.rate)];
   const lua = [
     luaPathFunction(o.plan),
     ...setHeaders,
+    ...perPathHeaders(o.plan, perPath),
     ...paced,
-    "request = function() return wrk.format(nil, next_path()) end",
+    "request = function()",
+    ...perPath.map((_, n) => `  wrk.headers[per_name_${n}] = per_value_${n}[(i % per_count) + 1]`),
+    "  return wrk.format(nil, next_path())",
+    "end",
     REPORT,
   ].join("\n");
   const file = join(scriptDir, `load-${scripts++}.lua`);
   writeFileSync(file, lua);
   return file;
+}
+
+/** Lua tables of the per-path header values, indexed like the cycle's paths (from 1, as Lua does). */
+function perPathHeaders(plan: PathPlan, perPath: Array<[string, string[]]>): string[] {
+  if (perPath.length === 0) return [];
+  if (plan.kind !== "cycle") throw new Error("per-path headers need a cycle plan");
+  const lines = [`local per_count = ${plan.count}`];
+  perPath.forEach(([name, values], n) => {
+    if (values.length !== plan.count) throw new Error(`${name}: ${values.length} values for ${plan.count} paths`);
+    lines.push(
+      `local per_name_${n} = ${luaString(name)}`,
+      `local per_value_${n} = {${values.map(luaString).join(",")}}`,
+    );
+  });
+  return lines;
 }
 
 /** One wrk run; rejects when wrk fails or prints no report. */
