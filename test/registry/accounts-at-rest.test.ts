@@ -171,6 +171,13 @@ describe("accounts at rest", () => {
     expect((await getRow(t, "/threads", "kept"))!.sessionId).toBe(again.sessionId);
     expect(await storedOwners(again.sessionId, "legacy-client")).toEqual({ owner: tag, client: tag });
 
+    // Re-registered without prevSessionId: the replaced session's remembered owner gets the tag too.
+    const plain = await legacyRegister(registerBody(worker, { clientId: "legacy-plain" }));
+    const replacing = await registerOk(pb, token, registerBody(worker, { clientId: "legacy-plain" }));
+    expect(await t.redis.hget(keys.sessions, plain)).toBeNull();
+    expect(await storedOwners(replacing.sessionId, "legacy-plain")).toEqual({ owner: tag, client: tag });
+    expect(JSON.parse((await t.redis.hget(keys.sessionOwners, plain))!)).toEqual({ a: tag, c: "legacy-plain" });
+
     // A legacy remembered owner (its record deregistered): the reclaim is allowed and the entry rewritten.
     const left = await legacyRegister(registerBody(worker, { clientId: "legacy-gone" }));
     await putRow(t, "/threads", "left", { sessionId: left, epoch: "4" });
