@@ -12,6 +12,7 @@ export const UNIT_TESTS = [
   "test/audit/entry.test.ts",
   "test/audit/via.test.ts",
   "test/auth/claims.test.ts",
+  "test/auth/account-tags.test.ts",
   "test/auth/worker-secrets.test.ts",
   "test/cli/args.test.ts",
   "test/cli/explain.test.ts",

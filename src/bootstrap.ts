@@ -1,3 +1,4 @@
+import { AccountTags } from "./auth/account-tags.ts";
 import { createPassport } from "./auth/passport.ts";
 import { WorkerSecrets } from "./auth/worker-secrets.ts";
 import type { Config } from "./config.ts";
@@ -35,7 +36,9 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const keys = new Keys(config.prefix, config.shards);
   const passport = createPassport(config.passport, { fetch: fetchImpl, now, log });
-  const secrets = workerSecrets(config, log);
+  const material = keyMaterial(config);
+  const secrets = new WorkerSecrets(material, log);
+  const accounts = new AccountTags(material);
   const fleet = new Fleet({ config, redis, keys, log, now, nodeId: `${runtime.label}-${newSessionId()}` });
   const counters = new HealthCounters();
   const history = new TrafficHistory({ now });
@@ -53,6 +56,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
     log,
     passport,
     secrets,
+    accounts,
     fleet,
     runtime,
     metrics,
@@ -62,10 +66,13 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   };
 }
 
-/** What seals worker secrets at rest: PINBOARD_SECRETS_KEY, else the passport secret (parseConfig requires one with a JWKS). */
-function workerSecrets(config: Config, log: Logger): WorkerSecrets {
+/**
+ * What worker secrets are sealed and accounts tagged under at rest: PINBOARD_SECRETS_KEY, else the
+ * passport secret (parseConfig requires one with a JWKS).
+ */
+function keyMaterial(config: Config): string {
   const material = config.secretsKey ?? config.passport.secret;
   if (material === undefined || material === "")
     throw new Error("buildDeps: no key for worker secrets (set PINBOARD_SECRETS_KEY or PINBOARD_PASSPORT_SECRET)");
-  return new WorkerSecrets(material, log);
+  return material;
 }

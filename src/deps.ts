@@ -1,3 +1,4 @@
+import type { AccountTags } from "./auth/account-tags.ts";
 import type { Passport, Principal } from "./auth/passport.ts";
 import type { WorkerSecrets } from "./auth/worker-secrets.ts";
 import type { Config } from "./config.ts";
@@ -63,6 +64,8 @@ export interface AppDeps {
   passport: Passport;
   /** Seals worker secrets for Redis and opens them again (auth/worker-secrets.ts). */
   secrets: WorkerSecrets;
+  /** Tags accounts for Redis (auth/account-tags.ts). */
+  accounts: AccountTags;
   fleet: Fleet;
   runtime: RuntimeInfo;
   metrics: MetricsSink;
@@ -78,5 +81,7 @@ export interface AppDeps {
 export interface AppEnv {
   Variables: {
     principal: Principal;
+    /** The principal's account tag, set by the worker routes (registry/guards.ts). */
+    accountTag: string;
   };
 }

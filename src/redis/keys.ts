@@ -23,7 +23,7 @@ export class Keys {
     return `${this.prefix}{global}:${name}`;
   }
 
-  /** Hash sessionId → canonical worker record (JSON, with account and the sealed secret: auth/worker-secrets.ts). */
+  /** Hash sessionId → canonical worker record (JSON, with the account tag, auth/account-tags.ts, and the sealed secret, auth/worker-secrets.ts). */
   get sessions(): string {
     return this.global("sessions");
   }
@@ -32,7 +32,7 @@ export class Keys {
     return this.global("session-expiries");
   }
   /**
-   * Hash sessionId → `{"a": account, "c": clientId}` (plus `"d": 1` once the session was seen
+   * Hash sessionId → `{"a": account tag, "c": clientId}` (plus `"d": 1` once the session was seen
    * without a record): who registered each session, kept after its record is gone so that a
    * reclaim through prevSessionId can still be judged. Written by register, forgotten by register
    * a while after the record is gone (register-session.ts), bounded in count.
@@ -48,7 +48,7 @@ export class Keys {
   get generation(): string {
     return this.global("generation");
   }
-  /** Hash clientId → `account\nsessionId` (the client's owner and its current session). */
+  /** Hash clientId → `accountTag\nsessionId` (the client's owner and its current session). */
   get clientOwners(): string {
     return this.global("clients");
   }
@@ -129,7 +129,7 @@ export class Keys {
   placements(bucket: number, env: string, ns: string): string {
     return this.bucket(bucket, `${env}:${ns}:placements`);
   }
-  /** Hash sessionId → the bucket's mirror of the worker record (no account). */
+  /** Hash sessionId → the bucket's mirror of the worker record (the same JSON: account tag, sealed secret). */
   workers(bucket: number): string {
     return this.bucket(bucket, "workers");
   }

@@ -20,9 +20,10 @@ export type DeregisterDeps = Pick<AppDeps, "config" | "redis" | "keys" | "log">;
 export async function deregister(
   deps: DeregisterDeps,
   principal: Principal,
+  accountTag: string,
   sessionId: string,
 ): Promise<Record<string, never>> {
-  await ownedSession(deps, principal, sessionId, { live: true });
+  await ownedSession(deps, principal, accountTag, sessionId, { live: true });
   const dropped = await deregisterSession(deps.redis, deps.keys, { sessionId });
   if (dropped.kind !== "ok") throw unknownSession();
   const record = parseRecord(dropped.json);

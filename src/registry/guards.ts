@@ -3,7 +3,7 @@ import type { PassportScope } from "../auth/passport.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 
 /** What this module uses of the app's dependencies. */
-export type GuardsDeps = Pick<AppDeps, "passport" | "fleet">;
+export type GuardsDeps = Pick<AppDeps, "passport" | "fleet" | "accounts">;
 
 /** Passport for a registry route: 401 without a valid credential, 403 without the scope. */
 export function requireScope(deps: GuardsDeps, scope: PassportScope): MiddlewareHandler<AppEnv> {
@@ -17,6 +17,17 @@ export function requireScope(deps: GuardsDeps, scope: PassportScope): Middleware
 export function requireServing(deps: GuardsDeps): MiddlewareHandler<AppEnv> {
   return async (_c, next) => {
     await deps.fleet.assertServing();
+    await next();
+  };
+}
+
+/**
+ * The worker routes' account tag (auth/account-tags.ts), computed once per request, after the
+ * credential is checked: what the route compares with, and writes in place of, the account.
+ */
+export function tagAccount(deps: GuardsDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("accountTag", await deps.accounts.tag(c.var.principal.account));
     await next();
   };
 }

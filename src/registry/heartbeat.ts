@@ -35,11 +35,12 @@ export interface HeartbeatAnswer {
 export async function heartbeat(
   deps: HeartbeatDeps,
   principal: Principal,
+  accountTag: string,
   body: HeartbeatBody,
 ): Promise<HeartbeatAnswer> {
   const { config, keys, redis } = deps;
   const arrivedAt = deps.now();
-  const known = await ownedSession(deps, principal, body.sessionId, { live: true });
+  const known = await ownedSession(deps, principal, accountTag, body.sessionId, { live: true });
   const secret = await readableSecret(deps, known);
   const probe = await probeChallenge(
     { fetch: deps.fetch, timeoutMs: config.verifyTimeoutMs, log: deps.log },
@@ -60,6 +61,9 @@ export async function heartbeat(
     hostnameAware: config.hostnameAware,
     // A record written before sealing existed is sealed by its first heartbeat here.
     sealedSecret: isSealed(known.secret) ? "" : await deps.secrets.seal(known.sessionId, secret),
+    // A record, client owner or session owner written before account tags gets the tag here.
+    accountTag,
+    legacyAccount: principal.account,
     acks: (body.acks ?? []).map(String),
   });
 

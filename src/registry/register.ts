@@ -38,7 +38,12 @@ export interface RegisterAnswer {
  * and the bucket mirrors with the reclaim of in-memory instances. When anything after the
  * fleet-wide write fails, the registration is undone before the error answers (register-fanout.ts).
  */
-export async function register(deps: RegisterDeps, principal: Principal, body: RegisterBody): Promise<RegisterAnswer> {
+export async function register(
+  deps: RegisterDeps,
+  principal: Principal,
+  accountTag: string,
+  body: RegisterBody,
+): Promise<RegisterAnswer> {
   const { config, keys, redis } = deps;
   const fields = applyFieldRules(body, config.hostnameAware);
   const denied = scopeViolation(principal.pinboard, fields, config.hostnameAware);
@@ -59,7 +64,8 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
   const draft = {
     sessionId,
     clientId: body.clientId,
-    account: principal.account,
+    // Only the account's tag is stored (auth/account-tags.ts); ownership compares tags.
+    account: accountTag,
     // Only the sealed secret is stored: a reader of Redis learns nothing it could sign with.
     secret: await deps.secrets.seal(sessionId, body.secret),
     advertiseUrl: fields.advertiseUrl,
@@ -81,6 +87,7 @@ export async function register(deps: RegisterDeps, principal: Principal, body: R
     ownerMemoryMs: SESSION_OWNER_MEMORY_MS,
     ownerMemoryCap: SESSION_OWNER_MEMORY_CAP,
     auditCap: config.auditMaxEntries,
+    legacyAccount: principal.account,
   });
   if (written.kind === "conflict") throw PinboardError.of(409, written.message);
   const { json } = written;

@@ -16,13 +16,14 @@ export type ReleaseDeps = Pick<AppDeps, "config" | "redis" | "keys">;
 async function rowOwners(
   deps: ReleaseDeps,
   principal: Principal,
+  accountTag: string,
   items: ReadonlyArray<{ sessionId: string; namespace: string }>,
 ): Promise<Map<string, WorkerRecord>> {
   const records = new Map<string, WorkerRecord>();
   for (const item of items) {
     let record = records.get(item.sessionId);
     if (!record) {
-      record = await ownedSession(deps, principal, item.sessionId, { live: false });
+      record = await ownedSession(deps, principal, accountTag, item.sessionId, { live: false });
       records.set(item.sessionId, record);
     }
     checkRowNamespace(principal, record, item.namespace);
@@ -48,9 +49,10 @@ function rowAt(
 export async function release(
   deps: ReleaseDeps,
   principal: Principal,
+  accountTag: string,
   items: ReleaseBody,
 ): Promise<{ released: number }> {
-  const owners = await rowOwners(deps, principal, items);
+  const owners = await rowOwners(deps, principal, accountTag, items);
   const calls = items.map((item) =>
     releaseRowCall(deps.keys, {
       ...rowAt(deps, owners.get(item.sessionId)!, item.namespace, item.id),
@@ -66,8 +68,13 @@ export async function release(
 }
 
 /** POST /registry/tag: compare-and-set of the placement's owner tag. */
-export async function tag(deps: ReleaseDeps, principal: Principal, body: TagBody): Promise<{ tagged: boolean }> {
-  const owners = await rowOwners(deps, principal, [body]);
+export async function tag(
+  deps: ReleaseDeps,
+  principal: Principal,
+  accountTag: string,
+  body: TagBody,
+): Promise<{ tagged: boolean }> {
+  const owners = await rowOwners(deps, principal, accountTag, [body]);
   const tagged = await tagRow(deps.redis, deps.keys, {
     ...rowAt(deps, owners.get(body.sessionId)!, body.namespace, body.id),
     sessionId: body.sessionId,

@@ -3,7 +3,7 @@ import type { AppDeps, AppEnv } from "../deps.ts";
 import { notFound } from "../errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { deregister } from "./deregister.ts";
-import { requireScope, requireServing } from "./guards.ts";
+import { requireScope, requireServing, tagAccount } from "./guards.ts";
 import { heartbeat } from "./heartbeat.ts";
 import { register } from "./register.ts";
 import { release, tag } from "./release.ts";
@@ -16,23 +16,23 @@ import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } fro
  */
 export function registryRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const worker = [requireScope(deps, "pinboard:worker"), requireServing(deps)] as const;
+  const worker = [requireScope(deps, "pinboard:worker"), requireServing(deps), tagAccount(deps)] as const;
 
   app.post("/registry/register", ...worker, async (c) =>
-    c.json(await register(deps, c.var.principal, await readJsonBody(c, registerBody))),
+    c.json(await register(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, registerBody))),
   );
   app.post("/registry/heartbeat", ...worker, async (c) =>
-    c.json(await heartbeat(deps, c.var.principal, await readJsonBody(c, heartbeatBody))),
+    c.json(await heartbeat(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, heartbeatBody))),
   );
   app.post("/registry/release", ...worker, async (c) =>
-    c.json(await release(deps, c.var.principal, await readJsonBody(c, releaseBody))),
+    c.json(await release(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, releaseBody))),
   );
   app.post("/registry/tag", ...worker, async (c) =>
-    c.json(await tag(deps, c.var.principal, await readJsonBody(c, tagBody))),
+    c.json(await tag(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, tagBody))),
   );
   app.post("/registry/deregister", ...worker, async (c) => {
     const { sessionId } = await readJsonBody(c, deregisterBody);
-    return c.json(await deregister(deps, c.var.principal, sessionId));
+    return c.json(await deregister(deps, c.var.principal, c.var.accountTag, sessionId));
   });
 
   return app;

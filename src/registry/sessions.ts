@@ -1,3 +1,4 @@
+import { ownership } from "../auth/account-tags.ts";
 import { checkNamespace } from "../auth/claims.ts";
 import type { Principal } from "../auth/passport.ts";
 import { isNamespace } from "../contract/names.ts";
@@ -19,17 +20,23 @@ export async function readSession(deps: SessionsDeps, sessionId: string): Promis
  * The session a worker route acts on: 409 unknown session when there is no record, 403 when the
  * credential's account differs from the registering one or its claims no longer cover the
  * record. `live` adds the expiry check that heartbeat and deregister apply (release does not).
+ * The record holds the account's tag (`accountTag`), or the account itself when it was written
+ * before tags; a tag made under another key is a record this node cannot read, like one whose
+ * secret does not open (heartbeat.ts): unknown, so that the worker registers again.
  */
 export async function ownedSession(
   deps: SessionsDeps,
   principal: Principal,
+  accountTag: string,
   sessionId: string,
   options: { live: boolean },
 ): Promise<WorkerRecord> {
   const record = await readSession(deps, sessionId);
   if (!record) throw unknownSession();
   if (options.live && record.expiry <= (await deps.redis.timeMs())) throw unknownSession();
-  if (record.account !== principal.account) throw forbidden();
+  const owner = ownership(record.account, principal.account, accountTag);
+  if (owner === "unreadable") throw unknownSession();
+  if (owner === "other") throw forbidden();
   if (scopeViolation(principal.pinboard, record, deps.config.hostnameAware)) throw forbidden();
   return record;
 }

@@ -206,7 +206,9 @@ describe("the owner memory behind it", () => {
     const gone = await registerOk(pb, acme, registerBody(workerA, { clientId }));
     const liveClient = fresh("stays");
     const live = await registerOk(pb, acme, registerBody(workerA, { clientId: liveClient }));
-    expect(JSON.parse((await t.redis.hget(OWNERS, gone.sessionId))!)).toEqual({ a: "acme", c: clientId });
+    // The account is remembered as its tag (auth/account-tags.ts), never as itself.
+    const acmeTag = await pb.deps.accounts.tag("acme");
+    expect(JSON.parse((await t.redis.hget(OWNERS, gone.sessionId))!)).toEqual({ a: acmeTag, c: clientId });
     const due = Number(await t.redis.client.zscore(CHECKS, gone.sessionId));
     const now = Number((await t.redis.client.time())[0]) * 1000;
     expect(due).toBeGreaterThan(now + 24 * 3600_000 - 60_000); // a window (24 h) from now
@@ -217,8 +219,8 @@ describe("the owner memory behind it", () => {
     // the one without a record is marked, also due a window later.
     await t.redis.client.zadd(CHECKS, 1, gone.sessionId, 1, live.sessionId);
     await registerOk(pb, acme, registerBody(workerA, { clientId: fresh("tick") }));
-    expect(JSON.parse((await t.redis.hget(OWNERS, gone.sessionId))!)).toEqual({ a: "acme", c: clientId, d: 1 });
-    expect(JSON.parse((await t.redis.hget(OWNERS, live.sessionId))!)).toEqual({ a: "acme", c: liveClient });
+    expect(JSON.parse((await t.redis.hget(OWNERS, gone.sessionId))!)).toEqual({ a: acmeTag, c: clientId, d: 1 });
+    expect(JSON.parse((await t.redis.hget(OWNERS, live.sessionId))!)).toEqual({ a: acmeTag, c: liveClient });
     for (const sid of [gone.sessionId, live.sessionId])
       expect(Number(await t.redis.client.zscore(CHECKS, sid))).toBeGreaterThan(now);
 

@@ -5,7 +5,7 @@
   mirror still in flight with the undrained record cannot overwrite this one in the buckets.
 
   KEYS[1] drain             string: "cordon" or the deadline ms
-  KEYS[2] clients           hash clientId → account \n sessionId
+  KEYS[2] clients           hash clientId → account tag \n sessionId
   KEYS[3] sessions          hash sessionId → record JSON
   KEYS[4] sessionExpiries   zset sessionId → expiry (the index over KEYS[3])
   ARGV[1] clientId

@@ -40,7 +40,7 @@ return {existed, encoded}
 export interface ApplyDrainKeys {
   /** KEYS[1] string: "cordon" or the deadline ms */
   drain: string;
-  /** KEYS[2] hash clientId → account \n sessionId */
+  /** KEYS[2] hash clientId → account tag \n sessionId */
   clients: string;
   /** KEYS[3] hash sessionId → record JSON */
   sessions: string;

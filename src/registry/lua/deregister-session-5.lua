@@ -4,7 +4,7 @@
   eviction.
 
   KEYS[1] sessions          hash sessionId → record JSON
-  KEYS[2] clients           hash clientId → account \n sessionId
+  KEYS[2] clients           hash clientId → account tag \n sessionId
   KEYS[3] queue             hash msgId → message JSON
   KEYS[4] generation        counter of registrations
   KEYS[5] sessionExpiries   zset sessionId → expiry (the index over KEYS[1])

@@ -16,6 +16,10 @@ export interface HeartbeatSessionInput {
   hostnameAware: boolean;
   /** The record's legacy plaintext secret sealed (it replaces it); "" leaves the secret as it is. */
   sealedSecret: string;
+  /** The caller's account tag, replacing the account itself where an entry was written before tags. */
+  accountTag: string;
+  /** The caller's account: an entry holding it is rewritten with accountTag. */
+  legacyAccount: string;
   acks: readonly string[];
 }
 
@@ -31,7 +35,7 @@ export type HeartbeatSessionResult =
   /** As voided, with the binding that moved: key {hostname}{ns}, its env and epoch. */
   | { kind: "superseded"; json: string; generation: string; key: string; env: string; epoch: string };
 
-/** The fleet-wide half of POST /registry/heartbeat (lua/heartbeat-session-7.lua). */
+/** The fleet-wide half of POST /registry/heartbeat (lua/heartbeat-session-8.lua). */
 export async function heartbeatSession(
   redis: RedisPort,
   keys: Keys,
@@ -49,6 +53,8 @@ export async function heartbeatSession(
       leaseTtlMs: input.leaseTtlMs,
       hostnameAware: input.hostnameAware ? "1" : "0",
       sealedSecret: input.sealedSecret,
+      accountTag: input.accountTag,
+      legacyAccount: input.legacyAccount,
       acks: input.acks,
     },
   );

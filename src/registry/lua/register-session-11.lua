@@ -5,17 +5,17 @@
   bindings, then writes the record.
 
   KEYS[1] sessions             hash sessionId → record JSON
-  KEYS[2] clients              hash clientId → account \n sessionId
+  KEYS[2] clients              hash clientId → account tag \n sessionId
   KEYS[3] hostnameBindings     hash {hostname}{ns} → env \n epoch
   KEYS[4] envBindings          hash env → takeover \n epoch
   KEYS[5] bindingQuarantine    hash {hostname}{ns} → quarantined-until ms
   KEYS[6] drain                string: the client's drain ("cordon" or deadline ms)
   KEYS[7] generation           counter of registrations, orders bucket mirrors
   KEYS[8] sessionExpiries      zset sessionId → expiry (the index over KEYS[1])
-  KEYS[9] sessionOwners        hash sessionId → {"a": account, "c": clientId, "d"?: 1}
+  KEYS[9] sessionOwners        hash sessionId → {"a": account tag, "c": clientId, "d"?: 1}
   KEYS[10] sessionOwnerChecks  zset sessionId → when (ms) register next looks at the KEYS[9] entry
   KEYS[11] audit               stream of audit entries (the pruned sessions' worker.died)
-  ARGV[1] json                 record JSON: sessionId, clientId, account, hostname, env, envs, namespaces,
+  ARGV[1] json                 record JSON: sessionId, clientId, account (its tag), hostname, env, envs, namespaces,
                                takeover, bindingEpoch (digits), selfDraining, …
   ARGV[2] leaseTtlMs           lease TTL ms
   ARGV[3] hostnameAware        "1" in hostname-aware mode
@@ -23,6 +23,7 @@
   ARGV[5] ownerMemoryMs        owner memory window ms (how long an owner is remembered past its record, at least)
   ARGV[6] ownerMemoryCap       owner memory cap (entries)
   ARGV[7] auditCap             the audit trail's cap (entries)
+  ARGV[8] legacyAccount        the account itself: an owner written before account tags holds it
 
   Returns {"ok", record JSON, drain deadline ms or "", replaced sessionId or "", prevAllowed 0|1 (1 only
            when the prevSessionId's record, or once the record is gone its remembered owner, names
@@ -38,6 +39,11 @@
   past the moment its record is gone (time without any register does not count). Only register
   adds entries, so only register needs to forget them; at the cap the entries due soonest make
   room for the new one. A forgotten owner fails closed: the ids come back in duplicates.
+
+  Account tags (src/auth/account-tags.ts): the record, the client owner and the remembered owner
+  hold the account's tag (rec.account). One written before tags holds the account itself
+  (ARGV[8]): it is the same owner, and this script writes the tag in its place (the client owner,
+  and the remembered owners of the replaced session and of prevSessionId).
 ]]
 --- @include "now"
 --- @include "pair"
@@ -49,6 +55,12 @@ local now = now_ms()
 local rec = cjson.decode(ARGV[1])
 local lease = tonumber(ARGV[2])
 local aware = ARGV[3] == '1'
+local legacy = ARGV[8]
+
+-- The caller's own account: its tag, or the account itself as stored before tags.
+local function own(a)
+  return a == rec.account or (legacy ~= '' and a == legacy)
+end
 
 local function remember_owner(owners_key, checks_key, sessions_key, r, window, cap)
   if redis.call('HLEN', owners_key) ~= redis.call('ZCARD', checks_key) then
@@ -78,6 +90,17 @@ local function remember_owner(owners_key, checks_key, sessions_key, r, window, c
   redis.call('ZADD', checks_key, now + window, r.sessionId)
 end
 
+-- A remembered owner of this account written before tags (the account itself) gets the tag.
+local function retag_owner(owners_key, sid)
+  if sid == '' then return end
+  local raw = redis.call('HGET', owners_key, sid)
+  local o = raw and cjson.decode(raw)
+  if o and o.a ~= rec.account and own(o.a) then
+    o.a = rec.account
+    redis.call('HSET', owners_key, sid, cjson.encode(o))
+  end
+end
+
 local function env_of(r, ns)
   local e = r.envs[ns]
   if e == nil or e == cjson.null then return r.env end
@@ -90,7 +113,7 @@ local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)
 if owner then
   local account, sid = pair(owner)
-  if account ~= rec.account then return {'conflict', 'client belongs to another account'} end
+  if not own(account) then return {'conflict', 'client belongs to another account'} end
   replaced = sid
 end
 
@@ -108,7 +131,7 @@ if ARGV[4] ~= '' then
     local m = redis.call('HGET', KEYS[9], ARGV[4])
     if m then prev_owner = cjson.decode(m) end
   end
-  if prev_owner and prev_owner.a == rec.account and prev_owner.c == rec.clientId then prev_allowed = 1 end
+  if prev_owner and own(prev_owner.a) and prev_owner.c == rec.clientId then prev_allowed = 1 end
 end
 
 if aware then
@@ -170,6 +193,8 @@ rec.gen = redis.call('INCR', KEYS[7])
 rec.rev = 1
 
 remember_owner(KEYS[9], KEYS[10], KEYS[1], rec, tonumber(ARGV[5]), tonumber(ARGV[6]))
+retag_owner(KEYS[9], replaced)
+retag_owner(KEYS[9], ARGV[4])
 if replaced ~= '' and replaced ~= rec.sessionId then index_del(KEYS[1], KEYS[8], replaced) end
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)

@@ -17,6 +17,8 @@ export interface RegisterSessionInput {
   ownerMemoryCap: number;
   /** The audit trail's cap: sessions pruned on the way are recorded there as worker.died. */
   auditCap: number;
+  /** The account itself: an owner written before account tags holds it (matched, then replaced by the tag). */
+  legacyAccount: string;
 }
 
 export type RegisterSessionResult =
@@ -44,6 +46,7 @@ export async function registerSession(
       ownerMemoryMs: input.ownerMemoryMs,
       ownerMemoryCap: input.ownerMemoryCap,
       auditCap: input.auditCap,
+      legacyAccount: input.legacyAccount,
     },
   );
   const reply = (await runCall(redis, call)) as string[];

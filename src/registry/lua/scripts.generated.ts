@@ -75,7 +75,7 @@ return {'ok', raw, tostring(redis.call('INCR', KEYS[4]))}
 export interface DeregisterSessionKeys {
   /** KEYS[1] hash sessionId → record JSON */
   sessions: string;
-  /** KEYS[2] hash clientId → account \n sessionId */
+  /** KEYS[2] hash clientId → account tag \n sessionId */
   clients: string;
   /** KEYS[3] hash msgId → message JSON */
   queue: string;
@@ -362,7 +362,7 @@ export function heartbeatBucketScriptCall(keys: HeartbeatBucketKeys, argv: Heart
   };
 }
 
-/** src/registry/lua/heartbeat-session-7.lua */
+/** src/registry/lua/heartbeat-session-8.lua */
 export const heartbeatSessionScript = defineScript(
   "heartbeat-session",
   `
@@ -467,6 +467,19 @@ end
 
 -- A session's secret never changes: the caller sealed the very value this record holds.
 if ARGV[8] ~= '' then rec.secret = ARGV[8] end
+local tag, legacy = ARGV[9], ARGV[10]
+if legacy ~= '' and rec.account == legacy then rec.account = tag end
+if legacy ~= '' and redis.call('HGET', KEYS[2], rec.clientId) == legacy .. '\\n' .. ARGV[1] then
+  redis.call('HSET', KEYS[2], rec.clientId, tag .. '\\n' .. ARGV[1])
+end
+local owner = redis.call('HGET', KEYS[8], ARGV[1])
+if legacy ~= '' and owner then
+  local o = cjson.decode(owner)
+  if o.a == legacy then
+    o.a = tag
+    redis.call('HSET', KEYS[8], ARGV[1], cjson.encode(o))
+  end
+end
 rec.headroom = tonumber(ARGV[3])
 rec.selfDraining = ARGV[4] == '1'
 if ARGV[5] == 'pass' then
@@ -481,18 +494,18 @@ rec.headroomRev = rec.rev
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[7], ARGV[1], encoded, rec.expiry)
 
-for i = 9, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
+for i = 11, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local messages = redis.call('HGETALL', KEYS[3])
 if #messages > 0 then redis.call('PEXPIRE', KEYS[3], 2 * lease) end
 return {'ok', encoded, deadline, tostring(now), messages}
 `,
-  "c1d8d30ecbd1e377e9d26454da7a6e4891378d46",
+  "c78f9072bc902b6fc7217fa96a07e644213047d0",
 );
 
 export interface HeartbeatSessionKeys {
   /** KEYS[1] hash sessionId → record JSON */
   sessions: string;
-  /** KEYS[2] hash clientId → account \n sessionId */
+  /** KEYS[2] hash clientId → account tag \n sessionId */
   clients: string;
   /** KEYS[3] hash msgId → message JSON (this session's control queue) */
   queue: string;
@@ -504,6 +517,8 @@ export interface HeartbeatSessionKeys {
   generation: string;
   /** KEYS[7] zset sessionId → expiry (the index over KEYS[1]) */
   sessionExpiries: string;
+  /** KEYS[8] hash sessionId → {"a": account tag, "c": clientId, "d"?: 1} */
+  sessionOwners: string;
 }
 
 export interface HeartbeatSessionArgv {
@@ -523,7 +538,11 @@ export interface HeartbeatSessionArgv {
   hostnameAware: string | number;
   /** ARGV[8] the record's secret sealed, replacing a legacy plaintext one; "" keeps it */
   sealedSecret: string | number;
-  /** ARGV[9 …] acked msgIds */
+  /** ARGV[9] the caller's account tag (src/auth/account-tags.ts) */
+  accountTag: string | number;
+  /** ARGV[10] the caller's account: the record, client owner or session owner holding it (written before account tags) gets ARGV[9] in its place */
+  legacyAccount: string | number;
+  /** ARGV[11 …] acked msgIds */
   acks: readonly (string | number)[];
 }
 
@@ -539,6 +558,7 @@ export function heartbeatSessionScriptCall(keys: HeartbeatSessionKeys, argv: Hea
       keys.hostnameBindings,
       keys.generation,
       keys.sessionExpiries,
+      keys.sessionOwners,
     ],
     args: [
       argv.sessionId,
@@ -549,6 +569,8 @@ export function heartbeatSessionScriptCall(keys: HeartbeatSessionKeys, argv: Hea
       argv.leaseTtlMs,
       argv.hostnameAware,
       argv.sealedSecret,
+      argv.accountTag,
+      argv.legacyAccount,
       ...argv.acks,
     ],
   };
@@ -1137,6 +1159,12 @@ local now = now_ms()
 local rec = cjson.decode(ARGV[1])
 local lease = tonumber(ARGV[2])
 local aware = ARGV[3] == '1'
+local legacy = ARGV[8]
+
+-- The caller's own account: its tag, or the account itself as stored before tags.
+local function own(a)
+  return a == rec.account or (legacy ~= '' and a == legacy)
+end
 
 local function remember_owner(owners_key, checks_key, sessions_key, r, window, cap)
   if redis.call('HLEN', owners_key) ~= redis.call('ZCARD', checks_key) then
@@ -1166,6 +1194,17 @@ local function remember_owner(owners_key, checks_key, sessions_key, r, window, c
   redis.call('ZADD', checks_key, now + window, r.sessionId)
 end
 
+-- A remembered owner of this account written before tags (the account itself) gets the tag.
+local function retag_owner(owners_key, sid)
+  if sid == '' then return end
+  local raw = redis.call('HGET', owners_key, sid)
+  local o = raw and cjson.decode(raw)
+  if o and o.a ~= rec.account and own(o.a) then
+    o.a = rec.account
+    redis.call('HSET', owners_key, sid, cjson.encode(o))
+  end
+end
+
 local function env_of(r, ns)
   local e = r.envs[ns]
   if e == nil or e == cjson.null then return r.env end
@@ -1178,7 +1217,7 @@ local replaced = ''
 local owner = redis.call('HGET', KEYS[2], rec.clientId)
 if owner then
   local account, sid = pair(owner)
-  if account ~= rec.account then return {'conflict', 'client belongs to another account'} end
+  if not own(account) then return {'conflict', 'client belongs to another account'} end
   replaced = sid
 end
 
@@ -1196,7 +1235,7 @@ if ARGV[4] ~= '' then
     local m = redis.call('HGET', KEYS[9], ARGV[4])
     if m then prev_owner = cjson.decode(m) end
   end
-  if prev_owner and prev_owner.a == rec.account and prev_owner.c == rec.clientId then prev_allowed = 1 end
+  if prev_owner and own(prev_owner.a) and prev_owner.c == rec.clientId then prev_allowed = 1 end
 end
 
 if aware then
@@ -1258,19 +1297,21 @@ rec.gen = redis.call('INCR', KEYS[7])
 rec.rev = 1
 
 remember_owner(KEYS[9], KEYS[10], KEYS[1], rec, tonumber(ARGV[5]), tonumber(ARGV[6]))
+retag_owner(KEYS[9], replaced)
+retag_owner(KEYS[9], ARGV[4])
 if replaced ~= '' and replaced ~= rec.sessionId then index_del(KEYS[1], KEYS[8], replaced) end
 local encoded = cjson.encode(rec)
 index_set(KEYS[1], KEYS[8], rec.sessionId, encoded, rec.expiry)
 redis.call('HSET', KEYS[2], rec.clientId, rec.account .. '\\n' .. rec.sessionId)
 return {'ok', encoded, deadline, replaced, prev_allowed, tostring(now)}
 `,
-  "4748e85249abcd28f3805940c8a869ddcd6cbbfe",
+  "52c0474484ad0ad4bf07c49e0e448df5669aa7ef",
 );
 
 export interface RegisterSessionKeys {
   /** KEYS[1] hash sessionId → record JSON */
   sessions: string;
-  /** KEYS[2] hash clientId → account \n sessionId */
+  /** KEYS[2] hash clientId → account tag \n sessionId */
   clients: string;
   /** KEYS[3] hash {hostname}{ns} → env \n epoch */
   hostnameBindings: string;
@@ -1284,7 +1325,7 @@ export interface RegisterSessionKeys {
   generation: string;
   /** KEYS[8] zset sessionId → expiry (the index over KEYS[1]) */
   sessionExpiries: string;
-  /** KEYS[9] hash sessionId → {"a": account, "c": clientId, "d"?: 1} */
+  /** KEYS[9] hash sessionId → {"a": account tag, "c": clientId, "d"?: 1} */
   sessionOwners: string;
   /** KEYS[10] zset sessionId → when (ms) register next looks at the KEYS[9] entry */
   sessionOwnerChecks: string;
@@ -1293,7 +1334,7 @@ export interface RegisterSessionKeys {
 }
 
 export interface RegisterSessionArgv {
-  /** ARGV[1] record JSON: sessionId, clientId, account, hostname, env, envs, namespaces, takeover, bindingEpoch (digits), selfDraining, … */
+  /** ARGV[1] record JSON: sessionId, clientId, account (its tag), hostname, env, envs, namespaces, takeover, bindingEpoch (digits), selfDraining, … */
   json: string | number;
   /** ARGV[2] lease TTL ms */
   leaseTtlMs: string | number;
@@ -1307,6 +1348,8 @@ export interface RegisterSessionArgv {
   ownerMemoryCap: string | number;
   /** ARGV[7] the audit trail's cap (entries) */
   auditCap: string | number;
+  /** ARGV[8] the account itself: an owner written before account tags holds it */
+  legacyAccount: string | number;
 }
 
 /** register-session's call: KEYS and ARGV in the order its header names them. */
@@ -1334,6 +1377,7 @@ export function registerSessionScriptCall(keys: RegisterSessionKeys, argv: Regis
       argv.ownerMemoryMs,
       argv.ownerMemoryCap,
       argv.auditCap,
+      argv.legacyAccount,
     ],
   };
 }

@@ -6,7 +6,7 @@
   (a worker that died meanwhile has its worker.died), and forgotten.
 
   KEYS[1] sessions           hash sessionId → record JSON
-  KEYS[2] clients            hash clientId → account \n sessionId
+  KEYS[2] clients            hash clientId → account tag \n sessionId
   KEYS[3] hostnameBindings   hash {hostname}{ns} → env \n epoch
   KEYS[4] envBindings        hash env → takeover \n epoch
   KEYS[5] members            hash nodeId → member JSON

@@ -321,7 +321,7 @@ return redis.call('HLEN', KEYS[1])
 export interface GcFleetKeys {
   /** KEYS[1] hash sessionId → record JSON */
   sessions: string;
-  /** KEYS[2] hash clientId → account \n sessionId */
+  /** KEYS[2] hash clientId → account tag \n sessionId */
   clients: string;
   /** KEYS[3] hash {hostname}{ns} → env \n epoch */
   hostnameBindings: string;

@@ -4,12 +4,13 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../../src/audit/entry.ts";
+import { AccountTags } from "../../../src/auth/account-tags.ts";
 import { mintCredential } from "../../../src/auth/mint.ts";
 import { isSealed } from "../../../src/auth/worker-secrets.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
 import { Keys } from "../../../src/redis/keys.ts";
 import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
-import { credential } from "../../support/pinboard-app.ts";
+import { credential, TEST_PASSPORT_SECRET } from "../../support/pinboard-app.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
@@ -109,6 +110,8 @@ describe("the Workers entry in workerd", () => {
       headroom: 100,
     });
 
+    // The account stored as its tag, the very one the Node entry makes under the same key.
+    expect(stored.account).toBe(await new AccountTags(TEST_PASSPORT_SECRET).tag("tester"));
     // Stored sealed; the heartbeat's probe carries the secret it opened.
     expect(isSealed(stored.secret)).toBe(true);
     expect(stored.secret).not.toContain(worker.secret);
