@@ -63,7 +63,7 @@ export function refusalHint(route: string, status: number, error: string, pinboa
   }
   if (status === 403) return route === "register" ? registerForbiddenHint(error) : sessionForbiddenHint(error);
   if (status === 409 && error === "client belongs to another account") {
-    return "another account registered this clientId: pick another with the clientId option (CLIENT_ID), or use that account's credential";
+    return "another account registered this clientId: pick another with the clientId option (CLIENT_ID), or use that account's credential (after a change of Pinboard's PINBOARD_SECRETS_KEY or passport secret it clears within two leases)";
   }
   if (status === 503 && error === "not the serving fleet") {
     return "this Pinboard node is not serving (another fleet holds the license, or it is starting): retried until it serves";
