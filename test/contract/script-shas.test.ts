@@ -62,6 +62,7 @@ describe("Lua script registry", () => {
         "sweeper-lease",
         "tag-row",
         "unmirror-bucket",
+        "wake-page",
         "wake-progress",
         "wind-down-rows",
         "zrem-if-score",

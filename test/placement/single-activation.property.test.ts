@@ -318,6 +318,7 @@ beforeAll(async () => {
     bucketOf: world.bucketOf,
     workerUrls: world.workers.map((x) => x.url),
     workerSecrets: world.workers.map((x) => x.secret),
+    accountTag: await world.nodes[0]!.deps.accounts.tag("tester"),
   };
 }, 60_000);
 afterAll(async () => {

@@ -420,6 +420,8 @@ export interface StepContext {
   bucketOf: Map<string, number>;
   workerUrls: string[];
   workerSecrets: string[];
+  /** The workers' account as Redis holds it: its tag under the nodes' key (auth/account-tags.ts). */
+  accountTag: string;
 }
 
 const http$ = (o: Obs, what: string): { status: number; body: Record<string, unknown> } => {
@@ -822,7 +824,11 @@ export function compareWorld(m: Model, ws: WorldState, ctx: StepContext): void {
   }
   for (const sid of ws.records.keys()) if (!m.sessions[sid]) mismatch("records", "only sessions the model knows", sid);
   m.clients.forEach((c, w) => {
-    expectEq(`client map of w${w}`, c.current ? `tester\n${c.current}` : undefined, ws.clientOwners[clientIdOf(w)]);
+    expectEq(
+      `client map of w${w}`,
+      c.current ? `${ctx.accountTag}\n${c.current}` : undefined,
+      ws.clientOwners[clientIdOf(w)],
+    );
   });
   m.clients.forEach((c, w) => {
     expectEq(`drain of w${w}`, c.drain, drainKind(ws.drains[clientIdOf(w)] ?? null, now));
