@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import type { RedisPort } from "../../src/redis/port.ts";
-import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
+import type { TestRedis } from "../support/redis.ts";
+import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
 
 /**
  * The port's HMGET on both adapters (ioredis over TCP; @upstash/redis through the REST bridge):
@@ -12,22 +12,17 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
 const TOKEN = "hmget-token";
 const KEY = "hmget:{1}:h";
+let fixture: RestBridge;
 let t: TestRedis;
-let bridge: RedisRestServer;
 let rest: UpstashRedis;
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  bridge = await startRedisRest({
-    token: TOKEN,
-    ...(t.clusterNodes ? { clusterNodes: t.clusterNodes.split(",") } : { redisUrl: t.url }),
-  });
-  rest = new UpstashRedis({ url: bridge.url, token: TOKEN, timeoutMs: 2000 });
+  fixture = await startRestBridge(TOKEN);
+  ({ t, rest } = fixture);
   await t.redis.client.hset(KEY, "a", "1", "b", "", "c", "007", "/counter/x", "host.example");
 });
 afterAll(async () => {
-  await bridge?.close();
-  await t?.stop();
+  await fixture?.stop();
 });
 
 describe.each<[string, () => RedisPort]>([

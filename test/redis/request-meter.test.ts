@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
+import type { RedisRestServer } from "../../scripts/redis-rest.ts";
 import { defineScript } from "../../src/contract/lua-script.ts";
 import { GuardedRedis } from "../../src/redis/guarded.ts";
 import { RequestBudgetSpent } from "../../src/redis/request-meter.ts";
-import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
+import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { SubrequestBudget } from "../../src/sweeper/subrequest-budget.ts";
-import { flushScripts, loadScript, startTestRedis, type TestRedis } from "../support/redis.ts";
+import { flushScripts, loadScript, type TestRedis } from "../support/redis.ts";
+import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
 
 /**
  * Metered views of a Redis port (what a sweep pass runs on): each request draws from a budget
@@ -16,21 +17,17 @@ import { flushScripts, loadScript, startTestRedis, type TestRedis } from "../sup
  */
 
 const TOKEN = "request-meter-token";
+let fixture: RestBridge;
 let t: TestRedis;
 let bridge: RedisRestServer;
 let rest: UpstashRedis;
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  bridge = await startRedisRest({
-    token: TOKEN,
-    ...(t.clusterNodes ? { clusterNodes: t.clusterNodes.split(",") } : { redisUrl: t.url }),
-  });
-  rest = new UpstashRedis({ url: bridge.url, token: TOKEN, timeoutMs: 2000 });
+  fixture = await startRestBridge(TOKEN);
+  ({ t, bridge, rest } = fixture);
 });
 afterAll(async () => {
-  await bridge?.close();
-  await t?.stop();
+  await fixture?.stop();
 });
 
 describe("a metered REST port", () => {

@@ -7,6 +7,7 @@ import { REST_MAX_REQUEST_BYTES } from "../../../src/redis/rest/upstash-batch.ts
 import { UpstashRedis } from "../../../src/redis/rest/upstash-redis.ts";
 import { freePort } from "../../../src/runtime/node/free-port.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../../support/redis.ts";
+import { bridgeTarget } from "../../support/rest-bridge.ts";
 
 // On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
 // MULTI/EXEC, MGET or MSET names share a hash tag, as they must on a cluster.
@@ -49,9 +50,6 @@ async function send(path: string, body: unknown, opts: Sent = {}): Promise<{ sta
 }
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
-
-const bridgeTarget = (redis: TestRedis) =>
-  redis.clusterNodes ? { clusterNodes: redis.clusterNodes.split(",") } : { redisUrl: redis.url };
 
 /** Calls of one command, summed over the primaries. */
 async function commandCalls(name: string): Promise<number> {
