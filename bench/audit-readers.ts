@@ -28,6 +28,7 @@ import { startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
 import { freePort } from "../src/runtime/node/free-port.ts";
 import { TcpRedis } from "../src/runtime/node/redis/tcp.ts";
 import { startChallengeServer } from "../test/support/challenge-server.ts";
+import { largestRegistration } from "../test/support/largest-audit-entry.ts";
 import { heartbeatBody, registerBody } from "../test/support/registration.ts";
 import { type Child, installReaper, killWhenBenchDies, spawnNode } from "./children.ts";
 import { cycle } from "./paths.ts";
@@ -206,26 +207,7 @@ async function fillTrail(redisUrl: string, keys: Keys, count: number): Promise<n
   const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
   await recordAudit(
     { redis: port, keys, log: silent, config: { auditMaxEntries: count } as never },
-    {
-      kind: "event",
-      type: "worker.registered",
-      subject: null,
-      via: "registry",
-      target: {
-        sessionId: "s".repeat(32),
-        clientId: "c".repeat(256),
-        hostname: "h".repeat(253),
-        namespaces: names,
-        envs: Object.fromEntries(names.map((ns) => [ns, "e".repeat(200)])),
-      },
-      detail: {
-        advertiseUrl: `http://${"a".repeat(2000)}`,
-        draining: false,
-        reclaimed: 100_000,
-        duplicates: 100_000,
-        replaced: "r".repeat(32),
-      },
-    },
+    largestRegistration(names),
   );
   await port.close();
   const admin = new Redis(redisUrl);

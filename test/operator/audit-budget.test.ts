@@ -4,6 +4,7 @@ import { recordAudit } from "../../src/audit/trail.ts";
 import { AUDIT_SCAN_PER_REQUEST } from "../../src/operator/audit-read.ts";
 import { AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING } from "../../src/operator/read-gate.ts";
 import { readTrail, streamIds } from "../support/audit-trail.ts";
+import { largestRegistration } from "../support/largest-audit-entry.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -43,26 +44,7 @@ async function fill(pb: TestPinboard, count: number, targetOf: (i: number) => st
       let fields = templates.get(names[0]!);
       if (!fields) {
         // As large as a real entry gets: a worker.registered with every field a worker chooses at its cut.
-        await recordAudit(pb.deps, {
-          kind: "event",
-          type: "worker.registered",
-          subject: null,
-          via: "registry",
-          target: {
-            sessionId: "s".repeat(32),
-            clientId: "c".repeat(256),
-            hostname: "h".repeat(253),
-            namespaces: names,
-            envs: Object.fromEntries(names.map((ns) => [ns, "e".repeat(200)])),
-          },
-          detail: {
-            advertiseUrl: `http://${"a".repeat(2000)}`,
-            draining: false,
-            reclaimed: 100_000,
-            duplicates: 100_000,
-            replaced: "r".repeat(32),
-          },
-        });
+        await recordAudit(pb.deps, largestRegistration(names));
         const newest = (await t.redis.client.xrevrange(key, "+", "-", "COUNT", 1)) as Array<[string, string[]]>;
         fields = newest[0]![1];
         templates.set(names[0]!, fields);
