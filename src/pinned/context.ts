@@ -30,14 +30,16 @@ export class InstanceContextImpl implements InstanceContext {
     return this.live.isCurrent();
   }
 
+  /** A storage write like any other: through the input and output gates. */
   setAlarm(at: number | Date | null): Promise<void> {
-    return this.live.alarm.set(at instanceof Date ? at.getTime() : at);
+    const due = at instanceof Date ? at.getTime() : at;
+    return this.live.gates.write(() => this.live.alarm.set(due));
   }
   async getAlarm(): Promise<number | null> {
     return this.live.alarm.get();
   }
   deleteAlarm(): Promise<void> {
-    return this.live.alarm.set(null);
+    return this.setAlarm(null);
   }
 
   acceptWebSocket(request: Request, options: AcceptWebSocketOptions = {}): AcceptedWebSocket {

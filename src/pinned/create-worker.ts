@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { AttestationGuard } from "./attestation-guard.ts";
 import { ChallengeState } from "./challenge.ts";
 import { InstanceTable } from "./instance-table.ts";
-import { DEFAULT_ACTIVATION_TIMEOUT_MS } from "./live-instance.ts";
+import { DEFAULT_ACTIVATION_TIMEOUT_MS, type LiveInstance } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
 import { nodeHs256Check } from "./node-hmac.ts";
 import { type Listening, type ListenOptions, listenPinned } from "./node-server.ts";
@@ -74,6 +74,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     lapsed: () => registration.lease.lapsed(),
     log,
     now,
+    gates: settings.gates,
   });
 
   const windDowns: WindDowns = new WindDowns({
@@ -105,9 +106,32 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     wakeWaitMs: options.wakeWaitMs ?? 5000,
     stats,
     log,
+    overload: overloadLog(log, now),
   });
 
   return workerHandle({ app, settings, state, table, windDowns, registration, draining, stats });
+}
+
+/** The log line of a full input queue: the first refusal, then at most one line a second per instance. */
+function overloadLog(log: PinnedLogger, now: () => number): (live: LiveInstance, limit: number) => void {
+  const seen = new WeakMap<LiveInstance, { at: number; refused: number }>();
+  return (live, limit) => {
+    const entry = seen.get(live) ?? { at: Number.NEGATIVE_INFINITY, refused: 0 };
+    seen.set(live, entry);
+    entry.refused++;
+    if (now() - entry.at < 1000) return;
+    log.warn(
+      "instance queue full: answered 503 instance overloaded (raise maxQueuedEvents, or spread the load over more ids)",
+      {
+        ns: live.ns,
+        id: live.id,
+        maxQueuedEvents: limit,
+        refused: entry.refused,
+      },
+    );
+    entry.at = now();
+    entry.refused = 0;
+  };
 }
 
 /** What Pinboard is told at every register. */

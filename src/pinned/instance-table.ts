@@ -1,5 +1,5 @@
 import { type DurabilityStore, StaleEpochError } from "./durability.ts";
-import { DEFAULT_ACTIVATION_TIMEOUT_MS, LiveInstance } from "./live-instance.ts";
+import { DEFAULT_ACTIVATION_TIMEOUT_MS, GATES_ON, type GateSettings, LiveInstance } from "./live-instance.ts";
 import type { RefusalReason } from "./responses.ts";
 import type { InstanceClass, PinnedLogger } from "./types.ts";
 
@@ -30,10 +30,14 @@ export interface TableDeps {
   lapsed(): boolean;
   log: PinnedLogger;
   now(): number;
+  /** Default GATES_ON. */
+  gates?: GateSettings;
 }
 
 /** WebSocket close code for sockets of an instance that moved or wound down: reconnect. */
 export const CLOSE_MOVED = 1012;
+/** WebSocket close code for sockets of an instance dropped after a failed storage write. */
+export const CLOSE_WRITE_FAILED = 1011;
 
 const keyOf = (ns: string, id: string) => `${ns}/${id}`;
 
@@ -92,7 +96,6 @@ export class InstanceTable {
     live.enter();
     try {
       await live.ready;
-      await live.whenOpen();
     } catch (err) {
       live.leave();
       if (this.live.get(key) === live) this.retire(live);
@@ -133,6 +136,20 @@ export class InstanceTable {
         this.deps.log.warn("instance fenced by a newer epoch", { ns, id, epoch: stale.epoch, stored: err.stored });
         this.retire(stale);
       },
+      onBroken: (broken, error) => {
+        if (error instanceof StaleEpochError) return; // onStale retired it
+        this.deps.log.error(
+          "storage write failed: instance dropped, it re-activates from storage on its next request",
+          {
+            ns,
+            id,
+            epoch: broken.epoch,
+            error: error instanceof Error ? error.message : String(error),
+          },
+        );
+        this.retire(broken, CLOSE_WRITE_FAILED, "storage write failed");
+      },
+      gates: this.deps.gates ?? GATES_ON,
     });
     this.live.set(keyOf(ns, id), live);
     return live;

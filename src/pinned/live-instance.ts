@@ -1,7 +1,9 @@
 import { InstanceAlarm } from "./alarms.ts";
 import { InstanceContextImpl } from "./context.ts";
 import { type DurabilityStore, DurabilityUnavailableError, type StaleEpochError } from "./durability.ts";
-import { EpochStorage } from "./storage.ts";
+import { DeliveryCancelledError, InputGate, InstanceEvent, QueueFullError, runAs } from "./input-gate.ts";
+import { OutputGate } from "./output-gate.ts";
+import { EpochStorage, type StorageGates } from "./storage.ts";
 import type { AlarmInfo, Instance, InstanceClass, PinnedLogger } from "./types.ts";
 import type { PinnedWebSocket, SocketSink } from "./websocket.ts";
 
@@ -20,7 +22,29 @@ export interface LiveInstanceDeps {
   onStale(live: LiveInstance, err: StaleEpochError): void;
   /** The worker's lease lapsed (Lease.lapsed): the instance may have another owner by now. */
   lapsed(): boolean;
+  /** A write of this activation failed: the activation is broken and must go. */
+  onBroken(live: LiveInstance, error: unknown): void;
+  gates: GateSettings;
 }
+
+/** The worker's gate options (createWorker's allowConcurrency, allowUnconfirmed, maxQueuedEvents). */
+export interface GateSettings {
+  /** Storage calls do not hold the input gate: events interleave at every await. */
+  allowConcurrency: boolean;
+  /** Answers and WebSocket messages do not wait for the writes before them. */
+  allowUnconfirmed: boolean;
+  /** Events (requests, WebSocket messages) that may wait at the input gate; more are refused. */
+  maxQueuedEvents: number;
+}
+
+export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
+
+/** Both gates on, as createWorker has them by default. */
+export const GATES_ON: GateSettings = {
+  allowConcurrency: false,
+  allowUnconfirmed: false,
+  maxQueuedEvents: DEFAULT_MAX_QUEUED_EVENTS,
+};
 
 /** How long an activation waits for the durability store by default (createWorker's activationTimeoutMs). */
 export const DEFAULT_ACTIVATION_TIMEOUT_MS = 5000;
@@ -48,7 +72,9 @@ export class LiveInstance {
   closing = false;
   inflight = 0;
   readonly ready: Promise<void>;
-  private gate: Promise<unknown> = Promise.resolve();
+  readonly input: InputGate;
+  readonly output: OutputGate;
+  private blocks: Promise<unknown> = Promise.resolve();
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly deps: LiveInstanceDeps) {
@@ -59,10 +85,15 @@ export class LiveInstance {
     this.activatedAt = deps.now();
     const ref = { ns: deps.ns, id: deps.id };
     const onStale = (err: StaleEpochError) => deps.onStale(this, err);
-    this.storage = new EpochStorage(deps.store, ref, deps.epoch, {
-      onStale,
-      afterDeleteAll: () => this.alarm.forget(),
-    });
+    this.input = new InputGate({ storageHolds: !deps.gates.allowConcurrency, limit: deps.gates.maxQueuedEvents });
+    this.output = new OutputGate((error) => deps.onBroken(this, error), !deps.gates.allowUnconfirmed);
+    this.storage = new EpochStorage(
+      deps.store,
+      ref,
+      deps.epoch,
+      { onStale, afterDeleteAll: () => this.alarm.forget() },
+      this.gates,
+    );
     this.alarm = new InstanceAlarm({
       store: deps.store,
       ref,
@@ -81,7 +112,7 @@ export class LiveInstance {
   private async activate(): Promise<void> {
     const { alarm } = await this.storeActivate();
     if (this.state === "retired") return;
-    this.instance = new this.deps.cls(this.ctx);
+    this.instance = runAs(new InstanceEvent("activation"), () => new this.deps.cls(this.ctx));
     await this.whenOpen();
     // Retirement can happen while the constructor's blockConcurrencyWhile runs.
     if ((this.state as LiveState) === "retired") return;
@@ -117,16 +148,51 @@ export class LiveInstance {
   /** Resolves once no blockConcurrencyWhile is pending. */
   async whenOpen(): Promise<void> {
     for (;;) {
-      const gate = this.gate;
-      await gate;
-      if (gate === this.gate) return;
+      const blocks = this.blocks;
+      await blocks;
+      if (blocks === this.blocks) return;
     }
   }
 
+  /** blockConcurrencyWhile: holds the input gate for `fn`'s run, whatever allowConcurrency says. */
   block<T>(fn: () => Promise<T>): Promise<T> {
-    const result = fn();
-    this.gate = Promise.all([this.gate, result.catch(() => {})]);
+    const result = this.input.hold(fn);
+    this.blocks = Promise.all([this.blocks, result.catch(() => {})]);
     return result;
+  }
+
+  /**
+   * Serves one request: delivered through the input gate, its answer held at the output gate
+   * until the writes before it are durable (rejects with the failure if one failed).
+   */
+  async answer<T>(run: () => T, signal?: AbortSignal): Promise<Awaited<T>> {
+    const answer = await this.deliver("request", run, signal);
+    await this.output.confirmed();
+    return answer;
+  }
+
+  /** Storage calls through the gates: reads wait at the input gate, writes also hold answers. */
+  get gates(): StorageGates {
+    return {
+      read: (op) => this.input.call(op),
+      write: (op) => this.output.track(this.input.call(op)),
+    };
+  }
+
+  /**
+   * Runs an event in the instance once the input gate lets it through, in order with the others.
+   * Rejects with QueueFullError when `bounded` and the queue is full, DeliveryCancelledError when
+   * `signal` aborts first or the activation retires.
+   */
+  async deliver<T>(kind: InstanceEvent["kind"], run: () => T, signal?: AbortSignal, bounded = true): Promise<T> {
+    const event = new InstanceEvent(kind);
+    const waiting = this.input.admit(event, signal, bounded);
+    if (waiting) {
+      await waiting;
+      // It may have waited while the process was paused past its lease: another owner may serve now.
+      if (!this.isCurrent()) throw new DeliveryCancelledError(this.state === "retired" ? "retired" : "lease-lapsed");
+    }
+    return runAs(event, run);
   }
 
   /** Not retired, and the worker's lease has not lapsed: this activation may still own the instance. */
@@ -161,6 +227,7 @@ export class LiveInstance {
     if (this.state === "retired") return;
     this.state = "retired";
     this.alarm.stop();
+    this.input.cancelAll();
     for (const socket of this.sockets) socket.close(code, reason);
   }
 
@@ -173,8 +240,9 @@ export class LiveInstance {
     this.enter();
     try {
       await this.ready;
-      await this.whenOpen();
-      await this.instance?.alarm?.(this.ctx, info);
+      await this.deliver("alarm", () => this.instance?.alarm?.(this.ctx, info), undefined, false);
+      // The alarm counts as done only once what it wrote is durable: a failed write retries it.
+      await this.output.confirmed();
     } finally {
       this.leave();
     }
@@ -182,30 +250,40 @@ export class LiveInstance {
 
   readonly socketSink: SocketSink = {
     message: (socket, data) =>
-      this.hook("webSocketMessage", () => this.instance?.webSocketMessage?.(socket, data, this.ctx)),
+      this.hook("webSocketMessage", socket, true, () => this.instance?.webSocketMessage?.(socket, data, this.ctx)),
     close: (socket, code, reason) => {
       this.sockets.delete(socket);
-      this.hook("webSocketClose", () => this.instance?.webSocketClose?.(socket, code, reason, this.ctx));
+      this.hook("webSocketClose", socket, false, () => this.instance?.webSocketClose?.(socket, code, reason, this.ctx));
     },
     error: (socket, error) => {
       if (this.instance?.webSocketError)
-        this.hook("webSocketError", () => this.instance?.webSocketError?.(socket, error, this.ctx));
+        this.hook("webSocketError", socket, false, () => this.instance?.webSocketError?.(socket, error, this.ctx));
       else this.deps.log.warn("websocket error", { ns: this.ns, id: this.id, error: String(error) });
     },
+    confirmed: () => this.output.confirmed(),
   };
 
-  private hook(name: string, call: () => void | Promise<void> | undefined): void {
-    const fail = (err: unknown) =>
-      this.deps.log.error(`${name} failed`, {
-        ns: this.ns,
-        id: this.id,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    try {
-      const result = call();
-      if (result && typeof (result as Promise<void>).then === "function") (result as Promise<void>).catch(fail);
-    } catch (err) {
-      fail(err);
-    }
+  /** Delivers a WebSocket event through the input gate; a full queue closes the socket (1013). */
+  private hook(name: string, socket: PinnedWebSocket, bounded: boolean, call: () => unknown): void {
+    this.deliver("websocket", call, undefined, bounded).then(
+      () => {},
+      (err: unknown) => {
+        if (err instanceof QueueFullError) {
+          this.deps.log.warn("instance queue full: websocket closed 1013", {
+            ns: this.ns,
+            id: this.id,
+            limit: err.limit,
+          });
+          socket.close(1013, "instance overloaded");
+          return;
+        }
+        if (err instanceof DeliveryCancelledError) return;
+        this.deps.log.error(`${name} failed`, {
+          ns: this.ns,
+          id: this.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      },
+    );
   }
 }

@@ -45,3 +45,9 @@ export function refusal(reason: RefusalReason): Response {
 
 /** A transient failure to bring an instance in (the durability store unreachable, a throwing constructor). */
 export const activationFailed = (): Response => detail(503, "activation failed", { "Retry-After": "1" });
+
+/** The instance's input queue is full (createWorker's maxQueuedEvents): no refusal header, it stays put. */
+export const instanceOverloaded = (): Response => detail(503, "instance overloaded", { "Retry-After": "1" });
+
+/** A storage write the answer followed failed: the instance was dropped and re-activates from storage. */
+export const storageWriteFailed = (): Response => detail(500, "storage write failed");

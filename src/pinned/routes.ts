@@ -5,12 +5,14 @@ import type { AttestationGuard } from "./attestation-guard.ts";
 import type { ChallengeState } from "./challenge.ts";
 import { RequestContextImpl } from "./context.ts";
 import { DurabilityUnavailableError, isEpoch, StaleEpochError } from "./durability.ts";
+import { DeliveryCancelledError, QueueFullError } from "./input-gate.ts";
 import { ActivationError, type InstanceTable, RefusedError } from "./instance-table.ts";
 import type { LiveInstance } from "./live-instance.ts";
 import {
   activationFailed,
   detail,
   EPOCH_HEADER,
+  instanceOverloaded,
   internalError,
   invalidAttestation,
   invalidProxySecret,
@@ -19,6 +21,7 @@ import {
   notFound,
   refusal,
   staleEpoch,
+  storageWriteFailed,
   unknownNamespace,
 } from "./responses.ts";
 import type { PinnedLogger } from "./types.ts";
@@ -37,6 +40,8 @@ export interface RouteDeps {
   wakeWaitMs: number;
   stats(): Record<string, unknown>;
   log: PinnedLogger;
+  /** A request found the instance's input queue full (logs at most one line a second). */
+  overload(live: LiveInstance, limit: number): void;
 }
 
 interface InstancePath {
@@ -138,15 +143,28 @@ async function forward(
   }
   try {
     if (upgrade) prepareUpgrade(request, c);
-    const response = await live.instance!.fetch(request, new RequestContextImpl(live, rest, claims));
+    const ctx = new RequestContextImpl(live, rest, claims);
+    const response = await live.answer(() => live.instance!.fetch(request, ctx), request.signal);
     if (!(response instanceof Response)) throw new TypeError(`${ns} fetch() did not return a Response`);
     return upgrade ? await completeUpgrade(request, response) : response;
   } catch (err) {
     if (upgrade) dropUpgrade(request);
-    return failure(d, err, { ns, id, epoch });
+    return gateFailure(d, live, err, { ns, id, epoch });
   } finally {
     live.leave();
   }
+}
+
+/** A forward that failed once delivered (or while waiting at the input gate). */
+function gateFailure(d: RouteDeps, live: LiveInstance, err: unknown, context: Record<string, unknown>): Response {
+  if (err instanceof QueueFullError) {
+    d.overload(live, err.limit);
+    return instanceOverloaded();
+  }
+  if (err instanceof DeliveryCancelledError) return refusal(err.reason === "lease-lapsed" ? "lease-lapsed" : "evicted");
+  const broken = live.output.broken;
+  if (broken && !(broken.error instanceof StaleEpochError)) return storageWriteFailed();
+  return failure(d, err, context);
 }
 
 async function wake(d: RouteDeps, ns: string, id: string, epoch: string): Promise<Response> {

@@ -30,6 +30,8 @@ export interface SocketSink {
   message(socket: PinnedWebSocket, data: string | ArrayBuffer): void;
   close(socket: PinnedWebSocket, code: number, reason: string): void;
   error(socket: PinnedWebSocket, error: unknown): void;
+  /** The output gate: null when nothing written is in flight, else when it is durable (rejects if it failed). */
+  confirmed(): Promise<void> | null;
 }
 
 export class PinnedWebSocket {
@@ -41,6 +43,8 @@ export class PinnedWebSocket {
   private state: 0 | 1 | 2 | 3 = 0;
   private queued: SocketData[] = [];
   private closeRequested: { code: number; reason: string } | null = null;
+  /** Sends and a close waiting at the output gate, in order; null when none waits. */
+  private outbox: Promise<void> | null = null;
   private readonly listeners = new Map<keyof SocketEvents, Set<(event: never) => void>>();
 
   constructor(
@@ -67,13 +71,36 @@ export class PinnedWebSocket {
     this.listeners.get(type)?.delete(listener as (event: never) => void);
   }
 
+  /**
+   * Sends, or, after a storage write still in flight, queues the message until the write is
+   * durable (the output gate); a failed write drops it (the instance closes its sockets).
+   */
   send(data: SocketData): void {
-    if (this.state === 0) this.queued.push(data);
-    else if (this.state === 1) this.ws!.send(data);
-    else throw new Error("WebSocket is closed");
+    if (this.state > 1) throw new Error("WebSocket is closed");
+    this.afterOutputGate(() => this.transmit(data), false);
   }
 
+  /** Closes after the messages sent before it, once the writes before it are durable or failed. */
   close(code = 1000, reason = ""): void {
+    this.afterOutputGate(() => this.closeNow(code, reason), true);
+  }
+
+  private afterOutputGate(step: () => void, evenIfFailed: boolean): void {
+    const confirmed = this.sink.confirmed();
+    if (!confirmed && !this.outbox) return step();
+    const next = Promise.all([this.outbox, confirmed]).then(step, evenIfFailed ? step : () => {});
+    this.outbox = next;
+    void next.then(() => {
+      if (this.outbox === next) this.outbox = null;
+    });
+  }
+
+  private transmit(data: SocketData): void {
+    if (this.state === 0) this.queued.push(data);
+    else if (this.state === 1) this.ws!.send(data);
+  }
+
+  private closeNow(code: number, reason: string): void {
     if (this.state === 0) this.closeRequested = { code, reason };
     else if (this.state === 1) {
       this.state = 2;
@@ -97,7 +124,7 @@ export class PinnedWebSocket {
     this.state = 1;
     for (const data of this.queued.splice(0)) ws.send(data);
     this.emit("open", {});
-    if (this.closeRequested) this.close(this.closeRequested.code, this.closeRequested.reason);
+    if (this.closeRequested) this.closeNow(this.closeRequested.code, this.closeRequested.reason);
   }
 
   /** @internal */

@@ -3,6 +3,7 @@ import { isWorkerNamespace } from "../contract/names.ts";
 import { terminalSafe } from "../contract/terminal-safe.ts";
 import { randomToken } from "./challenge.ts";
 import type { DurabilityStore } from "./durability.ts";
+import { DEFAULT_MAX_QUEUED_EVENTS, type GateSettings } from "./live-instance.ts";
 import type { Credential } from "./pinboard-client.ts";
 import type { InstanceClass, PinnedLogger } from "./types.ts";
 
@@ -57,6 +58,23 @@ export interface WorkerOptions {
    * 503 activation failed (Retry-After: 1) and the log names the store and the cause. Default 5000.
    */
   activationTimeoutMs?: number;
+  /**
+   * Gives up the input gate: an instance's events interleave at every await, storage included,
+   * so a read-modify-write across an await can lose an update. For instances that serialise
+   * themselves. blockConcurrencyWhile still holds. Default false.
+   */
+  allowConcurrency?: boolean;
+  /**
+   * Gives up the output gate: answers and WebSocket messages leave without waiting for the
+   * writes before them to be durable, so a client may see state a failed write never stored.
+   * Default false.
+   */
+  allowUnconfirmed?: boolean;
+  /**
+   * Events (requests, WebSocket messages) that may wait at one instance's input gate; past it a
+   * request is answered 503 instance overloaded and a message closes its socket (1013). Default 1000.
+   */
+  maxQueuedEvents?: number;
   /** Clock (ms), for tests. */
   now?: () => number;
 }
@@ -183,6 +201,7 @@ export interface WorkerSettings {
   advertiseUrl: string | undefined;
   acceptance: AttestationAcceptance;
   maxRemembered: number;
+  gates: GateSettings;
 }
 
 /** Checks the options (a TypeError, RangeError or Error naming the option) and fills in the defaults. */
@@ -225,5 +244,18 @@ export function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
     ),
     advertiseUrl: options.advertiseUrl?.replace(/\/+$/, ""),
     ...attestation,
+    gates: gateSettings(options),
+  };
+}
+
+function gateSettings(options: WorkerOptions): GateSettings {
+  const { maxQueuedEvents } = options;
+  if (maxQueuedEvents !== undefined && !(Number.isSafeInteger(maxQueuedEvents) && maxQueuedEvents >= 1)) {
+    throw new RangeError(`createWorker: maxQueuedEvents must be a positive integer, not ${String(maxQueuedEvents)}`);
+  }
+  return {
+    allowConcurrency: options.allowConcurrency === true,
+    allowUnconfirmed: options.allowUnconfirmed === true,
+    maxQueuedEvents: maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS,
   };
 }
