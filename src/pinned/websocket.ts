@@ -87,7 +87,10 @@ export class PinnedWebSocket {
 
   private afterOutputGate(step: () => void, evenIfFailed: boolean): void {
     const confirmed = this.sink.confirmed();
-    if (!confirmed && !this.outbox) return step();
+    if (!confirmed && !this.outbox) {
+      step();
+      return;
+    }
     const next = Promise.all([this.outbox, confirmed]).then(step, evenIfFailed ? step : () => {});
     this.outbox = next;
     void next.then(() => {
