@@ -59,8 +59,8 @@ async function writeUserDb(key: string, epoch: string, value: string): Promise<v
 }
 
 /**
- * Whether this activation may still answer a read from memory: a read that waited in the
- * instance's queue (Serial) while the process was paused past its lease must not answer beside
+ * Whether this activation may still answer a read from memory: a read that waited (for the user
+ * database, or in a socket) while the process was paused past its lease must not answer beside
  * the new owner. Writes need no such check: the fences refuse them (and the report counts the
  * user database's refusals). The control run skips the check, as it skips the fences.
  */
@@ -68,28 +68,15 @@ const owner = (ctx: RequestContext) => NO_FENCE || ctx.isCurrent();
 const notOwner = () => Response.json({ detail: "no longer the owner" }, { status: 503 });
 
 /**
- * One request at a time per instance: the library runs an instance's requests concurrently (no
- * input gate), and two read-modify-writes interleaved on one object would lose one of them.
+ * The instances are written the straightforward way, with no serialisation of their own: the
+ * library's input gate keeps a read-modify-write exact (no other event runs while storage is
+ * awaited), and its output gate holds each answer until the write before it is durable.
  */
-class Serial {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(task);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
-
 class ChaosList implements Instance {
   private list?: string[];
-  private readonly serial = new Serial();
 
-  fetch(request: Request, ctx: RequestContext): Promise<Response> {
+  async fetch(request: Request, ctx: RequestContext): Promise<Response> {
     const start = Date.now();
-    return this.serial.run(() => this.handle(request, ctx, start));
-  }
-
-  private async handle(request: Request, ctx: RequestContext, start: number): Promise<Response> {
     const key = `${ctx.ns}/${ctx.id}`;
     this.list ??= (await ctx.storage.get<string[]>("list")) ?? [];
     if (request.method === "GET") {
@@ -100,11 +87,12 @@ class ChaosList implements Instance {
     const value = new URL(request.url).searchParams.get("v");
     if (request.method !== "POST" || ctx.path !== "/append" || !value)
       return new Response("bad request", { status: 400 });
-    const next = [...this.list, value];
     // The user database first: a zombie meets that fence before the library's own.
     if (ctx.id.startsWith("u")) await writeUserDb(key, ctx.epoch, value);
-    await ctx.storage.put("list", next);
-    this.list = next;
+    // Memory first, then storage (as on Durable Objects): another append may have run while the
+    // user database was awaited, so the list is read again here, not before that await.
+    this.list = [...this.list, value];
+    await ctx.storage.put("list", this.list);
     logServed(key, ctx.epoch, "append", start);
     return Response.json({ ok: true, epoch: ctx.epoch, worker: WORKER });
   }
@@ -112,14 +100,9 @@ class ChaosList implements Instance {
 
 class ChaosCounter implements Instance {
   private count?: number;
-  private readonly serial = new Serial();
 
-  fetch(request: Request, ctx: RequestContext): Promise<Response> {
+  async fetch(request: Request, ctx: RequestContext): Promise<Response> {
     const start = Date.now();
-    return this.serial.run(() => this.handle(request, ctx, start));
-  }
-
-  private async handle(request: Request, ctx: RequestContext, start: number): Promise<Response> {
     this.count ??= (await ctx.storage.get<number>("n")) ?? 0;
     if (request.method === "GET") {
       if (!owner(ctx)) return notOwner();
@@ -127,9 +110,8 @@ class ChaosCounter implements Instance {
       return Response.json({ counter: this.count, epoch: ctx.epoch, worker: WORKER });
     }
     if (request.method !== "POST" || ctx.path !== "/incr") return new Response("bad request", { status: 400 });
-    const next = this.count + 1;
+    const next = ++this.count;
     await ctx.storage.put("n", next);
-    this.count = next;
     logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "incr", start);
     return Response.json({ counter: next, epoch: ctx.epoch, worker: WORKER });
   }

@@ -75,10 +75,24 @@ export class InputGate {
     return this.enqueue(event, "delivery", signal);
   }
 
-  /** Runs a storage call of the current event under the gate. */
-  call<T>(op: () => Promise<T>): Promise<T> {
+  /** Runs a storage read of the current event under the gate. */
+  read<T>(op: () => Promise<T>): Promise<T> {
     if (!this.options.storageHolds) return op();
     return this.hold(op);
+  }
+
+  /**
+   * Runs a storage write of the current event. It takes the gate when it is free (or the event
+   * holds it), like a read; when another event holds it, the write still goes out at once: it
+   * reads nothing, and sending writes in the order they were made keeps the store in step with
+   * the memory they were made from (an increment in memory, then its put).
+   */
+  write<T>(op: () => Promise<T>): Promise<T> {
+    if (!this.options.storageHolds) return op();
+    const event = running.getStore() ?? new InstanceEvent("detached");
+    if (!this.mayTake(event)) return op();
+    this.holder = event;
+    return this.held(op);
   }
 
   /** Holds the gate for `fn`'s whole run (blockConcurrencyWhile, a transaction). */

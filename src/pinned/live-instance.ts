@@ -174,8 +174,8 @@ export class LiveInstance {
   /** Storage calls through the gates: reads wait at the input gate, writes also hold answers. */
   get gates(): StorageGates {
     return {
-      read: (op) => this.input.call(op),
-      write: (op) => this.output.track(this.input.call(op)),
+      read: (op) => this.input.read(op),
+      write: (op) => this.output.track(this.input.write(op)),
     };
   }
 

@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DurabilityStore, Instance, InstanceContext, RequestContext } from "../../src/pinned/index.ts";
+import type {
+  DurabilityStore,
+  Instance,
+  InstanceContext,
+  PinnedWebSocket,
+  RequestContext,
+} from "../../src/pinned/index.ts";
 import { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { durableStore } from "../support/durability.ts";
 import { HeldMemoryStore, LateMemoryStore } from "../support/gated-store.ts";
 import { freshGate, type Gate } from "../support/gates.ts";
-import { type LocalWorker, startLocalWorker } from "../support/local-worker.ts";
+import { attestation, type LocalWorker, startLocalWorker } from "../support/local-worker.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import { openSocket, type TestSocket } from "../support/ws-client.ts";
 
 /** The README's Counter, as a user copies it. */
 class ReadmeCounter implements Instance {
@@ -257,4 +264,61 @@ describe("the output gate", () => {
       }
     });
   }
+});
+
+/** A WebSocket instance that stores each message (the put not awaited) and echoes it. */
+class StoringEcho implements Instance {
+  constructor(readonly ctx: InstanceContext) {}
+  fetch(request: Request, ctx: RequestContext): Response {
+    return ctx.acceptWebSocket(request).response;
+  }
+  webSocketMessage(socket: PinnedWebSocket, message: string | ArrayBuffer): void {
+    void this.ctx.storage.put("last", String(message));
+    socket.send(`stored ${String(message)}`);
+  }
+}
+
+describe("the output gate on WebSocket messages", () => {
+  async function echoSocket(w: LocalWorker, id: string): Promise<TestSocket> {
+    const path = `/echo/${id}`;
+    const headers = {
+      "Pinboard-Epoch": "10",
+      "Pinboard-Attestation": await attestation({ htm: "GET", htu: path, epoch: "10" }),
+    };
+    return openSocket(`${w.url}${path}`, { headers });
+  }
+
+  it("holds a message sent after a write until the write is durable", async () => {
+    const store = new HeldMemoryStore();
+    const w = await startLocalWorker({ namespaces: { "/echo": StoringEcho, "/counter": Probe }, durability: store });
+    try {
+      const socket = await echoSocket(w, "e1");
+      store.putGate = freshGate("ws-put");
+      let received: string | null = null;
+      const frame = socket.next().then((f) => (received = f.data.toString()));
+      socket.ws.send("hello");
+      await store.putGate.arrived(1);
+      for (let i = 0; i < 3; i++) await (await w.call(`/counter/ws-elsewhere-${i}/quick`)).text();
+      expect(received).toBeNull();
+      store.putGate.open();
+      await frame;
+      expect(received).toBe("stored hello");
+      socket.ws.close();
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("drops the message and closes the socket 1011 when the write fails", async () => {
+    const store = new HeldMemoryStore();
+    const w = await startLocalWorker({ namespaces: { "/echo": StoringEcho }, durability: store });
+    try {
+      const socket = await echoSocket(w, "e2");
+      store.failNextPut = new Error("no room");
+      socket.ws.send("lost");
+      expect(await socket.closed).toEqual({ code: 1011, reason: "storage write failed" });
+    } finally {
+      await w.close();
+    }
+  });
 });
