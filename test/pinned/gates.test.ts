@@ -317,6 +317,10 @@ describe("the output gate on WebSocket messages", () => {
       store.failNextPut = new Error("no room");
       socket.ws.send("lost");
       expect(await socket.closed).toEqual({ code: 1011, reason: "storage write failed" });
+      // The echo that followed the failed write never left.
+      expect(await Promise.race([socket.next().then(() => "a frame"), socket.closed.then(() => "closed")])).toBe(
+        "closed",
+      );
     } finally {
       await w.close();
     }
