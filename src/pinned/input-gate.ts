@@ -69,10 +69,11 @@ export class InputGate {
   }
 
   /** Resolves when `event` may run; at once when nothing holds the gate or waits. */
-  admit(event: InstanceEvent, signal?: AbortSignal, bounded = true): Promise<void> | null {
+  admit(event: InstanceEvent, signal?: () => AbortSignal | undefined, bounded = true): Promise<void> | null {
     if (this.holder === null && this.waiting.length === 0) return null;
     if (bounded && this.waiting.length >= this.options.limit) throw new QueueFullError(this.options.limit);
-    return this.enqueue(event, "delivery", signal);
+    // The signal is asked for only now: on @hono/node-server making one costs an AbortController.
+    return this.enqueue(event, "delivery", signal?.());
   }
 
   /** Runs a storage read of the current event under the gate. */

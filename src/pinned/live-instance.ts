@@ -165,7 +165,7 @@ export class LiveInstance {
    * Serves one request: delivered through the input gate, its answer held at the output gate
    * until the writes before it are durable (rejects with the failure if one failed).
    */
-  async answer<T>(run: () => T, signal?: AbortSignal): Promise<Awaited<T>> {
+  async answer<T>(run: () => T, signal?: () => AbortSignal | undefined): Promise<Awaited<T>> {
     const answer = await this.deliver("request", run, signal);
     await this.output.confirmed();
     return answer;
@@ -184,7 +184,12 @@ export class LiveInstance {
    * Rejects with QueueFullError when `bounded` and the queue is full, DeliveryCancelledError when
    * `signal` aborts first or the activation retires.
    */
-  async deliver<T>(kind: InstanceEvent["kind"], run: () => T, signal?: AbortSignal, bounded = true): Promise<T> {
+  async deliver<T>(
+    kind: InstanceEvent["kind"],
+    run: () => T,
+    signal?: () => AbortSignal | undefined,
+    bounded = true,
+  ): Promise<T> {
     const event = new InstanceEvent(kind);
     const waiting = this.input.admit(event, signal, bounded);
     if (waiting) {

@@ -144,7 +144,10 @@ async function forward(
   try {
     if (upgrade) prepareUpgrade(request, c);
     const ctx = new RequestContextImpl(live, rest, claims);
-    const response = await live.answer(() => live.instance!.fetch(request, ctx), request.signal);
+    const response = await live.answer(
+      () => live.instance!.fetch(request, ctx),
+      () => request.signal,
+    );
     if (!(response instanceof Response)) throw new TypeError(`${ns} fetch() did not return a Response`);
     return upgrade ? await completeUpgrade(request, response) : response;
   } catch (err) {
