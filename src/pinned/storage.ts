@@ -1,10 +1,14 @@
 import { type DurabilityStore, type InstanceRef, type ListOptions, StaleEpochError } from "./durability.ts";
-import type { InstanceStorage } from "./types.ts";
+import { checkKey, checkKeys, checkListOptions, serialiseEntries } from "./storage-limits.ts";
+import { BufferedTransaction } from "./transaction.ts";
+import type { InstanceStorage, Transaction } from "./types.ts";
 
 /**
  * ctx.storage: JSON values over a DurabilityStore, every write quoting the instance's
  * activation epoch. A fenced write calls `onStale` (the worker evicts the instance) and rejects;
  * deleteAll also drops the alarm, so the local timer hears of it through `afterDeleteAll`.
+ * Every store call goes through `read` or `write`; the limits (storage-limits.ts) are checked
+ * before either.
  */
 export class EpochStorage implements InstanceStorage {
   constructor(
@@ -23,11 +27,16 @@ export class EpochStorage implements InstanceStorage {
     }
   }
 
+  private read<T>(op: () => Promise<T>): Promise<T> {
+    return op();
+  }
+
   get<T = unknown>(key: string): Promise<T | undefined>;
   get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
   async get<T>(keyOrKeys: string | string[]): Promise<T | undefined | Map<string, T>> {
     if (Array.isArray(keyOrKeys)) {
-      const values = await this.store.get(this.ref, keyOrKeys);
+      checkKeys("storage.get", keyOrKeys);
+      const values = await this.read(() => this.store.get(this.ref, keyOrKeys));
       const out = new Map<string, T>();
       keyOrKeys.forEach((key, i) => {
         const raw = values[i];
@@ -35,30 +44,30 @@ export class EpochStorage implements InstanceStorage {
       });
       return out;
     }
-    const [raw] = await this.store.get(this.ref, [keyOrKeys]);
+    checkKey("storage.get", keyOrKeys);
+    const [raw] = await this.read(() => this.store.get(this.ref, [keyOrKeys]));
     return raw === null || raw === undefined ? undefined : (JSON.parse(raw) as T);
   }
 
   put<T>(key: string, value: T): Promise<void>;
   put<T>(entries: Record<string, T>): Promise<void>;
   async put<T>(keyOrEntries: string | Record<string, T>, value?: T): Promise<void> {
-    const entries: [string, string][] =
-      typeof keyOrEntries === "string"
-        ? [[keyOrEntries, serialise(keyOrEntries, value)]]
-        : Object.entries(keyOrEntries).map(([k, v]) => [k, serialise(k, v)]);
+    const entries = serialiseEntries("storage.put", keyOrEntries, value);
     await this.write(() => this.store.put(this.ref, this.epoch, entries));
   }
 
   delete(key: string): Promise<boolean>;
   delete(keys: string[]): Promise<number>;
   async delete(keyOrKeys: string | string[]): Promise<boolean | number> {
-    const keys = Array.isArray(keyOrKeys) ? keyOrKeys : [keyOrKeys];
+    const keys = Array.isArray(keyOrKeys) ? checkKeys("storage.delete", keyOrKeys) : [keyOrKeys];
+    if (!Array.isArray(keyOrKeys)) checkKey("storage.delete", keyOrKeys);
     const count = keys.length ? await this.write(() => this.store.delete(this.ref, this.epoch, keys)) : 0;
     return Array.isArray(keyOrKeys) ? count : count > 0;
   }
 
   async list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
-    const entries = await this.store.list(this.ref, options);
+    checkListOptions("storage.list", options);
+    const entries = await this.read(() => this.store.list(this.ref, options));
     return new Map(entries.map(([k, v]) => [k, JSON.parse(v) as T]));
   }
 
@@ -66,11 +75,21 @@ export class EpochStorage implements InstanceStorage {
     await this.write(() => this.store.deleteAll(this.ref, this.epoch));
     this.hooks.afterDeleteAll();
   }
-}
 
-function serialise(key: string, value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined)
-    throw new TypeError(`storage.put(${JSON.stringify(key)}): the value is not JSON-serialisable`);
-  return text;
+  async transaction<T>(closure: (txn: Transaction) => Promise<T>): Promise<T> {
+    const txn = new BufferedTransaction({
+      get: (keys) => this.read(() => this.store.get(this.ref, keys)),
+      list: (options) => this.read(() => this.store.list(this.ref, options)),
+    });
+    let result: T;
+    try {
+      result = await closure(txn);
+    } finally {
+      txn.end();
+    }
+    const writes = txn.writes();
+    if (txn.rolledBack || writes.length === 0) return result;
+    await this.write(() => this.store.commit(this.ref, this.epoch, writes));
+    return result;
+  }
 }
