@@ -245,7 +245,7 @@ describe.each(storeKinds(() => redis))("storage.transaction on %s", (_name, make
   });
 
   it("makes no store call for a transaction that only reads", async () => {
-    const { ref, storage } = await seeded({ a: 1 });
+    const { ref } = await seeded({ a: 1 });
     const { store: spy, calls } = counted(store);
     const value = await storageOn(spy, ref, "5").storage.transaction(async (txn) => txn.get("a"));
     expect(value).toBe(1);
