@@ -24,8 +24,7 @@ export function checkKeyCount(call: CallName, count: number): void {
 }
 
 export function checkKey(call: CallName, key: unknown): asserts key is string {
-  if (typeof key !== "string")
-    throw new TypeError(`${call}: key is ${key === null ? "null" : `a ${typeof key}`}; keys are strings`);
+  if (typeof key !== "string") throw new TypeError(`${call}: key is ${describe(key)}; keys are strings`);
   if (key === "") throw new RangeError(`${call}: key is empty; keys are 1 to ${MAX_KEY_BYTES} bytes (UTF-8)`);
   const bytes = Buffer.byteLength(key, "utf8");
   if (bytes > MAX_KEY_BYTES)
@@ -60,7 +59,9 @@ export function serialiseEntries(call: CallName, keyOrEntries: unknown, value: u
     return [[keyOrEntries, serialiseValue(call, keyOrEntries, value)]];
   }
   if (typeof keyOrEntries !== "object" || keyOrEntries === null || Array.isArray(keyOrEntries))
-    throw new TypeError(`${call}: expected a key and a value, or a record of entries`);
+    throw new TypeError(
+      `${call}: the first argument is ${describe(keyOrEntries)}; pass a key and a value, or a record of entries`,
+    );
   const entries = Object.entries(keyOrEntries);
   checkKeyCount(call, entries.length);
   for (const [key] of entries) checkKey(call, key);
@@ -71,6 +72,13 @@ export function checkListOptions(call: CallName, options: ListOptions | undefine
   const limit = options?.limit;
   if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0))
     throw new RangeError(`${call}: limit is ${String(limit)}; limit must be a non-negative integer`);
+}
+
+/** What a non-string key is, for a message: "null", "undefined", "a number", "an object". */
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
 /** A key for a message: JSON-quoted, cut to 40 characters (keys may be 2 KiB). */

@@ -121,6 +121,16 @@ describe.each(storeKinds(() => redis))("storage limits on %s", (_name, make) => 
       TypeError,
       "storage.delete: key is null; keys are strings",
     );
+    await refused(
+      (s) => s.get([{}] as unknown as string[]),
+      TypeError,
+      "storage.get: key is an object; keys are strings",
+    );
+    await refused(
+      (s) => s.put(undefined as unknown as string, 1),
+      TypeError,
+      "storage.put: the first argument is undefined; pass a key and a value, or a record of entries",
+    );
   });
 
   it("refuses more than 128 keys in one get, put or delete, and takes 128", async () => {
