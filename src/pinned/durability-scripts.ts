@@ -6,6 +6,7 @@
 export {
   durableActivateScript as durableActivate,
   durableClearAlarmScript as durableClearAlarm,
+  durableCommitScript as durableCommit,
   durableDeleteAllScript as durableDeleteAll,
   durableDeleteScript as durableDelete,
   durableListScript as durableList,

@@ -23,6 +23,12 @@ export interface ListOptions {
   limit?: number;
 }
 
+/**
+ * One write of a committed transaction: a value to store under the key, or null to delete it.
+ * A commit names each key at most once (the transaction keeps only its last write of a key).
+ */
+export type StorageWrite = [key: string, value: string | null];
+
 export interface ActivateInfo {
   /** The worker's hostname (hostname-aware mode), recorded in the sweeper's index. */
   hostname?: string;
@@ -46,6 +52,11 @@ export interface DurabilityStore {
   put(ref: InstanceRef, epoch: string, entries: [string, string][]): Promise<void>;
   /** Returns how many of the keys existed. */
   delete(ref: InstanceRef, epoch: string, keys: string[]): Promise<number>;
+  /**
+   * Applies a transaction's writes (puts and deletes, each key once) all or nothing, fenced like
+   * put: a stale epoch throws StaleEpochError and changes nothing.
+   */
+  commit(ref: InstanceRef, epoch: string, writes: StorageWrite[]): Promise<void>;
   /** Drops every key and the alarm, and the instance's index entries. */
   deleteAll(ref: InstanceRef, epoch: string): Promise<void>;
   setAlarm(ref: InstanceRef, epoch: string, atMs: number | null): Promise<void>;
@@ -100,16 +111,19 @@ export function isEpoch(value: string | null | undefined): value is string {
 
 /** Sorts and slices entries the way ListOptions asks (shared by the memory store and tests). */
 export function applyListOptions(entries: [string, string][], options: ListOptions = {}): [string, string][] {
-  let out = entries.filter(([key]) => {
-    if (options.prefix !== undefined && !key.startsWith(options.prefix)) return false;
-    if (options.start !== undefined && compareKeys(key, options.start) < 0) return false;
-    if (options.end !== undefined && compareKeys(key, options.end) >= 0) return false;
-    return true;
-  });
+  let out = entries.filter(([key]) => keyInRange(key, options));
   out.sort(([a], [b]) => compareKeys(a, b));
   if (options.reverse) out.reverse();
   if (options.limit !== undefined) out = out.slice(0, Math.max(0, options.limit));
   return out;
+}
+
+/** Whether a key passes the prefix, start and end of ListOptions (reverse and limit aside). */
+export function keyInRange(key: string, options: ListOptions): boolean {
+  if (options.prefix !== undefined && !key.startsWith(options.prefix)) return false;
+  if (options.start !== undefined && compareKeys(key, options.start) < 0) return false;
+  if (options.end !== undefined && compareKeys(key, options.end) >= 0) return false;
+  return true;
 }
 
 /** Orders storage keys by code point, which is UTF-8 byte order: the order Redis BYLEX uses. */

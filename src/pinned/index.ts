@@ -14,6 +14,7 @@ export {
   type InstanceRef,
   type ListOptions,
   StaleEpochError,
+  type StorageWrite,
 } from "./durability.ts";
 export { type FencedCommand, FencedRedis, type FencedRedisOptions, fenceKeyOf } from "./fenced-redis.ts";
 export { MemoryDurabilityStore } from "./memory-durability.ts";
@@ -22,6 +23,12 @@ export { handleShutdownSignals, type ShutdownOptions } from "./node-signals.ts";
 export type { Credential } from "./pinboard-client.ts";
 export { RedisDurabilityStore, type RedisDurabilityStoreOptions } from "./redis-durability.ts";
 export { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER } from "./responses.ts";
+export {
+  MAX_KEY_BYTES,
+  MAX_KEYS_PER_CALL,
+  MAX_KEYS_PER_TRANSACTION,
+  MAX_VALUE_BYTES,
+} from "./storage-limits.ts";
 export type {
   AcceptedWebSocket,
   AcceptWebSocketOptions,
@@ -32,6 +39,7 @@ export type {
   InstanceStorage,
   PinnedLogger,
   RequestContext,
+  Transaction,
 } from "./types.ts";
 export { PinnedWebSocket } from "./websocket.ts";
 export type { AttestationOptions } from "./worker-options.ts";

@@ -91,7 +91,12 @@ export class LiveInstance {
       deps.store,
       ref,
       deps.epoch,
-      { onStale, afterDeleteAll: () => this.alarm.forget() },
+      {
+        onStale,
+        afterDeleteAll: () => this.alarm.forget(),
+        onRefused: (err) =>
+          deps.log.warn("storage call refused, nothing written", { ns: this.ns, id: this.id, error: err.message }),
+      },
       this.gates,
     );
     this.alarm = new InstanceAlarm({
@@ -176,6 +181,7 @@ export class LiveInstance {
     return {
       read: (op) => this.input.read(op),
       write: (op) => this.output.track(this.input.write(op)),
+      hold: (fn) => this.input.hold(fn),
     };
   }
 

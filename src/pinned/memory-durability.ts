@@ -8,6 +8,7 @@ import {
   type InstanceRef,
   type ListOptions,
   StaleEpochError,
+  type StorageWrite,
 } from "./durability.ts";
 
 interface StoredInstance {
@@ -65,6 +66,15 @@ export class MemoryDurabilityStore implements DurabilityStore {
     const record = this.record(ref);
     this.fence(record, epoch);
     for (const [key, value] of entries) record.data.set(key, value);
+  }
+
+  async commit(ref: InstanceRef, epoch: string, writes: StorageWrite[]): Promise<void> {
+    const record = this.record(ref);
+    this.fence(record, epoch);
+    for (const [key, value] of writes) {
+      if (value === null) record.data.delete(key);
+      else record.data.set(key, value);
+    }
   }
 
   async delete(ref: InstanceRef, epoch: string, keys: string[]): Promise<number> {

@@ -10,10 +10,12 @@ import {
   type InstanceRef,
   type ListOptions,
   StaleEpochError,
+  type StorageWrite,
 } from "./durability.ts";
 import {
   durableActivate,
   durableClearAlarm,
+  durableCommit,
   durableDelete,
   durableDeleteAll,
   durableList,
@@ -146,6 +148,17 @@ export class RedisDurabilityStore implements DurabilityStore {
   async put(ref: InstanceRef, epoch: string, entries: [string, string][]): Promise<void> {
     if (entries.length === 0) return;
     await this.fenced(durablePut, epoch, this.instanceKeys(ref), entries.flat());
+  }
+
+  async commit(ref: InstanceRef, epoch: string, writes: StorageWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const puts: string[] = [];
+    const deletes: string[] = [];
+    for (const [key, value] of writes) {
+      if (value === null) deletes.push(key);
+      else puts.push(key, value);
+    }
+    await this.fenced(durableCommit, epoch, this.instanceKeys(ref), [puts.length / 2, ...puts, ...deletes]);
   }
 
   async delete(ref: InstanceRef, epoch: string, keys: string[]): Promise<number> {

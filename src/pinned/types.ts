@@ -18,6 +18,29 @@ export interface InstanceStorage {
   list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
   /** Drops every key and the alarm. */
   deleteAll(): Promise<void>;
+  /**
+   * Runs `closure` with a transaction whose writes are buffered; its reads see its own writes.
+   * When the closure resolves, every buffered put and delete is written in one fenced store call,
+   * all or nothing, and transaction() resolves with the closure's value. When it throws, nothing
+   * is written and transaction() rejects with its error. After `txn.rollback()` nothing is
+   * written and transaction() settles as the closure does. A stale epoch at the commit rejects
+   * with StaleEpochError (the instance is dropped, as for any fenced write).
+   */
+  transaction<T>(closure: (txn: Transaction) => Promise<T>): Promise<T>;
+}
+
+/** The `txn` of storage.transaction(): the storage calls, buffered until the commit. */
+export interface Transaction {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
+  put<T>(key: string, value: T): Promise<void>;
+  put<T>(entries: Record<string, T>): Promise<void>;
+  /** Resolves with whether the key existed as the transaction saw it (count for many keys). */
+  delete(key: string): Promise<boolean>;
+  delete(keys: string[]): Promise<number>;
+  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
+  /** Nothing of this transaction will be written; later calls on it throw. */
+  rollback(): void;
 }
 
 export interface AcceptWebSocketOptions {

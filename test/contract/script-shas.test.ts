@@ -28,6 +28,7 @@ describe("Lua script registry", () => {
         "deregister-session",
         "durable-activate",
         "durable-clear-alarm",
+        "durable-commit",
         "durable-delete",
         "durable-delete-all",
         "durable-list",

@@ -64,6 +64,44 @@ return {1, 0}
   "e02571903db454721f9f6c84489405639dc375d9",
 );
 
+/** src/pinned/lua/durable-commit-3.lua */
+export const durableCommitScript = defineScript(
+  "durable-commit",
+  `
+local function norm(s)
+  local t = string.gsub(s, '^0+', '')
+  if t == '' then return '0' end
+  return t
+end
+local function cmp(a, b)
+  a = norm(a) b = norm(b)
+  if #a ~= #b then if #a < #b then return -1 else return 1 end end
+  if a == b then return 0 end
+  if a < b then return -1 else return 1 end
+end
+local stored = redis.call('HGET', KEYS[1], 'epoch')
+if stored then
+  local c = cmp(ARGV[1], stored)
+  if c < 0 then return {0, stored} end
+  if c > 0 then redis.call('HSET', KEYS[1], 'epoch', ARGV[1]) end
+else
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1])
+end
+
+local last = 2 + 2 * tonumber(ARGV[2])
+for i = 3, last, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', KEYS[3], 0, ARGV[i])
+end
+for i = last + 1, #ARGV do
+  redis.call('HDEL', KEYS[2], ARGV[i])
+  redis.call('ZREM', KEYS[3], ARGV[i])
+end
+return {1}
+`,
+  "9d95c07f443e3a2fc1e37e9473cd47b8813983e5",
+);
+
 /** src/pinned/lua/durable-delete-3.lua */
 export const durableDeleteScript = defineScript(
   "durable-delete",
