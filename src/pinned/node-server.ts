@@ -5,9 +5,9 @@ import { WebSocketServer } from "ws";
 
 export interface ListenOptions {
   /** 0 (the default) picks a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default 127.0.0.1. */
-  host?: string;
+  host?: string | undefined;
 }
 
 export interface Listening {
