@@ -4,7 +4,8 @@
  *   1. `npm pack` (prepack builds dist/), then the tarball is installed into a fresh temporary
  *      project, with nothing of this clone on its module path;
  *   2. a TypeScript user of `pinboard`, `pinboard/pinned` and `pinboard/node` type-checks with
- *      moduleResolution node16 and with bundler;
+ *      moduleResolution node16, with bundler, and with the tsconfig `tsc --init` writes (nodenext,
+ *      exactOptionalPropertyTypes: options filled from process.env, which may be undefined);
  *   3. `npx pinboard serve` starts (embedded redis-server, development key), the README's worker
  *      snippet (the block after `<!-- package-check: worker.mjs -->`) runs with plain `node` with
  *      what `.pinboard/dev.env` holds (the workers' own Redis user among them), and
@@ -77,6 +78,7 @@ class Counter implements Instance {
 export const worker = createWorker({
   pinboardUrl: "http://127.0.0.1:8787",
   credential: "token",
+  clientId: process.env.CLIENT_ID,
   namespaces: { "/counter": Counter },
   durability: new RedisDurabilityStore({ redis: "redis://127.0.0.1:6379" }),
 });
@@ -89,9 +91,17 @@ function typeCheck(dir: string): void {
   const variants = [
     { name: "node16", module: "node16", moduleResolution: "node16" },
     { name: "bundler", module: "esnext", moduleResolution: "bundler" },
+    // The strict options `npx tsc --init` (TypeScript 7) turns on besides nodenext.
+    {
+      name: "nodenext",
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      extra: { exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, verbatimModuleSyntax: true },
+    },
   ];
   for (const variant of variants) {
     const compilerOptions = {
+      ...variant.extra,
       module: variant.module,
       moduleResolution: variant.moduleResolution,
       target: "es2022",

@@ -13,14 +13,14 @@ export interface InstanceRef {
 
 export interface ListOptions {
   /** Only keys starting with this prefix. */
-  prefix?: string;
+  prefix?: string | undefined;
   /** First key (inclusive). */
-  start?: string;
+  start?: string | undefined;
   /** Key to stop before (exclusive). */
-  end?: string;
+  end?: string | undefined;
   /** Newest-first, i.e. descending key order. */
-  reverse?: boolean;
-  limit?: number;
+  reverse?: boolean | undefined;
+  limit?: number | undefined;
 }
 
 /**
@@ -31,7 +31,7 @@ export type StorageWrite = [key: string, value: string | null];
 
 export interface ActivateInfo {
   /** The worker's hostname (hostname-aware mode), recorded in the sweeper's index. */
-  hostname?: string;
+  hostname?: string | undefined;
 }
 
 export interface ActivateResult {
@@ -67,9 +67,9 @@ export interface DurabilityStore {
   epochOf(ref: InstanceRef): Promise<string | null>;
   close?(): Promise<void>;
   /** Where the store is, for messages: a URL without its password. */
-  readonly name?: string;
+  readonly name?: string | undefined;
   /** Why the store cannot be reached right now (e.g. "ECONNREFUSED"), if it knows. */
-  readonly lastError?: string;
+  readonly lastError?: string | undefined;
 }
 
 /**

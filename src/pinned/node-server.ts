@@ -5,9 +5,9 @@ import { WebSocketServer } from "ws";
 
 export interface ListenOptions {
   /** 0 (the default) picks a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default 127.0.0.1. */
-  host?: string;
+  host?: string | undefined;
 }
 
 export interface Listening {
@@ -72,7 +72,11 @@ export async function listenPinned(
   };
 }
 
-/** A listen() failure in words that say what to do; the system error stays as the cause. */
+/**
+ * A listen() failure in words that say what to do, with the system error's code. No `cause`: the
+ * message holds all it says, and an unhandled rejection (`await worker.listen()` at the top of a
+ * module) would print its stack after the line that matters.
+ */
 function listenError(err: Error, port: number, host: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   const message =
@@ -86,5 +90,5 @@ function listenError(err: Error, port: number, host: string): Error {
           : code === "ENOTFOUND" || code === "EAI_AGAIN"
             ? `listen: cannot resolve host ${JSON.stringify(host)} (${code})`
             : `listen on ${host}:${port} failed: ${err.message}`;
-  return Object.assign(new Error(message, { cause: err }), code ? { code } : {});
+  return Object.assign(new Error(message), code ? { code } : {});
 }

@@ -29,9 +29,9 @@ export interface RedisDurabilityStoreOptions {
   /** A connected ioredis client (single node or Cluster), or a redis:// URL to connect to. */
   redis: Redis | Cluster | string;
   /** Key prefix, default "pinned:". */
-  prefix?: string;
+  prefix?: string | undefined;
   /** With a URL: how long one command may take before it fails (default 5000 ms); see redis-connection.ts. */
-  commandTimeoutMs?: number;
+  commandTimeoutMs?: number | undefined;
 }
 
 type Arg = string | number | Buffer;
@@ -51,6 +51,7 @@ export class RedisDurabilityStore implements DurabilityStore {
   private connectionError: string | undefined;
 
   constructor(options: RedisDurabilityStoreOptions) {
+    checkRedisOption(options?.redis);
     this.keys = new DurableKeys(options.prefix ?? DEFAULT_DURABLE_PREFIX);
     if (typeof options.redis === "string") {
       this.name = redactRedisUrl(options.redis);
@@ -210,6 +211,41 @@ export class RedisDurabilityStore implements DurabilityStore {
 }
 
 /** A redis:// URL with its password replaced by *** (an unparsable one is not shown). */
+const NO_REDIS =
+  "RedisDurabilityStore: no Redis given: set the redis option to a redis:// URL " +
+  "(DURABLE_REDIS_URL in .pinboard/dev.env after npm start) or an ioredis client";
+
+/**
+ * The redis option is a redis:// or rediss:// URL or an ioredis client; anything else (an unset
+ * variable, a host:port) would fail only at the first activation, in words of ioredis's internals.
+ */
+function checkRedisOption(redis: unknown): void {
+  if (redis === undefined || redis === null || redis === "") throw new TypeError(NO_REDIS);
+  if (typeof redis === "object") {
+    if (typeof (redis as { evalsha?: unknown }).evalsha === "function") return;
+    throw new TypeError(
+      "RedisDurabilityStore: the redis option must be a redis:// URL or an ioredis client (Redis or Cluster), not another object",
+    );
+  }
+  if (typeof redis !== "string") throw new TypeError(`${NO_REDIS}, not a ${typeof redis}`);
+  const redacted = redis.replace(/:[^:@/]*@/, ":***@");
+  const shown = JSON.stringify(redacted);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(redis)) {
+    throw new TypeError(`RedisDurabilityStore: the redis option ${shown} has no scheme; write "redis://${redacted}"`);
+  }
+  let protocol: string;
+  try {
+    protocol = new URL(redis).protocol;
+  } catch {
+    throw new TypeError(
+      `RedisDurabilityStore: the redis option ${shown} is not a valid URL, e.g. redis://127.0.0.1:6379`,
+    );
+  }
+  if (protocol !== "redis:" && protocol !== "rediss:") {
+    throw new TypeError(`RedisDurabilityStore: the redis option must be a redis:// or rediss:// URL, not ${shown}`);
+  }
+}
+
 export function redactRedisUrl(url: string): string {
   try {
     const parsed = new URL(url);

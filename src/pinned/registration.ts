@@ -1,4 +1,5 @@
 import type { ChallengePair, ChallengeState } from "./challenge.ts";
+import { ClientIdClash } from "./client-id-clash.ts";
 import { type ControlMessage, MessageLedger } from "./control-messages.ts";
 import { Lease } from "./lease.ts";
 import { backoffMs, type PinboardAnswer, PinboardCallError, type PinboardClient } from "./pinboard-client.ts";
@@ -64,6 +65,9 @@ export class Registration {
   private readonly ledger = new MessageLedger();
   private readonly random: () => number;
   private readonly calls: RegistryCalls;
+  private readonly clash: ClientIdClash;
+  /** No re-register before this (ms): another live process holds the clientId (client-id-clash.ts). */
+  private backoffUntil = 0;
 
   constructor(
     client: PinboardClient,
@@ -75,6 +79,7 @@ export class Registration {
     this.random = options.random ?? Math.random;
     this.lease = new Lease(options.now, options.leaseUnhealthyAfterMs);
     this.calls = new RegistryCalls(client, options.log, this.random);
+    this.clash = new ClientIdClash(fields.clientId);
   }
 
   get isStarted(): boolean {
@@ -185,9 +190,9 @@ export class Registration {
     this.timer = null;
     const tick = (async () => {
       try {
-        await this.beat();
+        const nextInMs = await this.beat();
         this.failures = 0;
-        this.schedule(this.interval());
+        this.schedule(nextInMs);
       } catch (err) {
         const delayMs = backoffMs(this.failures++, 250, this.interval(), this.random);
         this.options.log.warn(
@@ -204,9 +209,15 @@ export class Registration {
     return this.tick;
   }
 
-  private async beat(): Promise<void> {
-    if (this.stopped) return;
-    if (!this.sessionId) return this.reregister();
+  /** One heartbeat (or the re-register a lost session needs); resolves to the delay until the next. */
+  private async beat(): Promise<number> {
+    if (this.stopped) return this.interval();
+    if (!this.sessionId) {
+      const waitMs = this.backoffUntil - this.options.now();
+      if (waitMs > 0) return waitMs;
+      await this.reregister();
+      return this.interval();
+    }
     const pair = this.challenge.current!;
     const acks = this.ledger.acks();
     const sentAt = this.options.now();
@@ -221,16 +232,37 @@ export class Registration {
     if (answer.status === 200) {
       this.ledger.acked(acks);
       this.renewed(answer.body, sentAt);
-      return;
+      this.clash.renewed();
+      return this.interval();
     }
     if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
-      this.options.log.warn("session lost, re-registering", failureFields({}, answer.body.error));
+      const backoffMs = this.lost(answer.body.error);
       this.prevSessionId = this.sessionId;
       this.retire(this.sessionId);
       this.sessionId = null;
-      return this.reregister();
+      if (backoffMs > 0) return backoffMs;
+      await this.reregister();
+      return this.interval();
     }
     throw this.calls.failure("heartbeat", answer);
+  }
+
+  /** Logs a lost session; returns how long to wait before re-registering (0: at once). */
+  private lost(error: unknown): number {
+    const verdict =
+      error === "unknown session"
+        ? this.clash.lost(!this.lease.lapsed(), this.interval(), this.lease.ttlMs)
+        : { delayMs: 0, message: undefined };
+    if (verdict.message === undefined) {
+      this.options.log.warn("session lost, re-registering", failureFields({}, error));
+      return 0;
+    }
+    this.backoffUntil = this.options.now() + verdict.delayMs;
+    this.options.log.warn(
+      "session replaced, re-registering later",
+      failureFields({ retryInMs: verdict.delayMs }, verdict.message),
+    );
+    return verdict.delayMs;
   }
 
   private async reregister(): Promise<void> {

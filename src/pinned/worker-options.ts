@@ -12,71 +12,74 @@ export interface WorkerOptions {
   pinboardUrl: string;
   /** Passport credential with the pinboard:worker scope, or a function returning a fresh one. */
   credential: Credential;
-  /** Stable name of this worker (operator drains address it). Default: a random one. */
-  clientId?: string;
+  /**
+   * Stable name of this worker (operator drains address it), 1 to 256 characters, one per live
+   * process. Default: the CLIENT_ID environment variable, else a random one.
+   */
+  clientId?: string | undefined;
   /** Where Pinboard reaches this worker. Default: the URL of listen(). */
-  advertiseUrl?: string;
+  advertiseUrl?: string | undefined;
   /** Namespace ("/counter") → instance class. */
   namespaces: Record<string, InstanceClass>;
   /** Where instances keep durable state. Default: process memory (and no _wake route). */
-  durability?: DurabilityStore;
+  durability?: DurabilityStore | undefined;
   /** Headroom reported to Pinboard. Default: maxInstances minus resident instances. */
-  headroom?: () => number;
+  headroom?: (() => number) | undefined;
   /** Resident instances at most; new activations beyond are refused. Default 1000. */
-  maxInstances?: number;
+  maxInstances?: number | undefined;
   /** Refuse new activations once the lease was not renewed for this long. Default 2/3 of the lease TTL. */
-  leaseUnhealthyAfterMs?: number;
+  leaseUnhealthyAfterMs?: number | undefined;
   /** fetch used for Pinboard calls. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** The secret Pinboard signs attestations with (at least 16 characters). Default: random per process. */
-  secret?: string;
+  secret?: string | undefined;
   /** An audience accepted besides the live sessionId (in-process callers, tests). */
-  localAudience?: string;
+  localAudience?: string | undefined;
   /**
    * Refuse attestations that name no request (no htm, htu and epoch claims) or carry no jti.
    * Pinboard signs them on every call; set this once every Pinboard in front of the worker does.
    * Default false.
    */
-  requireBoundAttestation?: boolean;
+  requireBoundAttestation?: boolean | undefined;
   /** How long an attestation is accepted, and how many ids the worker remembers to accept each once. */
-  attestation?: AttestationOptions;
+  attestation?: AttestationOptions | undefined;
   /** Hostname-aware registration fields. */
-  hostname?: string;
-  env?: string;
-  envs?: Record<string, string>;
-  takeover?: "wind_down" | "deny";
-  bindingEpoch?: number;
+  hostname?: string | undefined;
+  env?: string | undefined;
+  envs?: Record<string, string> | undefined;
+  takeover?: "wind_down" | "deny" | undefined;
+  bindingEpoch?: number | undefined;
   /** Path prefix the app serves under. Default: the path of advertiseUrl. */
-  basePath?: string;
-  logger?: PinnedLogger;
+  basePath?: string | undefined;
+  logger?: PinnedLogger | undefined;
   /** After a wind-down deadline, how long in-flight requests may still run. Default 30000. */
-  windDownGraceMs?: number;
+  windDownGraceMs?: number | undefined;
   /** How long _wake waits for an activation before answering 202. Default 5000. */
-  wakeWaitMs?: number;
+  wakeWaitMs?: number | undefined;
   /**
    * How long an activation waits for the durability store before the request answers
    * 503 activation failed (Retry-After: 1) and the log names the store and the cause. Default 5000.
    */
-  activationTimeoutMs?: number;
+  activationTimeoutMs?: number | undefined;
   /**
    * Gives up the input gate: an instance's events interleave at every await, storage included,
    * so a read-modify-write across an await can lose an update. For instances that serialise
    * themselves. blockConcurrencyWhile still holds. Default false.
    */
-  allowConcurrency?: boolean;
+  allowConcurrency?: boolean | undefined;
   /**
    * Gives up the output gate: answers and WebSocket messages leave without waiting for the
    * writes before them to be durable, so a client may see state a failed write never stored.
    * Default false.
    */
-  allowUnconfirmed?: boolean;
+  allowUnconfirmed?: boolean | undefined;
   /**
    * Events (requests, WebSocket messages) that may wait at one instance's input gate; past it a
    * request is answered 503 instance overloaded and a message closes its socket (1013). Default 1000.
    */
-  maxQueuedEvents?: number;
+  maxQueuedEvents?: number | undefined;
   /** Clock (ms), for tests. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 export interface AttestationOptions {
@@ -84,14 +87,14 @@ export interface AttestationOptions {
    * Seconds after its iat a token is accepted, before the skew: at most the contract's 30 (a
    * token's exp is iat + 30). Default 30. With synced clocks, 10.
    */
-  maxAgeS?: number;
+  maxAgeS?: number | undefined;
   /** Clock skew granted on iat and on the token's end, 0 to 30 seconds. Default 30 (the contract's). With synced clocks, 5. */
-  skewS?: number;
+  skewS?: number | undefined;
   /**
    * Attestation ids remembered at most (about 76 bytes each); past that the ids expiring first
    * are forgotten and their tokens refused. Default 100000.
    */
-  maxRemembered?: number;
+  maxRemembered?: number | undefined;
 }
 
 export const DEFAULT_MAX_REMEMBERED = 100_000;
@@ -187,6 +190,26 @@ function attestationSettings(options: AttestationOptions | undefined): {
   };
 }
 
+/** Pinboard's bounds on a clientId (src/registry/schemas.ts). */
+const MAX_CLIENT_ID_LENGTH = 256;
+
+/**
+ * The clientId option; without it, CLIENT_ID from the environment (unset or empty: none), so two
+ * processes started from one file with different CLIENT_IDs do not share a name; else a random one.
+ */
+function clientIdSetting(option: string | undefined): string {
+  const fromEnv = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.CLIENT_ID;
+  const clientId = option ?? (fromEnv || undefined);
+  if (clientId === undefined) return `pinned-${randomToken(9)}`;
+  if (typeof clientId === "string" && clientId.length >= 1 && clientId.length <= MAX_CLIENT_ID_LENGTH) return clientId;
+  const from = option === undefined ? "CLIENT_ID" : "clientId";
+  const given =
+    typeof clientId !== "string" ? `a ${typeof clientId}` : clientId === "" ? '""' : `${clientId.length} characters`;
+  throw new TypeError(
+    `createWorker: ${from} must be a string of 1 to ${MAX_CLIENT_ID_LENGTH} characters, not ${given}`,
+  );
+}
+
 /** The options once checked, with their defaults filled in. */
 export interface WorkerSettings {
   log: PinnedLogger;
@@ -236,7 +259,7 @@ export function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
     classes,
     namespaces: [...classes.keys()],
     secret,
-    clientId: options.clientId ?? `pinned-${randomToken(9)}`,
+    clientId: clientIdSetting(options.clientId),
     maxInstances: options.maxInstances ?? 1000,
     basePath: (options.basePath ?? (options.advertiseUrl ? new URL(options.advertiseUrl).pathname : "")).replace(
       /\/+$/,

@@ -170,6 +170,65 @@ describe("configuration errors fail fast and say what to do", () => {
     ).not.toThrow();
   });
 
+  it("clientId: the option wins, then CLIENT_ID, then a random one; an empty or too long one is refused", () => {
+    const pinboardUrl = "http://127.0.0.1:8787";
+    const saved = process.env.CLIENT_ID;
+    try {
+      process.env.CLIENT_ID = "worker-b";
+      expect(createWorker({ ...base, pinboardUrl }).clientId).toBe("worker-b");
+      expect(createWorker({ ...base, pinboardUrl, clientId: "worker-a" }).clientId).toBe("worker-a");
+      // `clientId: process.env.CLIENT_ID` with CLIENT_ID unset passes undefined: as if not given.
+      expect(createWorker({ ...base, pinboardUrl, clientId: undefined }).clientId).toBe("worker-b");
+      process.env.CLIENT_ID = "";
+      expect(createWorker({ ...base, pinboardUrl }).clientId).toMatch(/^pinned-[\w-]+$/);
+      delete process.env.CLIENT_ID;
+      const random = [createWorker({ ...base, pinboardUrl }).clientId, createWorker({ ...base, pinboardUrl }).clientId];
+      expect(random[0]).toMatch(/^pinned-[\w-]+$/);
+      expect(random[0]).not.toBe(random[1]);
+      expect(() => createWorker({ ...base, pinboardUrl, clientId: "" })).toThrow(
+        'createWorker: clientId must be a string of 1 to 256 characters, not ""',
+      );
+      expect(() => createWorker({ ...base, pinboardUrl, clientId: "w".repeat(257) })).toThrow(
+        "createWorker: clientId must be a string of 1 to 256 characters, not 257 characters",
+      );
+      expect(createWorker({ ...base, pinboardUrl, clientId: "w".repeat(256) }).clientId).toHaveLength(256);
+      process.env.CLIENT_ID = "w".repeat(300);
+      expect(() => createWorker({ ...base, pinboardUrl })).toThrow(
+        "createWorker: CLIENT_ID must be a string of 1 to 256 characters, not 300 characters",
+      );
+    } finally {
+      if (saved === undefined) delete process.env.CLIENT_ID;
+      else process.env.CLIENT_ID = saved;
+    }
+  });
+
+  it("RedisDurabilityStore without a Redis URL (DURABLE_REDIS_URL unset), or with one that is not a URL", () => {
+    const noRedis =
+      "RedisDurabilityStore: no Redis given: set the redis option to a redis:// URL " +
+      "(DURABLE_REDIS_URL in .pinboard/dev.env after npm start) or an ioredis client";
+    const given = (redis: unknown) => () => new RedisDurabilityStore({ redis } as { redis: string });
+    expect(given(undefined)).toThrow(noRedis);
+    expect(given("")).toThrow(noRedis);
+    expect(given(null)).toThrow(noRedis);
+    expect(() => new RedisDurabilityStore(undefined as unknown as { redis: string })).toThrow(noRedis);
+    expect(given(6379)).toThrow(`${noRedis}, not a number`);
+    expect(given("127.0.0.1:6379")).toThrow(
+      'RedisDurabilityStore: the redis option "127.0.0.1:6379" has no scheme; write "redis://127.0.0.1:6379"',
+    );
+    expect(given("user:hunter2@redis.internal:6379")).toThrow(
+      'RedisDurabilityStore: the redis option "user:***@redis.internal:6379" has no scheme; write "redis://user:***@redis.internal:6379"',
+    );
+    expect(given("http://127.0.0.1:6379")).toThrow(
+      'RedisDurabilityStore: the redis option must be a redis:// or rediss:// URL, not "http://127.0.0.1:6379"',
+    );
+    expect(given("redis://exa mple:6379")).toThrow(
+      'RedisDurabilityStore: the redis option "redis://exa mple:6379" is not a valid URL, e.g. redis://127.0.0.1:6379',
+    );
+    expect(given({ host: "127.0.0.1", port: 6379 })).toThrow(
+      "RedisDurabilityStore: the redis option must be a redis:// URL or an ioredis client (Redis or Cluster), not another object",
+    );
+  });
+
   it("start() with no URL to advertise (no listen(), no advertiseUrl) rejects at once", async () => {
     const logger = memoryLogger();
     const worker = createWorker({ ...base, pinboardUrl: "http://127.0.0.1:8787", logger });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ClientIdClash } from "../../src/pinned/client-id-clash.ts";
 import { compareEpochs } from "../../src/pinned/index.ts";
 import { backoffMs, PinboardCallError } from "../../src/pinned/pinboard-client.ts";
 import { isFatal } from "../../src/pinned/registration.ts";
@@ -53,5 +54,29 @@ describe("epochs", () => {
         return compareEpochs(String(a), `000${b}`) === expected;
       }),
     );
+  });
+});
+
+describe("sessions lost while the lease held (client-id-clash.ts)", () => {
+  const line =
+    'clientId "worker-a" is held by another live process (its registration replaced this one): ' +
+    "give each process its own clientId (the clientId option or CLIENT_ID)";
+
+  it("the first is re-registered at once; from the second in a row, a heartbeat interval doubling up to four leases", () => {
+    const clash = new ClientIdClash("worker-a");
+    const delays = Array.from({ length: 8 }, () => clash.lost(true, 5000, 15_000));
+    expect(delays.map((d) => d.delayMs)).toEqual([0, 5000, 10_000, 20_000, 40_000, 60_000, 60_000, 60_000]);
+    expect(delays[0]!.message).toBeUndefined();
+    expect(delays.slice(1).every((d) => d.message === line)).toBe(true);
+  });
+
+  it("a heartbeat that succeeds, or a loss after the lease ran out, starts the count again", () => {
+    const clash = new ClientIdClash("worker-a");
+    clash.lost(true, 5000, 15_000);
+    clash.renewed();
+    expect(clash.lost(true, 5000, 15_000)).toEqual({ delayMs: 0 });
+    expect(clash.lost(false, 5000, 15_000)).toEqual({ delayMs: 0 });
+    expect(clash.lost(true, 5000, 15_000)).toEqual({ delayMs: 0 });
+    expect(clash.lost(true, 5000, 15_000)).toEqual({ delayMs: 5000, message: line });
   });
 });
