@@ -32,6 +32,8 @@ export function buildStats(s: StatsSources): Record<string, unknown> {
       epoch: live.epoch,
       state: live.closing ? "closing" : live.state,
       inflight: live.inflight,
+      // Of those, waiting at the input gate (a hot instance shows here before maxQueuedEvents refuses).
+      queued: live.input.queued,
       sockets: live.sockets.size,
       alarm: live.alarm.get(),
       activatedAt: live.activatedAt,

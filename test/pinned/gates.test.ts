@@ -189,6 +189,8 @@ describe("the input gate", () => {
     await store.getGate.arrived(1);
     const queued = [w.call("/counter/g3/quick"), w.call("/counter/g3/quick")];
     await inflight(w, "g3", 3);
+    const instances = w.worker.stats().instances as { id: string; queued: number }[];
+    expect(instances.find((i) => i.id === "g3")?.queued).toBe(2);
     const refused = await w.call("/counter/g3/quick");
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
