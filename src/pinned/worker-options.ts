@@ -50,6 +50,11 @@ export interface WorkerOptions {
   logger?: PinnedLogger;
   /** After a wind-down deadline, how long in-flight requests may still run. Default 30000. */
   windDownGraceMs?: number;
+  /**
+   * Called once a timed operator drain reached its deadline and the worker stopped serving
+   * (instances released, deregistered): the process may exit 0. Also `worker.drained`.
+   */
+  onDrained?: () => void;
   /** How long _wake waits for an activation before answering 202. Default 5000. */
   wakeWaitMs?: number;
   /**

@@ -20,12 +20,14 @@ function setup(graceMs = 2000) {
     now: Date.now,
   });
   const released: { ns: string; id: string; epoch: string }[] = [];
-  const windDowns = new WindDowns({
+  const windDowns: WindDowns = new WindDowns({
     table,
-    release: async (live: LiveInstance) => {
-      released.push({ ns: live.ns, id: live.id, epoch: live.epoch });
+    release: async (lives: LiveInstance[]) => {
+      for (const live of lives) released.push({ ns: live.ns, id: live.id, epoch: live.epoch });
       return true;
     },
+    // What drain-end.ts does first at the deadline (its test is test/pinned/drain-end.test.ts).
+    drainDeadlinePassed: () => void windDowns.windDownAll(),
     log,
     now: Date.now,
     graceMs,

@@ -1,0 +1,61 @@
+import type { PinnedLogger } from "./types.ts";
+
+export interface DrainEndDeps {
+  clientId: string;
+  /** Stops heartbeats and re-registers (Registration.halt). */
+  halt(): void;
+  /** Winds every resident instance down and releases it (WindDowns.windDownAll). */
+  windDownAll(): Promise<void>;
+  /** Deregisters and refuses new activations (the worker's stop()). */
+  stop(): Promise<void>;
+  log: PinnedLogger;
+  /** The createWorker option, called once the worker no longer serves. */
+  onDrained?: () => void;
+}
+
+/** The one line a worker drained to its end logs. */
+export function drainedMessage(clientId: string): string {
+  return (
+    `drained by the operator (clientId ${JSON.stringify(clientId)}): the drain deadline passed and this worker ` +
+    `no longer serves; to serve again, undrain the client (npx pinboard undrain ${clientId}) and restart it`
+  );
+}
+
+/**
+ * The end of a timed operator drain. At its deadline Pinboard lets the worker's session die and
+ * bounds every later session of the client by the same deadline (the drain stays for 7 days), so a
+ * worker that kept heartbeating would re-register and die every few seconds, vanish from the
+ * worker list and fill the audit trail. Instead, at the deadline (or when an answer says it passed)
+ * the worker stops heartbeating, winds its instances down and releases them, deregisters, logs one
+ * line, and settles `promise` (the handle's `drained`) so its process can exit 0. A cordon (a drain
+ * without deadline) and a drain lifted before its deadline never get here.
+ */
+export class DrainEnd {
+  readonly promise: Promise<void>;
+  private resolve!: () => void;
+  private ended = false;
+
+  constructor(private readonly deps: DrainEndDeps) {
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    const { deps } = this;
+    deps.halt();
+    try {
+      await deps.windDownAll();
+      await deps.stop();
+    } catch (err) {
+      deps.log.error("drain end: stopping failed", { error: String(err) });
+    }
+    deps.log.warn(drainedMessage(deps.clientId));
+    this.resolve();
+    deps.onDrained?.();
+  }
+}
