@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import { AttestationGuard } from "./attestation-guard.ts";
 import { ChallengeState } from "./challenge.ts";
-import { InstanceTable } from "./instance-table.ts";
 import { DrainEnd } from "./drain-end.ts";
+import { InstanceTable } from "./instance-table.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
 import { nodeHs256Check } from "./node-hmac.ts";

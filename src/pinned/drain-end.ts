@@ -13,11 +13,16 @@ export interface DrainEndDeps {
   onDrained?: () => void;
 }
 
-/** The one line a worker drained to its end logs. */
+/**
+ * The one line a worker drained to its end logs. A restart under the same clientId is drained at
+ * once (the drain key outlives its deadline by 7 days, and bounds every session of the client),
+ * and `undrain` answers 403 for a client with no registered worker: another clientId it is.
+ */
 export function drainedMessage(clientId: string): string {
+  const id = JSON.stringify(clientId);
   return (
-    `drained by the operator (clientId ${JSON.stringify(clientId)}): the drain deadline passed and this worker ` +
-    `no longer serves; to serve again, undrain the client (npx pinboard undrain ${clientId}) and restart it`
+    `drained by the operator (clientId ${id}): the drain deadline passed and this worker no longer serves; ` +
+    `to serve again, start it under another clientId (Pinboard holds the drain of ${id} for 7 days past its deadline)`
   );
 }
 

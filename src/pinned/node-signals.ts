@@ -36,10 +36,13 @@ export function handleShutdownSignals(worker: PinnedWorker, options: ShutdownOpt
   const onSignal = (signal: NodeJS.Signals) => {
     if (shuttingDown) process.exit(1);
     shuttingDown = true;
-    void finish(async () => {
-      await worker.drain().catch(() => {});
-      await worker.stop({ graceMs: options.graceMs ?? 10_000 });
-    }, signal === "SIGTERM" ? 0 : 130);
+    void finish(
+      async () => {
+        await worker.drain().catch(() => {});
+        await worker.stop({ graceMs: options.graceMs ?? 10_000 });
+      },
+      signal === "SIGTERM" ? 0 : 130,
+    );
   };
   void worker.drained.then(() => {
     if (removed || shuttingDown) return;

@@ -107,12 +107,17 @@ export class WindDowns {
     for (const live of all) live.closing = true;
     const idle = all.filter((live) => live.inflight === 0);
     const busy = all.filter((live) => live.inflight > 0);
-    await Promise.all([this.releaseWhenDone(idle, graceMs), ...busy.map((live) => this.releaseWhenDone([live], graceMs))]);
+    await Promise.all([
+      this.releaseWhenDone(idle, graceMs),
+      ...busy.map((live) => this.releaseWhenDone([live], graceMs)),
+    ]);
   }
 
   private async releaseWhenDone(lives: LiveInstance[], graceMs: number): Promise<void> {
     try {
-      const done = await Promise.all(lives.map(async (live) => ((await this.deps.table.windDown(live, graceMs)) ? live : null)));
+      const done = await Promise.all(
+        lives.map(async (live) => ((await this.deps.table.windDown(live, graceMs)) ? live : null)),
+      );
       const current = done.filter((live) => live !== null);
       for (let i = 0; i < current.length; i += RELEASE_BATCH) {
         const batch = current.slice(i, i + RELEASE_BATCH);

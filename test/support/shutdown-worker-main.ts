@@ -4,7 +4,8 @@
  * SIGTERM for exactly as long as it wants. Registers with PINBOARD_URL using
  * CREDENTIAL, prints one line `ready {"sessionId":…,"url":…}` once registered, and
  * `deregistered` just before it exits; GRACE_MS is handleShutdownSignals' grace, MAX_INSTANCES
- * the resident instances it takes at most (the library's default otherwise).
+ * the resident instances it takes at most (the library's default otherwise), LOG_WARNINGS=1 prints
+ * warnings (message, then fields as JSON) to stderr.
  */
 import { createWorker, handleShutdownSignals } from "../../src/pinned/index.ts";
 import { Held } from "./held-instances.ts";
@@ -16,7 +17,11 @@ const worker = createWorker({
   clientId: process.env.CLIENT_ID,
   namespaces: { "/counter": Counter, "/held": Held },
   ...(process.env.MAX_INSTANCES ? { maxInstances: Number(process.env.MAX_INSTANCES) } : {}),
-  logger: { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f ?? "") },
+  logger: {
+    info: () => {},
+    warn: process.env.LOG_WARNINGS ? (m, f) => console.error(f ? `${m} ${JSON.stringify(f)}` : m) : () => {},
+    error: (m, f) => console.error(m, f ?? ""),
+  },
 });
 const listening = await worker.listen({ port: 0 });
 const stopWorker = worker.stop;
