@@ -104,12 +104,16 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     { log, now, leaseUnhealthyAfterMs: options.leaseUnhealthyAfterMs },
   );
 
-  const handle = (): PinnedWorker => worker;
   const drainEnd = new DrainEnd({
     clientId: settings.clientId,
     halt: () => registration.halt(),
     windDownAll: () => windDowns.windDownAll(),
-    stop: () => handle().stop(),
+    retire: () => {
+      state.ownDraining = true;
+      windDowns.cancelAll();
+      registration.abandon();
+      table.closeAll(1001, "worker drained");
+    },
     log,
     onDrained: options.onDrained,
   });
@@ -129,8 +133,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     log,
   });
 
-  const worker = workerHandle({ app, settings, state, table, windDowns, registration, draining, stats, drainEnd });
-  return worker;
+  return workerHandle({ app, settings, state, table, windDowns, registration, draining, stats, drainEnd });
 }
 
 /** What Pinboard is told at every register. */

@@ -6,8 +6,11 @@ export interface DrainEndDeps {
   halt(): void;
   /** Winds every resident instance down and releases it (WindDowns.windDownAll). */
   windDownAll(): Promise<void>;
-  /** Deregisters and refuses new activations (the worker's stop()). */
-  stop(): Promise<void>;
+  /**
+   * Stops serving: refuses new activations, gives the session up (Registration.abandon: Pinboard
+   * ended it at the deadline, a deregister would be refused) and closes what is left.
+   */
+  retire(): void;
   log: PinnedLogger;
   /** The createWorker option, called once the worker no longer serves. */
   onDrained?: () => void;
@@ -31,9 +34,10 @@ export function drainedMessage(clientId: string): string {
  * bounds every later session of the client by the same deadline (the drain stays for 7 days), so a
  * worker that kept heartbeating would re-register and die every few seconds, vanish from the
  * worker list and fill the audit trail. Instead, at the deadline (or when an answer says it passed)
- * the worker stops heartbeating, winds its instances down and releases them, deregisters, logs one
- * line, and settles `promise` (the handle's `drained`) so its process can exit 0. A cordon (a drain
- * without deadline) and a drain lifted before its deadline never get here.
+ * the worker stops heartbeating, winds its instances down and releases them, gives its session up
+ * (no deregister: the deadline ended it), logs one line, and settles `promise` (the handle's
+ * `drained`) so its process can exit 0. A cordon (a drain without deadline) and a drain lifted
+ * before its deadline never get here.
  */
 export class DrainEnd {
   readonly promise: Promise<void>;
@@ -44,10 +48,6 @@ export class DrainEnd {
     this.promise = new Promise((resolve) => (this.resolve = resolve));
   }
 
-  get isEnded(): boolean {
-    return this.ended;
-  }
-
   async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
@@ -55,9 +55,8 @@ export class DrainEnd {
     deps.halt();
     try {
       await deps.windDownAll();
-      await deps.stop();
-    } catch (err) {
-      deps.log.error("drain end: stopping failed", { error: String(err) });
+    } finally {
+      deps.retire();
     }
     deps.log.warn(drainedMessage(deps.clientId));
     this.resolve();

@@ -130,6 +130,18 @@ export class Registration {
     this.timer = null;
   }
 
+  /**
+   * Gives the session up without a deregister: a drain's deadline ended it at Pinboard already
+   * (deregister would answer 409 unknown session). Attestations for it are accepted for the grace.
+   */
+  abandon(): void {
+    this.halt();
+    this.stopped = true;
+    this.lease.held = false;
+    if (this.sessionId) this.retire(this.sessionId);
+    this.sessionId = null;
+  }
+
   /** Runs a heartbeat now (after the one under way, if any). */
   async heartbeatNow(): Promise<void> {
     if (!this.isStarted) return;
