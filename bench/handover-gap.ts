@@ -8,7 +8,8 @@
  * its instances over) or SIGKILL (`kill -9`: the ids wait for its lease, `--lease-ms`, 15 s).
  * Reported for the stopped worker's ids: the longest time between two consecutive 2xx answers of
  * one id (normal cadence: 20–50 ms plus a round trip), as p50 / p99 / max across ids, and the
- * answers that were not 2xx, by status and body.
+ * answers that were not 2xx, by status and body; beside it the same measure over the 3 s before
+ * the stop, which is what the machine's load alone gives.
  *
  *   npx tsx bench/handover-gap.ts                     # 3 runs of SIGTERM, then 3 of kill -9
  *   npx tsx bench/handover-gap.ts --mode sigterm --runs 1 --ids 20
@@ -37,6 +38,8 @@ const { values: flags } = parseArgs({
 });
 const IDS = Array.from({ length: Number(flags.ids) }, (_, i) => `id${i}`);
 const LEASE_MS = Number(flags["lease-ms"]);
+/** Traffic measured before the stop, as the baseline of the gap. */
+const BASELINE_MS = 3000;
 
 interface Proc {
   child: ChildProcess;
@@ -160,13 +163,13 @@ function traffic(url: string) {
   };
 }
 
-/** The longest time between two consecutive 2xx answers of `list` from `from` on. */
-function longestGap(list: Answer[], from: number): number {
+/** The longest time between two consecutive 2xx answers of `list` ending in [from, to). */
+function longestGap(list: Answer[], from: number, to = Number.POSITIVE_INFINITY): number {
   let last: number | undefined;
   let longest = 0;
   for (const a of list) {
     if (a.status < 200 || a.status > 299) continue;
-    if (last !== undefined && a.done >= from) longest = Math.max(longest, a.done - last);
+    if (last !== undefined && a.done >= from && a.done < to) longest = Math.max(longest, a.done - last);
     last = a.done;
   }
   return longest;
@@ -183,7 +186,7 @@ async function run(mode: "sigterm" | "kill", redis: EmbeddedRedis, durable: Embe
   const load = traffic(fleet.url);
   try {
     await waitFor("every id answered", () => (IDS.every((id) => load.okAfter(id, 0)) ? true : undefined), 60_000);
-    await sleep(1000);
+    await sleep(BASELINE_MS);
     const owners = new Map(await Promise.all(IDS.map(async (id) => [id, await fleet.owner(id)] as const)));
     const count = (name: string) => IDS.filter((id) => owners.get(id) === name).length;
     const victim = count("worker-a") >= count("worker-b") ? "worker-a" : "worker-b";
@@ -198,6 +201,10 @@ async function run(mode: "sigterm" | "kill", redis: EmbeddedRedis, durable: Embe
     await sleep(500);
     await load.stop();
     const gaps = moved.map((id) => longestGap(load.answers.get(id)!, stoppedAt)).sort((a, b) => a - b);
+    // The same measure over the seconds before the stop: what the machine's load alone gives.
+    const before = moved
+      .map((id) => longestGap(load.answers.get(id)!, stoppedAt - BASELINE_MS, stoppedAt))
+      .sort((a, b) => a - b);
     const failures = new Map<string, number>();
     for (const id of IDS)
       for (const a of load.answers.get(id)!)
@@ -209,6 +216,8 @@ async function run(mode: "sigterm" | "kill", redis: EmbeddedRedis, durable: Embe
       p50: percentile(gaps, 0.5),
       p99: percentile(gaps, 0.99),
       max: gaps.at(-1)!,
+      beforeP50: percentile(before, 0.5),
+      beforeMax: before.at(-1)!,
       failures,
       exit,
     };
@@ -230,7 +239,8 @@ async function main() {
         const failed = [...r.failures].map(([k, n]) => `${n}× ${k}`).join("; ") || "none";
         console.log(
           `${mode === "sigterm" ? "SIGTERM" : "kill -9"} run ${i}: ${r.ids} ids moved; longest gap per id ` +
-            `p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; non-2xx: ${failed}; exit ${r.exit}`,
+            `p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms (in the ${BASELINE_MS / 1000} s before: p50 ` +
+            `${r.beforeP50} ms, max ${r.beforeMax} ms); non-2xx: ${failed}; exit ${r.exit}`,
         );
       }
     }
