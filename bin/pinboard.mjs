@@ -46,13 +46,18 @@ function command() {
 // the second signal forces a stop. It reads nothing from the terminal.
 const child = spawn(process.execPath, command(), { stdio: "inherit", detached: args[0] === "serve" });
 
+let signals = 0;
+
 /**
  * Stops the child with `signal`: the first one stops it gracefully (`serve` stops the server and
  * the redis-server it started, and exits 0), a second forces it (it exits 1 at once, killing its
- * redis-server). SIGHUP (the terminal closed) stops it like SIGTERM.
+ * redis-server), a third SIGKILLs `serve`'s whole process group, in case it hangs. SIGHUP (the
+ * terminal closed) stops it like SIGTERM.
  */
 function stopChild(signal) {
-  if (child.exitCode === null && child.signalCode === null) child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (++signals >= 3 && args[0] === "serve") process.kill(-child.pid, "SIGKILL");
+  else child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => stopChild(signal));
 

@@ -91,6 +91,18 @@ describe("pinboard serve and signals to the main pid", () => {
     expect(s.output()).toContain("pinboard: SIGTERM, shutting down");
   }, 180_000);
 
+  it("a second signal forces: exit 1 at once, and the redis-server is still stopped", async () => {
+    const s = await serve([process.execPath, join(ROOT, "bin/pinboard.mjs"), "serve"]);
+    const pids = tree(s.child.pid!);
+    // Two different signals, so that neither is merged into the other while pending.
+    process.kill(pids.launcher, "SIGTERM");
+    process.kill(pids.launcher, "SIGINT");
+    expect(await s.exited).toBe(1);
+    await until(() => !processExists(pids.server) && !processExists(pids.redis), 15_000);
+    expect(await portClosed(s.port)).toBe(true);
+    expect(s.output()).toMatch(/pinboard: SIG(TERM|INT) again, exiting at once\n/);
+  }, 180_000);
+
   it("a launcher whose parent dies (npx's sh -c, signalled by npm) stops the server and its redis-server", async () => {
     // `; exit $?` keeps sh from exec-ing the launcher: sh stays its parent, as under npm exec.
     const launcher = `'${process.execPath}' '${join(ROOT, "bin/pinboard.mjs")}' serve; exit $?`;
