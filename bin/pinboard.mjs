@@ -5,6 +5,7 @@
 // tarball, the package holds dist/ only and both run from it with plain Node. In a clone, the CLI
 // runs from src/ under tsx (always current) and `serve` first rebuilds a stale dist/ like `npm start`.
 // Either way the child gets the same argv and stdio; its exit status (or signal) is this process's.
+// SIGTERM, SIGINT and SIGHUP are passed on (see stopChild), also when the parent dies (npx).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -40,14 +41,36 @@ function command() {
   return cliCommand("main", args);
 }
 
-const child = spawn(process.execPath, command(), { stdio: "inherit" });
+// `serve` has a process group of its own, so that each signal reaches it once, from here: a
+// Ctrl-C (which the terminal sends to its foreground group) would otherwise reach it twice, and
+// the second signal forces a stop. It reads nothing from the terminal.
+const child = spawn(process.execPath, command(), { stdio: "inherit", detached: args[0] === "serve" });
 
-// Ctrl-C reaches the child through the terminal's process group; the launcher just waits for it.
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-  });
+let signals = 0;
+
+/**
+ * Stops the child with `signal`: the first one stops it gracefully (`serve` stops the server and
+ * the redis-server it started, and exits 0), a second forces it (it exits 1 at once, killing its
+ * redis-server), a third SIGKILLs `serve`'s whole process group, in case it hangs. SIGHUP (the
+ * terminal closed) stops it like SIGTERM.
+ */
+function stopChild(signal) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (++signals >= 3 && args[0] === "serve") process.kill(-child.pid, "SIGKILL");
+  else child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
 }
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => stopChild(signal));
+
+// Under `npx pinboard serve` the parent is `sh -c`, which npm signals and which dies without
+// passing the signal on: a launcher whose parent went away stops the child as on SIGTERM, rather
+// than leave the server and its redis-server running with nobody to stop them.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  stopChild("SIGTERM");
+}, 250);
+orphaned.unref();
 
 child.on("error", (err) => {
   process.stderr.write(`pinboard: cannot start: ${err.message}\n`);

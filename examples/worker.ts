@@ -67,8 +67,10 @@ const listening = await worker
   .listen({ port: Number(process.env.PORT || 0), host: process.env.HOST || "127.0.0.1" })
   .catch(fail); // e.g. PORT in use
 
-// SIGTERM / SIGINT: drain (Pinboard stops placing here, new activations are refused), let
-// in-flight requests finish, deregister, close the server, exit.
+// SIGTERM / SIGINT: drain (Pinboard stops placing here), hand the instances over (new requests
+// are re-placed on another worker at once, each instance is released once its in-flight requests
+// finish), deregister, close the server, exit 0. A timed operator drain that reaches its deadline
+// (worker.drained) exits 0 too: the worker no longer serves until it is undrained and restarted.
 handleShutdownSignals(worker, { listening });
 
 // Registers (answering Pinboard's challenge probe) and starts heartbeating the lease. Transient

@@ -30,6 +30,8 @@ async function main(): Promise<void> {
     console.error(describeStartFailure(err));
     process.exit(1);
   }
+  // Listening before the start: a signal while redis-server starts must stop it too.
+  const signals = stopOnSignals();
   let running: RunningPinboard;
   try {
     running = await startNode(process.env, { devDir: process.cwd() });
@@ -39,17 +41,43 @@ async function main(): Promise<void> {
   }
   const minting = describeMinting(running.config.passport);
   if (minting !== undefined && process.env.PINBOARD_PASSPORT_SECRET) console.log(minting);
-  const shutdown = (signal: string) => {
-    console.error(`pinboard: ${signal}, shutting down`);
-    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
-    force.unref();
+  signals.started(running);
+}
+
+/**
+ * SIGTERM and SIGINT stop the lone process gracefully (the server, then the embedded
+ * redis-server), then exit 0 (1 past SHUTDOWN_GRACE_MS); one that comes while Pinboard starts
+ * stops it once started. A second signal forces: exit(1) at once, whose exit handlers still kill
+ * the embedded redis-server (reapOnExit), where the default action would leave it running.
+ */
+function stopOnSignals(): { started(running: RunningPinboard): void } {
+  let running: RunningPinboard | undefined;
+  let signalled: string | undefined;
+  const stop = () => {
+    if (running === undefined || signalled === undefined) return;
+    console.error(`pinboard: ${signalled}, shutting down`);
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     running.stop().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled !== undefined) {
+      console.error(`pinboard: ${signal} again, exiting at once`);
+      process.exit(1);
+    }
+    signalled = signal;
+    stop();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    started(value) {
+      running = value;
+      stop();
+    },
+  };
 }
 
 if (isProcessEntry(import.meta.url)) void main();

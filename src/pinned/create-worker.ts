@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { AttestationGuard } from "./attestation-guard.ts";
 import { ChallengeState } from "./challenge.ts";
+import { DrainEnd } from "./drain-end.ts";
 import { InstanceTable } from "./instance-table.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS, type LiveInstance } from "./live-instance.ts";
 import { MemoryDurabilityStore } from "./memory-durability.ts";
@@ -29,12 +30,22 @@ export interface PinnedWorker {
   readonly draining: boolean;
   /** Registers with Pinboard and starts heartbeating; resolves once registered. */
   start(): Promise<void>;
-  /** Refuses new activations, stops heartbeating and deregisters (three tries at most). */
-  stop(): Promise<void>;
+  /**
+   * Stops serving and hands the instances over: refuses new activations and new requests (the
+   * in-band refusal, so Pinboard re-places them elsewhere at once), lets requests in flight run
+   * for up to `graceMs` (default 0), releases every instance's placement quoting its epoch, then
+   * stops heartbeating and deregisters (three tries at most per call).
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
   /** Serves the app on Node with WebSocket support. */
   listen(options?: ListenOptions): Promise<Listening>;
   /** Sets the own draining flag and tells Pinboard at once. */
   drain(): Promise<void>;
+  /**
+   * Settles once a timed operator drain reached its deadline and the worker stopped serving for
+   * good (see drain-end.ts); never for a cordon or a drain lifted in time. Exit 0 then.
+   */
+  readonly drained: Promise<void>;
   /** Resolves true once no request is in flight, false after `timeoutMs`. */
   idle(timeoutMs?: number): Promise<boolean>;
   stats(): Record<string, unknown>;
@@ -79,7 +90,8 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
 
   const windDowns: WindDowns = new WindDowns({
     table,
-    release: (live) => registration.release([{ ns: live.ns, id: live.id, epoch: live.epoch }]),
+    release: (lives) => registration.release(lives.map((live) => ({ ns: live.ns, id: live.id, epoch: live.epoch }))),
+    drainDeadlinePassed: () => void drainEnd.end(),
     log,
     now,
     graceMs: options.windDownGraceMs ?? 30_000,
@@ -89,9 +101,23 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     new PinboardClient({ pinboardUrl: options.pinboardUrl, credential: options.credential, fetch: options.fetch }),
     challenge,
     registrationFields(options, settings, state),
-    registrationHooks({ table, windDowns, headroom, state, log }),
+    registrationHooks({ table, windDowns, headroom, state, log, drainEnd: () => drainEnd }),
     { log, now, leaseUnhealthyAfterMs: options.leaseUnhealthyAfterMs },
   );
+
+  const drainEnd = new DrainEnd({
+    clientId: settings.clientId,
+    halt: () => registration.halt(),
+    windDownAll: () => windDowns.windDownAll(),
+    retire: () => {
+      state.ownDraining = true;
+      windDowns.cancelAll();
+      registration.abandon();
+      table.closeAll(1001, "worker drained");
+    },
+    log,
+    onDrained: options.onDrained,
+  });
 
   const { namespaces } = settings;
   const stats = () => buildStats({ table, registration, namespaces, draining, headroom, startedAt, now });
@@ -109,7 +135,7 @@ export function createWorker(options: WorkerOptions): PinnedWorker {
     overload: overloadLog(log, now),
   });
 
-  return workerHandle({ app, settings, state, table, windDowns, registration, draining, stats });
+  return workerHandle({ app, settings, state, table, windDowns, registration, draining, stats, drainEnd });
 }
 
 /** The log line of a full input queue: the first refusal, then at most one line a second per instance. */
@@ -159,6 +185,7 @@ function registrationHooks(parts: {
   headroom: () => number;
   state: WorkerState;
   log: PinnedLogger;
+  drainEnd: () => DrainEnd;
 }): RegistrationHooks {
   const { table, windDowns, state, log } = parts;
   return {
@@ -178,6 +205,7 @@ function registrationHooks(parts: {
     },
     message: (message) => windDowns.handle(message),
     drain: (isDraining, deadline) => windDowns.drain(isDraining, deadline),
+    drainDeadlinePassed: () => void parts.drainEnd().end(),
   };
 }
 
@@ -218,8 +246,9 @@ function workerHandle(parts: {
   registration: Registration;
   draining: () => boolean;
   stats: () => Record<string, unknown>;
+  drainEnd: DrainEnd;
 }): PinnedWorker {
-  const { app, settings, state, table, windDowns, registration, draining, stats } = parts;
+  const { app, settings, state, table, windDowns, registration, draining, stats, drainEnd } = parts;
   return {
     app,
     clientId: settings.clientId,
@@ -238,12 +267,17 @@ function workerHandle(parts: {
       if (!state.advertiseUrl) throw new Error(NO_ADVERTISE_URL);
       return registration.start();
     },
-    async stop() {
+    async stop(stopOptions = {}) {
+      const told = draining();
       state.ownDraining = true;
       windDowns.cancelAll();
+      // Pinboard first learns this worker is draining, so that the refusals below re-place elsewhere.
+      if (!told) await registration.heartbeatNow();
+      await windDowns.handOver(stopOptions.graceMs ?? 0);
       await registration.stop();
       table.closeAll(1001, "worker stopping");
     },
+    drained: drainEnd.promise,
     async listen(listenOptions) {
       const listening = await listenPinned(app.fetch, listenOptions);
       state.advertiseUrl ??= `${listening.url}${settings.basePath}`;

@@ -19,6 +19,8 @@ export interface RegistrationHooks {
   message(message: ControlMessage): void;
   /** `draining` as Pinboard sees it (own flag or operator drain) and a timed drain's deadline. */
   drain(draining: boolean, deadlineSeconds: number | undefined): void;
+  /** A heartbeat found the session gone once a timed operator drain's deadline had passed. */
+  drainDeadlinePassed(): void;
 }
 
 export interface RegistrationOptions {
@@ -57,6 +59,10 @@ export class Registration {
   reregistrations = 0;
   private started = false;
   private stopped = false;
+  /** halt(): no more heartbeats or re-registers; the session stays for releases and deregister. */
+  private halted = false;
+  /** When (local clock) the last answer's timed drain deadline passes, if one was given. */
+  private drainEndsAt: number | undefined;
   private failures = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private tick: Promise<void> | null = null;
@@ -117,6 +123,28 @@ export class Registration {
       break;
     }
     this.schedule(this.interval());
+  }
+
+  /**
+   * Stops heartbeating and re-registering for good, without deregistering: a timed operator drain
+   * ended (at its deadline Pinboard lets the session die, and every re-register would die too).
+   */
+  halt(): void {
+    this.halted = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * Gives the session up without a deregister: a drain's deadline ended it at Pinboard already
+   * (deregister would answer 409 unknown session). Attestations for it are accepted for the grace.
+   */
+  abandon(): void {
+    this.halt();
+    this.stopped = true;
+    this.lease.held = false;
+    if (this.sessionId) this.retire(this.sessionId);
+    this.sessionId = null;
   }
 
   /** Runs a heartbeat now (after the one under way, if any). */
@@ -181,7 +209,7 @@ export class Registration {
   private schedule(delayMs: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.stopped) return;
+    if (this.stopped || this.halted) return;
     this.timer = setTimeout(() => void this.runTick(), delayMs);
     this.timer.unref?.();
   }
@@ -211,7 +239,7 @@ export class Registration {
 
   /** One heartbeat (or the re-register a lost session needs); resolves to the delay until the next. */
   private async beat(): Promise<number> {
-    if (this.stopped) return this.interval();
+    if (this.stopped || this.halted) return this.interval();
     if (!this.sessionId) {
       const waitMs = this.backoffUntil - this.options.now();
       if (waitMs > 0) return waitMs;
@@ -233,6 +261,12 @@ export class Registration {
       this.ledger.acked(acks);
       this.renewed(answer.body, sentAt);
       this.clash.renewed();
+      return this.interval();
+    }
+    if (answer.status === 409 && this.drainEndsAt !== undefined && this.options.now() >= this.drainEndsAt - 1000) {
+      // The drain's deadline ended the session (drainDeadline is rounded up to whole seconds):
+      // a re-register would be dead on arrival, and so would the next one.
+      this.hooks.drainDeadlinePassed();
       return this.interval();
     }
     if (answer.status === 409 && (answer.body.reregister === true || answer.body.superseded === true)) {
@@ -318,6 +352,7 @@ export class Registration {
     this.degraded = body.degraded === true;
     this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
     const draining = body.draining === true;
+    this.drainEndsAt = draining && this.drainDeadline !== undefined ? now + this.drainDeadline * 1000 : undefined;
     this.operatorDraining = draining && !this.hooks.ownDraining();
     this.hooks.drain(draining, this.drainDeadline);
     for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message);

@@ -54,6 +54,11 @@ export interface WorkerOptions {
   logger?: PinnedLogger | undefined;
   /** After a wind-down deadline, how long in-flight requests may still run. Default 30000. */
   windDownGraceMs?: number | undefined;
+  /**
+   * Called once a timed operator drain reached its deadline and the worker stopped serving
+   * (instances released, deregistered): the process may exit 0. Also `worker.drained`.
+   */
+  onDrained?: (() => void) | undefined;
   /** How long _wake waits for an activation before answering 202. Default 5000. */
   wakeWaitMs?: number | undefined;
   /**

@@ -65,6 +65,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
         duplicates: () => {},
         message: () => {},
         drain: () => {},
+        drainDeadlinePassed: () => {},
       },
       { log: logger, now: Date.now },
     );

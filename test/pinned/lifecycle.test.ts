@@ -2,9 +2,10 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker, listenPinned } from "../../src/pinned/index.ts";
-import { Keys } from "../../src/redis/keys.ts";
+import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { type Fleet, startFleet } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { Held } from "../support/held-instances.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
 import { Counter } from "../support/sample-instances.ts";
@@ -153,9 +154,9 @@ describe("stop()", () => {
 });
 
 describe("SIGTERM (handleShutdownSignals)", () => {
-  it("drains, deregisters and exits 0", async () => {
+  it("drains, refuses new requests while the one in flight finishes, releases its placements, deregisters and exits 0", async () => {
     // A worker process with /held, whose requests stay in flight until the test opens their
-    // gate (test/support/held-instances.ts).
+    // gate (test/support/held-instances.ts), here with a line on the process's stdin.
     const child = spawn(process.execPath, ["--import", "tsx", "test/support/shutdown-worker-main.ts"], {
       cwd: fileURLToPath(new URL("../../", import.meta.url)),
       env: {
@@ -165,7 +166,7 @@ describe("SIGTERM (handleShutdownSignals)", () => {
         // Far longer than the test: shutdown must wait for the request in flight, not give up on it.
         GRACE_MS: "60000",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -177,35 +178,56 @@ describe("SIGTERM (handleShutdownSignals)", () => {
       const { workers } = (await res.json()) as { workers: Array<{ sessionId: string; draining: boolean }> };
       return workers.find((w) => w.sessionId === sessionId);
     };
+    const row = async (id: string) => {
+      const keys = new Keys("pinboard:", 16);
+      return fleet.t.redis.client.hget(keys.placements(await keys.bucketOf(id), SINGLE_ENV, "/held"), id);
+    };
+    let other: FleetWorker | undefined;
     try {
       const line = await until(() => /ready (\{.*\})/.exec(out), 20_000);
       const { sessionId } = JSON.parse(line[1]!) as { sessionId: string };
       expect(await fleet.t.redis.client.hget(sessions, sessionId)).not.toBeNull();
-      // A resident instance with a request in flight: shutdown waits for it (draining refuses
-      // only new activations). /held is served by this worker alone.
+      // A resident instance with a request in flight: shutdown waits for it. /held is served by
+      // this worker alone. And an idle one, released at once.
       const status = async () => (await (await untilServed(`${fleet.pb.url}/held/sig`)).json()) as { waiting: number };
       expect(await status()).toEqual({ waiting: 0, arrivals: 0, open: false });
+      expect((await untilServed(`${fleet.pb.url}/held/idle`)).status).toBe(200);
+      expect(await row("idle")).toMatch(new RegExp(`^${sessionId}\n`));
       const held = fetch(`${fleet.pb.url}/held/sig/hold`, { method: "POST" });
       await until(async () => (await status()).waiting === 1, 10_000);
+      // Another worker serving /held, from now on (the ids above are placed on the child).
+      other = await fleet.addWorker({ namespaces: { "/held": Held } });
 
       child.kill("SIGTERM");
       // The worker drains (Pinboard sees its flag) and then waits: the request is still in flight.
       await until(async () => (await listed(sessionId))?.draining === true, 10_000);
+      // The idle instance is handed over at once: its placement released, not left to eviction.
+      await until(async () => (await row("idle")) === null, 5000);
       expect(child.exitCode).toBeNull();
-      expect(await status()).toEqual({ waiting: 1, arrivals: 1, open: false });
 
-      // The resident instance still serves its placement while draining: let the request finish.
-      const open = await fetch(`${fleet.pb.url}/held/sig/open`, { method: "POST" });
-      expect(open.status).toBe(200);
-      expect(await open.json()).toEqual({ opened: true });
+      // A new request to the instance winding down is refused in band: Pinboard releases the
+      // placement and places it on the other worker serving /held, at once.
+      const refused = await fetch(`${fleet.pb.url}/held/sig`);
+      expect({ status: refused.status, body: await refused.json() }).toEqual({
+        status: 200,
+        body: { waiting: 0, arrivals: 0, open: false },
+      });
+      expect(other!.worker.instances().map((i) => i.id)).toEqual(["sig"]);
+      expect(await row("sig")).toMatch(new RegExp(`^${other!.worker.sessionId}\n`));
+
+      // The request in flight finishes, then the worker deregisters and exits.
+      child.stdin.write("open /held/sig\n");
       const finished = await held;
       expect(finished.status).toBe(200);
       expect(await finished.json()).toEqual({ released: true });
       expect(await exited).toBe(0);
       expect(out).toContain("deregistered");
       expect(await fleet.t.redis.client.hget(sessions, sessionId)).toBeNull();
+      // Its release quoted its own epoch: the row the other worker holds now is left alone.
+      expect(await row("sig")).toMatch(new RegExp(`^${other!.worker.sessionId}\n`));
     } finally {
       child.kill("SIGKILL");
+      await other?.stop();
     }
   });
 });

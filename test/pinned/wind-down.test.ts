@@ -20,17 +20,22 @@ function setup(graceMs = 2000) {
     now: Date.now,
   });
   const released: { ns: string; id: string; epoch: string }[] = [];
-  const windDowns = new WindDowns({
+  /** The ids of each release call, in order. */
+  const calls: string[][] = [];
+  const windDowns: WindDowns = new WindDowns({
     table,
-    release: async (live: LiveInstance) => {
-      released.push({ ns: live.ns, id: live.id, epoch: live.epoch });
+    release: async (lives: LiveInstance[]) => {
+      calls.push(lives.map((live) => live.id));
+      for (const live of lives) released.push({ ns: live.ns, id: live.id, epoch: live.epoch });
       return true;
     },
+    // What drain-end.ts does first at the deadline (its test is test/pinned/drain-end.test.ts).
+    drainDeadlinePassed: () => void windDowns.windDownAll(),
     log,
     now: Date.now,
     graceMs,
   });
-  return { table, windDowns, released };
+  return { table, windDowns, released, calls };
 }
 
 const message = (id: string, deadline: number | null) => ({
@@ -166,5 +171,51 @@ describe("wind_down", () => {
     expect(released).toEqual([{ ns: "/counter", id: sentinel, epoch: "1" }]);
     expect(table.get("/counter", "h")?.state).toBe("active");
     expect(table.get("/counter", "h")?.closing).toBe(false);
+  });
+});
+
+describe("handOver (a graceful stop)", () => {
+  it("refuses new requests at once, releases idle instances in one call, a busy one once its request is done", async () => {
+    const { table, windDowns, released, calls } = setup();
+    for (const [id, epoch] of [
+      ["i1", "5"],
+      ["i2", "6"],
+      ["busy", "7"],
+    ] as const) {
+      (await table.acquire("/counter", id, epoch)).leave();
+    }
+    const inFlight = await table.acquire("/counter", "busy", "7");
+    const handing = windDowns.handOver(60_000);
+    // Refused at once, every one of them: the in-band refusal makes Pinboard re-place elsewhere.
+    for (const [id, epoch] of [
+      ["i1", "5"],
+      ["busy", "7"],
+    ] as const) {
+      await expect(table.acquire("/counter", id, epoch)).rejects.toEqual(new RefusedError("winding-down"));
+    }
+    await until(() => calls.length === 1, 10_000);
+    expect(calls).toEqual([["i1", "i2"]]);
+    // Timers run in order of their due time: one due later than a grace cut short would have been.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(calls).toEqual([["i1", "i2"]]);
+    expect(table.get("/counter", "busy")?.state).toBe("active");
+
+    inFlight.leave();
+    await handing;
+    expect(calls).toEqual([["i1", "i2"], ["busy"]]);
+    expect(released).toEqual([
+      { ns: "/counter", id: "i1", epoch: "5" },
+      { ns: "/counter", id: "i2", epoch: "6" },
+      { ns: "/counter", id: "busy", epoch: "7" },
+    ]);
+    expect(table.size).toBe(0);
+  });
+
+  it("releases a busy instance after the grace even when its request never finishes", async () => {
+    const { table, windDowns, calls } = setup();
+    await table.acquire("/counter", "stuck", "3");
+    await windDowns.handOver(100);
+    expect(calls).toEqual([["stuck"]]);
+    expect(table.get("/counter", "stuck")).toBeUndefined();
   });
 });
