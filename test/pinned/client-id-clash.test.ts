@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker, type PinnedWorker } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { type Fleet, startFleet } from "../support/fleet.ts";
+import { type Fleet, startCounterFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, until } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -22,12 +22,7 @@ const CLASH_LINE =
 let fleet: Fleet;
 let operator: string;
 beforeAll(async () => {
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
-    namespaces: { "/counter": Counter },
-  });
-  await fleet.skipColdStart();
+  fleet = await startCounterFleet(LEASE_MS);
   operator = await fleet.pb.operatorCredential();
 });
 afterAll(() => fleet.close());

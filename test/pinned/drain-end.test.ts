@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../src/audit/entry.ts";
 import type { PinnedWorker } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { type Fleet, startFleet } from "../support/fleet.ts";
+import { type Fleet, startCounterFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
-import { Counter } from "../support/sample-instances.ts";
 import { spawnWorkerProcess } from "../support/spawn-worker.ts";
 
 /**
@@ -21,12 +20,7 @@ let fleet: Fleet;
 let operator: string;
 
 beforeAll(async () => {
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
-    namespaces: { "/counter": Counter },
-  });
-  await fleet.skipColdStart();
+  fleet = await startCounterFleet(LEASE_MS);
   operator = await fleet.pb.operatorCredential();
 });
 afterAll(() => fleet.close());

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker, listenPinned } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { freePort } from "../../src/runtime/node/free-port.ts";
-import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, startCounterFleet } from "../support/fleet.ts";
 import { Held } from "../support/held-instances.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
@@ -18,12 +18,7 @@ import { Counter } from "../support/sample-instances.ts";
 const LEASE_MS = 6000;
 let fleet: Fleet;
 beforeAll(async () => {
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
-    namespaces: { "/counter": Counter },
-  });
-  await fleet.skipColdStart();
+  fleet = await startCounterFleet(LEASE_MS);
 });
 afterAll(() => fleet.close());
 

@@ -4,6 +4,7 @@ import { Echo } from "./echo-instance.ts";
 import { type PinboardProcess, startPinboardProcess } from "./pinboard-process.ts";
 import { startTestRedis, type TestRedis, testRedisOnCluster } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
+import { Counter } from "./sample-instances.ts";
 
 export interface FleetWorker {
   worker: PinnedWorker;
@@ -88,5 +89,16 @@ export async function startFleet(
     },
   };
   for (let i = 0; i < (options.workers ?? 1); i++) await fleet.addWorker();
+  return fleet;
+}
+
+/** A fleet of no workers yet, serving the sample Counter under a lease of `leaseMs`, past its cold start. */
+export async function startCounterFleet(leaseMs: number): Promise<Fleet> {
+  const fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_LEASE_TTL_MS: String(leaseMs) },
+    namespaces: { "/counter": Counter },
+  });
+  await fleet.skipColdStart();
   return fleet;
 }
