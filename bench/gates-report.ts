@@ -45,6 +45,9 @@ export interface Comparison {
   /** CPU µs per request of the first mode minus the second's. */
   cpuUsDelta: number;
   p50Ratio: number;
+  /** Rounds in which the first mode used more CPU per request than the second, of `rounds`. */
+  cpuHigherRounds: number;
+  rounds: number;
 }
 
 export function median(values: number[]): number {
@@ -95,6 +98,8 @@ export function compare(samples: Sample[], a: GateMode, b: GateMode): Comparison
       cpuRatio: median(pairs.map(({ x, y }) => x.cpuUsPerRequest / y.cpuUsPerRequest)),
       cpuUsDelta: median(pairs.map(({ x, y }) => x.cpuUsPerRequest - y.cpuUsPerRequest)),
       p50Ratio: median(pairs.map(({ x, y }) => x.p50Ms / y.p50Ms)),
+      cpuHigherRounds: pairs.filter(({ x, y }) => x.cpuUsPerRequest > y.cpuUsPerRequest).length,
+      rounds: pairs.length,
     });
   }
   return out;
@@ -127,7 +132,7 @@ export function rowTable(all: Row[]): string {
 export function comparisonTable(all: Comparison[]): string {
   const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
   return table(
-    ["store", "load", "pair", "req/s ratio", "CPU/req ratio", "CPU µs/req Δ", "p50 ratio"],
+    ["store", "load", "pair", "req/s ratio", "CPU/req ratio", "CPU µs/req Δ", "CPU higher in", "p50 ratio"],
     all.map((c) => [
       c.store,
       c.load,
@@ -135,6 +140,7 @@ export function comparisonTable(all: Comparison[]): string {
       `${c.rpsRatio.toFixed(3)}×`,
       `${c.cpuRatio.toFixed(3)}×`,
       signed(c.cpuUsDelta),
+      `${c.cpuHigherRounds}/${c.rounds} rounds`,
       `${c.p50Ratio.toFixed(3)}×`,
     ]),
   );

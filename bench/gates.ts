@@ -17,14 +17,22 @@
  * The machine is shared: read the ratios (taken round by round, then the median), not the
  * absolute figures.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/header-names.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
 import { type Child, installReaper, killAll, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
-import { compare, comparisonTable, type LoadName, rows, rowTable, type Sample } from "./gates-report.ts";
+import {
+  type Comparison,
+  compare,
+  comparisonTable,
+  type LoadName,
+  rows,
+  rowTable,
+  type Sample,
+} from "./gates-report.ts";
 import type { GateMode, StoreKind } from "./gates-worker-main.ts";
 import type { PathPlan } from "./paths.ts";
 import { cpuSeconds } from "./proc-stats.ts";
@@ -41,7 +49,8 @@ const USAGE = `npm run bench:gates -- [flags]
   --stores LIST      memory,redis (default both)
   --loads LIST       read,write,hot (default all)
   --modes LIST       on,off,bare (default all)
-  --out FILE         the JSON results (default .tmp/bench-gates.json)`;
+  --out FILE         the JSON results (default .tmp/bench-gates.json)
+  --tables FILE      print the tables of an earlier run's JSON, and run nothing`;
 
 const SECRET = "gates-bench-secret-0123456789abcdef";
 const AUDIENCE = "gates-bench";
@@ -57,6 +66,8 @@ interface Settings {
   loads: LoadName[];
   modes: GateMode[];
   out: string;
+  /** Print the tables of this earlier run's JSON instead of running. */
+  tablesOf: string | undefined;
 }
 
 interface Worker {
@@ -93,6 +104,7 @@ function settings(argv: string[]): Settings | null {
       loads: { type: "string", default: "read,write,hot" },
       modes: { type: "string", default: "on,off,bare" },
       out: { type: "string", default: ".tmp/bench-gates.json" },
+      tables: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -107,6 +119,7 @@ function settings(argv: string[]): Settings | null {
     loads: list("loads", values.loads, ["read", "write", "hot"] as const),
     modes: list("modes", values.modes, ["on", "off", "bare"] as const),
     out: resolve(ROOT, values.out),
+    tablesOf: values.tables === undefined ? undefined : resolve(values.tables),
   };
 }
 
@@ -190,6 +203,10 @@ async function measureStore(o: Settings, store: StoreKind, redis: EmbeddedRedis 
 async function main(argv: string[]): Promise<void> {
   const o = settings(argv);
   if (!o) return console.log(USAGE);
+  if (o.tablesOf) {
+    const earlier = JSON.parse(readFileSync(o.tablesOf, "utf8")) as { samples: Sample[] };
+    return void printTables(earlier.samples);
+  }
   const wrk = requireWrk();
   let redis: EmbeddedRedis | undefined;
   installReaper(async () => {
@@ -221,19 +238,25 @@ async function main(argv: string[]): Promise<void> {
   report(o, samples, { startedAt, wrk, loadAverageAfter: loadavg() });
 }
 
-function report(o: Settings, samples: Sample[], about: Record<string, unknown>): void {
+/** Prints the medians and the comparisons of the modes that ran; returns the comparisons. */
+function printTables(samples: Sample[]): Comparison[] {
+  const modes = new Set(samples.map((s) => s.mode));
   const pairs: Array<[GateMode, GateMode]> = [
     ["on", "off"],
     ["off", "bare"],
     ["on", "bare"],
   ];
-  const comparisons = pairs.flatMap(([a, b]) =>
-    o.modes.includes(a) && o.modes.includes(b) ? compare(samples, a, b) : [],
-  );
-  console.log(`\nMedians over ${o.rounds} rounds (worker process CPU, every thread):\n`);
+  const comparisons = pairs.flatMap(([a, b]) => (modes.has(a) && modes.has(b) ? compare(samples, a, b) : []));
+  const rounds = new Set(samples.map((s) => s.round)).size;
+  console.log(`\nMedians over ${rounds} rounds (worker process CPU, every thread):\n`);
   console.log(rowTable(rows(samples)));
   console.log("\nRatios and differences, round by round, then the median:\n");
   console.log(comparisonTable(comparisons));
+  return comparisons;
+}
+
+function report(o: Settings, samples: Sample[], about: Record<string, unknown>): void {
+  const comparisons = printTables(samples);
   mkdirSync(dirname(o.out), { recursive: true });
   const { out, ...asRun } = o;
   writeFileSync(
