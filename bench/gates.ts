@@ -11,9 +11,10 @@
  *   read   GET /counter/c{i} over --ids ids: memory hits after the first
  *   write  GET /counter/c{i}/incr over the same ids: one put each
  *   hot    GET /counter/hot0/incr: one instance, every request at its gate
- * Per store (memory, and Redis on a private redis-server), per load, per round: the modes in
- * order, reversed on odd rounds; each window is --warmup seconds of the load unmeasured, then
- * --duration seconds measured, with the worker's CPU seconds (/proc) before and after.
+ * Per store (memory, and Redis on a private redis-server), per round (fresh worker processes),
+ * per load: the modes in order, reversed on odd rounds; each window is --warmup seconds of the
+ * load unmeasured, then --duration seconds measured, with the worker's CPU seconds (/proc)
+ * before and after.
  * The machine is shared: read the ratios (taken round by round, then the median), not the
  * absolute figures.
  */
@@ -139,13 +140,18 @@ function headers(p: PathPlan): WrkHeaders {
   };
 }
 
-async function startWorker(mode: GateMode, store: StoreKind, redis: EmbeddedRedis | undefined): Promise<Worker> {
-  const child = spawnNode(`gates-worker-${store}-${mode}`, "bench/gates-worker-main.ts", {
+async function startWorker(
+  mode: GateMode,
+  store: StoreKind,
+  redis: EmbeddedRedis | undefined,
+  round: number,
+): Promise<Worker> {
+  const child = spawnNode(`gates-worker-${store}-${mode}-${round}`, "bench/gates-worker-main.ts", {
     BENCH_SECRET: SECRET,
     BENCH_AUDIENCE: AUDIENCE,
     BENCH_GATES: mode,
     BENCH_STORE: store,
-    ...(redis ? { BENCH_REDIS_URL: redis.url, BENCH_PREFIX: `gates-${mode}:` } : {}),
+    ...(redis ? { BENCH_REDIS_URL: redis.url, BENCH_PREFIX: `gates-${mode}-${round}:` } : {}),
   });
   const ready = await child.next<{ url: string }>((m) => m.bench === "ready", 60_000);
   return { mode, child, url: ready.url, pid: child.pid };
@@ -176,26 +182,31 @@ async function window(o: Settings, w: Worker, store: StoreKind, load: LoadName, 
   };
 }
 
+/**
+ * Each round starts its own worker processes (a process's own speed, from its memory layout and
+ * where it lands, differs by tens of percent on a shared machine): one per mode, each loaded in
+ * turn with every load, the modes in reverse order on odd rounds.
+ */
 async function measureStore(o: Settings, store: StoreKind, redis: EmbeddedRedis | undefined): Promise<Sample[]> {
-  const workers: Worker[] = [];
-  for (const mode of o.modes) workers.push(await startWorker(mode, store, redis));
   const samples: Sample[] = [];
-  try {
-    for (const load of o.loads) {
-      for (let round = 0; round < o.rounds; round++) {
-        const order = round % 2 === 0 ? workers : [...workers].reverse();
+  for (let round = 0; round < o.rounds; round++) {
+    const workers: Worker[] = [];
+    try {
+      for (const mode of o.modes) workers.push(await startWorker(mode, store, redis, round));
+      const order = round % 2 === 0 ? workers : [...workers].reverse();
+      for (const load of o.loads) {
         for (const w of order) {
           const s = await window(o, w, store, load, round);
           samples.push(s);
           const bad = s.non2xx + s.errors ? `  ${s.non2xx} non-2xx, ${s.errors} socket errors` : "";
           console.log(
-            `  ${store} ${load} round ${round + 1} gates ${w.mode}: ${s.rps.toFixed(0)} req/s, p50 ${s.p50Ms.toFixed(2)} ms, ${s.cpuUsPerRequest.toFixed(1)} CPU µs/req${bad}`,
+            `  ${store} round ${round + 1} ${load} gates ${w.mode}: ${s.rps.toFixed(0)} req/s, p50 ${s.p50Ms.toFixed(2)} ms, ${s.cpuUsPerRequest.toFixed(1)} CPU µs/req${bad}`,
           );
         }
       }
+    } finally {
+      for (const w of workers) await w.child.stop();
     }
-  } finally {
-    for (const w of workers) await w.child.stop();
   }
   return samples;
 }
