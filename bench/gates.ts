@@ -183,6 +183,22 @@ async function window(o: Settings, w: Worker, store: StoreKind, load: LoadName, 
 }
 
 /**
+ * Waits until the fresh workers have finished starting (the loader's compiles, the JIT of the
+ * startup code): half a second in which they used less than 10 ms of CPU together, 15 s at most.
+ * Otherwise the first window of a round pays for the processes started after it.
+ */
+async function settled(workers: Worker[]): Promise<void> {
+  const total = () => workers.reduce((sum, w) => sum + (cpuSeconds(w.pid) ?? 0), 0);
+  let last = total();
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = total();
+    if (now - last < 0.01) return;
+    last = now;
+  }
+}
+
+/**
  * Each round starts its own worker processes (a process's own speed, from its memory layout and
  * where it lands, differs by tens of percent on a shared machine): one per mode, each loaded in
  * turn with every load, the modes in reverse order on odd rounds.
@@ -193,6 +209,7 @@ async function measureStore(o: Settings, store: StoreKind, redis: EmbeddedRedis 
     const workers: Worker[] = [];
     try {
       for (const mode of o.modes) workers.push(await startWorker(mode, store, redis, round));
+      await settled(workers);
       const order = round % 2 === 0 ? workers : [...workers].reverse();
       for (const load of o.loads) {
         for (const w of order) {
