@@ -51,7 +51,7 @@ const USAGE = `npm run bench:gates -- [flags]
   --loads LIST       read,write,hot (default all)
   --modes LIST       on,off,bare (default all)
   --out FILE         the JSON results (default .tmp/bench-gates.json)
-  --tables FILE      print the tables of an earlier run's JSON, and run nothing`;
+  --tables FILES     print the tables of earlier runs' JSON (comma-separated: their rounds pooled), and run nothing`;
 
 const SECRET = "gates-bench-secret-0123456789abcdef";
 const AUDIENCE = "gates-bench";
@@ -67,8 +67,8 @@ interface Settings {
   loads: LoadName[];
   modes: GateMode[];
   out: string;
-  /** Print the tables of this earlier run's JSON instead of running. */
-  tablesOf: string | undefined;
+  /** Print the tables of these earlier runs' JSON (rounds pooled) instead of running. */
+  tablesOf: string[] | undefined;
 }
 
 interface Worker {
@@ -120,7 +120,7 @@ function settings(argv: string[]): Settings | null {
     loads: list("loads", values.loads, ["read", "write", "hot"] as const),
     modes: list("modes", values.modes, ["on", "off", "bare"] as const),
     out: resolve(ROOT, values.out),
-    tablesOf: values.tables === undefined ? undefined : resolve(values.tables),
+    tablesOf: values.tables?.split(",").map((f) => resolve(f)),
   };
 }
 
@@ -231,10 +231,7 @@ async function measureStore(o: Settings, store: StoreKind, redis: EmbeddedRedis 
 async function main(argv: string[]): Promise<void> {
   const o = settings(argv);
   if (!o) return console.log(USAGE);
-  if (o.tablesOf) {
-    const earlier = JSON.parse(readFileSync(o.tablesOf, "utf8")) as { samples: Sample[] };
-    return void printTables(earlier.samples);
-  }
+  if (o.tablesOf) return void printTables(o.tablesOf.flatMap(earlierSamples));
   const wrk = requireWrk();
   let redis: EmbeddedRedis | undefined;
   installReaper(async () => {
@@ -264,6 +261,12 @@ async function main(argv: string[]): Promise<void> {
     removeWrkScripts();
   }
   report(o, samples, { startedAt, wrk, loadAverageAfter: loadavg() });
+}
+
+/** An earlier run's samples, their rounds numbered apart from other runs' (run n: n × 1000 + round). */
+function earlierSamples(file: string, run: number): Sample[] {
+  const { samples } = JSON.parse(readFileSync(file, "utf8")) as { samples: Sample[] };
+  return samples.map((s) => ({ ...s, round: run * 1000 + s.round }));
 }
 
 /** Prints the medians and the comparisons of the modes that ran; returns the comparisons. */
