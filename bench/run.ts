@@ -9,11 +9,9 @@
  * lease out, starting the Workers entry and checking every front's answers in the meantime.
  */
 
-import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { ATTESTATION_TTL_S } from "../src/contract/attestation.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/header-names.ts";
 import { type BenchArgs, parseBenchArgs, type Section, USAGE } from "./args.ts";
 import { formatBusy } from "./busy-stretches.ts";
@@ -30,6 +28,7 @@ import { rssBytes } from "./proc-stats.ts";
 import { formatSummary, type ProfileSummary } from "./profile-summary.ts";
 import { floorRunner } from "./redis-floor.ts";
 import { rowName, type ScenarioResult, scenarioTable, targetTable } from "./report.ts";
+import { reusableAttestation } from "./reusable-attestation.ts";
 import { hotAtManyPlacements, idleRate, newAtManyWorkers } from "./scaling.ts";
 import { ScenarioRunner } from "./scenarios.ts";
 import { type IdleRate, judge } from "./targets.ts";
@@ -117,7 +116,7 @@ async function bench(args: BenchArgs, wrkVersion: string): Promise<void> {
   const w0 = top.base.workers[0]!;
   const workerPath = new URL(w0.advertiseUrl).pathname;
   const headersFor = (path: string): Record<string, string> => ({
-    [ATTESTATION_HEADER]: reusableAttestation(w0.secret, w0.sessionId, workerRelative(path, workerPath)),
+    [ATTESTATION_HEADER]: reusableAttestation(w0.secret, w0.sessionId, workerRelative(path, workerPath), BENCH_EPOCH),
     [EPOCH_HEADER]: BENCH_EPOCH,
   });
   const attested = async (plan: PathPlan): Promise<WrkHeaders> => {
@@ -344,16 +343,4 @@ const BENCH_EPOCH = "1";
 /** A path as the worker reads it relative to its advertise URL (the direct row's paths carry its base). */
 function workerRelative(path: string, workerPath: string): string {
   return path.startsWith(`${workerPath}/`) ? path.slice(workerPath.length) : path;
-}
-
-/**
- * An HS256 attestation for `aud` naming a GET of `htu` at epoch BENCH_EPOCH, without a jti: one
- * token per path for a whole wrk window.
- */
-function reusableAttestation(secret: string, aud: string, htu: string): string {
-  const iat = Math.floor(Date.now() / 1000);
-  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-  const claims = { aud, iat, exp: iat + ATTESTATION_TTL_S, htm: "GET", htu, epoch: BENCH_EPOCH };
-  const input = `${part({ alg: "HS256", typ: "pinboard+jwt" })}.${part(claims)}`;
-  return `${input}.${createHmac("sha256", secret).update(input).digest("base64url")}`;
 }
