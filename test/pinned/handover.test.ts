@@ -14,7 +14,7 @@ import { until } from "../support/local-worker.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { spawnWorkerProcess, type WorkerProcess } from "../support/spawn-worker.ts";
+import { spawnDurableWorkers, type WorkerProcess } from "../support/spawn-worker.ts";
 
 const LEASE = 15_000;
 /** What "at once" means here: a fifth of the lease, on a loaded two-core CI machine. */
@@ -40,19 +40,13 @@ beforeAll(async () => {
     },
   });
   const credential = await pb.workerCredential();
-  for (const name of ["wa", "wb"]) {
-    workers.set(
-      name,
-      await spawnWorkerProcess("durable-worker-main.ts", {
-        COUNTER: "identity",
-        PINBOARD_URL: pb.url,
-        CREDENTIAL: credential,
-        CLIENT_ID: `handover-${name}`,
-        WORKER_NAME: name,
-        ...durableEnv(durable),
-      }),
-    );
-  }
+  const spawned = await spawnDurableWorkers(["wa", "wb"], {
+    pinboardUrl: pb.url,
+    credential,
+    clientPrefix: "handover",
+    durableEnv: durableEnv(durable),
+  });
+  for (const [name, worker] of spawned) workers.set(name, worker);
   for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
 }, 60_000);
 

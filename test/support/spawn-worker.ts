@@ -59,3 +59,28 @@ export async function spawnWorkerProcess(script: string, env: Record<string, str
     },
   };
 }
+
+/**
+ * Identity-counter workers (test/support/durable-worker-main.ts) with durable state in `durable`,
+ * one process per name, registered with `pinboardUrl` as `${clientPrefix}-${name}`.
+ */
+export async function spawnDurableWorkers(
+  names: string[],
+  options: { pinboardUrl: string; credential: string; clientPrefix: string; durableEnv: Record<string, string> },
+): Promise<Map<string, WorkerProcess>> {
+  const workers = new Map<string, WorkerProcess>();
+  for (const name of names) {
+    workers.set(
+      name,
+      await spawnWorkerProcess("durable-worker-main.ts", {
+        COUNTER: "identity",
+        PINBOARD_URL: options.pinboardUrl,
+        CREDENTIAL: options.credential,
+        CLIENT_ID: `${options.clientPrefix}-${name}`,
+        WORKER_NAME: name,
+        ...options.durableEnv,
+      }),
+    );
+  }
+  return workers;
+}

@@ -23,7 +23,7 @@ import { until } from "../support/local-worker.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { spawnWorkerProcess, type WorkerProcess } from "../support/spawn-worker.ts";
+import { spawnDurableWorkers, type WorkerProcess } from "../support/spawn-worker.ts";
 
 const LEASE = 3000;
 const HEARTBEAT = LEASE / 3;
@@ -56,19 +56,13 @@ beforeAll(async () => {
     },
   });
   const credential = await pb.workerCredential();
-  for (const name of ["wa", "wb", "wc"]) {
-    workers.set(
-      name,
-      await spawnWorkerProcess("durable-worker-main.ts", {
-        COUNTER: "identity",
-        PINBOARD_URL: pb.url,
-        CREDENTIAL: credential,
-        CLIENT_ID: `death-${name}`,
-        WORKER_NAME: name,
-        ...durableEnv(durable),
-      }),
-    );
-  }
+  const spawned = await spawnDurableWorkers(["wa", "wb", "wc"], {
+    pinboardUrl: pb.url,
+    credential,
+    clientPrefix: "death",
+    durableEnv: durableEnv(durable),
+  });
+  for (const [name, worker] of spawned) workers.set(name, worker);
   // A fleet that has been up for a while: no cold-start quarantine.
   for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
 }, 60_000);
