@@ -2,20 +2,25 @@ import type { AttestationClaims } from "../contract/attestation.ts";
 import type { ListOptions } from "./durability.ts";
 import type { PinnedWebSocket } from "./websocket.ts";
 
+/** The key-value calls of ctx.storage and of a transaction's `txn`: JSON values by string key. */
+export interface KeyValueCalls {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
+  put<T>(key: string, value: T): Promise<void>;
+  put<T>(entries: Record<string, T>): Promise<void>;
+  /** Resolves with whether the key existed (the count, for many keys). */
+  delete(key: string): Promise<boolean>;
+  delete(keys: string[]): Promise<number>;
+  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
+}
+
 /**
  * Durable storage of one instance, in the spirit of Durable Objects' storage API. Values are
  * JSON: whatever JSON.stringify keeps comes back from get. Every write is fenced by the epoch
  * the instance was activated at and rejects with StaleEpochError once a newer owner claimed
  * the instance.
  */
-export interface InstanceStorage {
-  get<T = unknown>(key: string): Promise<T | undefined>;
-  get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
-  put<T>(key: string, value: T): Promise<void>;
-  put<T>(entries: Record<string, T>): Promise<void>;
-  delete(key: string): Promise<boolean>;
-  delete(keys: string[]): Promise<number>;
-  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
+export interface InstanceStorage extends KeyValueCalls {
   /** Drops every key and the alarm. */
   deleteAll(): Promise<void>;
   /**
@@ -24,21 +29,17 @@ export interface InstanceStorage {
    * all or nothing, and transaction() resolves with the closure's value. When it throws, nothing
    * is written and transaction() rejects with its error. After `txn.rollback()` nothing is
    * written and transaction() settles as the closure does. A stale epoch at the commit rejects
-   * with StaleEpochError (the instance is dropped, as for any fenced write).
+   * with StaleEpochError (the instance is dropped, as for any fenced write). The instance's
+   * input gate is held from the closure's start to the commit.
    */
   transaction<T>(closure: (txn: Transaction) => Promise<T>): Promise<T>;
 }
 
-/** The `txn` of storage.transaction(): the storage calls, buffered until the commit. */
-export interface Transaction {
-  get<T = unknown>(key: string): Promise<T | undefined>;
-  get<T = unknown>(keys: string[]): Promise<Map<string, T>>;
-  put<T>(key: string, value: T): Promise<void>;
-  put<T>(entries: Record<string, T>): Promise<void>;
-  /** Resolves with whether the key existed as the transaction saw it (count for many keys). */
-  delete(key: string): Promise<boolean>;
-  delete(keys: string[]): Promise<number>;
-  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>>;
+/**
+ * The `txn` of storage.transaction(): the storage calls, buffered until the commit; `delete`
+ * answers whether the key existed as the transaction saw it.
+ */
+export interface Transaction extends KeyValueCalls {
   /** Nothing of this transaction will be written; later calls on it throw. */
   rollback(): void;
 }
