@@ -72,6 +72,7 @@ const activeInstance = (id: string, epoch: string) => ({
   epoch,
   state: "active",
   inflight: 0,
+  queued: 0,
   sockets: 0,
   alarm: null,
   activatedAt: expect.any(Number),
