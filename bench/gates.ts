@@ -23,7 +23,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ATTESTATION_HEADER, EPOCH_HEADER } from "../src/contract/header-names.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/dev-store/embedded-redis.ts";
 import { type Child, installReaper, killAll, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
 import {
   type Comparison,

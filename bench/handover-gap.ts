@@ -20,9 +20,9 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { mintCredential } from "../src/auth/mint.ts";
 import { Keys, SINGLE_ENV } from "../src/redis/keys.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
-import { reapOnExit } from "../src/runtime/node/reap-on-exit.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
+import { reapOnExit } from "../src/runtime/node/process/reap-on-exit.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const SECRET = "handover-bench-passport-secret-0123456789";

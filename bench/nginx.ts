@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { killWhenBenchDies } from "./children.ts";
 
 export const NGINX_WORKER_PROCESSES = 1;

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startNodeFlags } from "../scripts/start-flags.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
 import { type LoadSpec, loadWindow } from "./load.ts";
 import { descendantsOf } from "./proc-stats.ts";

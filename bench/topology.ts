@@ -1,6 +1,6 @@
 /**
  * The processes of one bench run, each on its own so /proc can account them apart:
- *   - an embedded redis-server (src/runtime/node/embedded-redis.ts, as `npm start` runs one);
+ *   - an embedded redis-server (src/runtime/node/dev-store/embedded-redis.ts, as `npm start` runs one);
  *   - one Pinboard Node entry (bench/pinboard-main.ts → startNode), compiled like `npm start` runs it;
  *   - worker fleets (bench/fleet-main.ts): the base fleet serving /hot and /new, and later the
  *     large fleet that brings /new to --workers live workers;
@@ -15,8 +15,8 @@ import { Redis } from "ioredis";
 import { startNodeFlags } from "../scripts/start-flags.ts";
 import { mintCredential } from "../src/auth/mint.ts";
 import { Keys } from "../src/redis/keys.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
 import { nginxVersion, type RunningNginx, startNginx } from "./nginx.ts";
 

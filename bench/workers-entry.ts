@@ -1,5 +1,5 @@
 /**
- * The Workers entry on the same load: src/worker.ts bundled the way wrangler bundles it for
+ * The Workers entry on the same load: src/cloudflare.ts bundled the way wrangler bundles it for
  * workerd (ESM; workerd/worker/browser export conditions, so @upstash/redis and jose take their
  * fetch and WebCrypto builds), run in workerd through Miniflare, talking to the bench's Redis
  * through the Upstash REST bridge (scripts/redis-rest.ts) in a process of its own, with
@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../scripts/bundle-worker.ts";
 import { workerCompatibility } from "../scripts/worker-compatibility.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, killWhenBenchDies, spawnNode } from "./children.ts";
 import { findDescendant } from "./proc-stats.ts";
 

@@ -10,7 +10,7 @@ const OUT_DIR = join(ROOT, ".tmp", "workers-entry");
 let bundled: Promise<string> | undefined;
 
 /**
- * Bundles src/worker.ts the way wrangler does for workerd (ESM, workerd/worker/browser export
+ * Bundles src/cloudflare.ts the way wrangler does for workerd (ESM, workerd/worker/browser export
  * conditions, so @upstash/redis and jose pick their fetch/WebCrypto builds). Once per test
  * process; the file is named by its content hash, so parallel test files never clobber each
  * other and an unchanged source reuses the same file.
@@ -18,7 +18,7 @@ let bundled: Promise<string> | undefined;
 export function bundleWorker(): Promise<string> {
   bundled ??= (async () => {
     const result = await build({
-      entryPoints: [join(ROOT, "src/worker.ts")],
+      entryPoints: [join(ROOT, "src/cloudflare.ts")],
       absWorkingDir: ROOT,
       bundle: true,
       write: false,

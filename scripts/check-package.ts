@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { checkWorkersEntry } from "./check-package/workers-entry.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

@@ -1,5 +1,5 @@
 /**
- * `npm run dev`: the Workers entry (src/worker.ts) in `wrangler dev` (workerd), against a private
+ * `npm run dev`: the Workers entry (src/cloudflare.ts) in `wrangler dev` (workerd), against a private
  * redis-server (or REDIS_URL) through the Upstash-compatible REST bridge, so @upstash/redis runs
  * exactly as on Cloudflare.
  *
@@ -21,11 +21,15 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Config, ConfigError, configVariableNames, parseConfig } from "../src/config.ts";
-import { type DevPassport, devKeyExposureWarning, mintDevPassport } from "../src/runtime/node/dev-credentials.ts";
-import { printDevBanner } from "../src/runtime/node/dev-env-file.ts";
-import { type DevStore, startDevStore } from "../src/runtime/node/dev-store.ts";
-import { freePort } from "../src/runtime/node/free-port.ts";
+import { type Config, ConfigError, configVariableNames, parseConfig } from "../src/config/config.ts";
+import {
+  type DevPassport,
+  devKeyExposureWarning,
+  mintDevPassport,
+} from "../src/runtime/node/dev-store/dev-credentials.ts";
+import { printDevBanner } from "../src/runtime/node/dev-store/dev-env-file.ts";
+import { type DevStore, startDevStore } from "../src/runtime/node/dev-store/dev-store.ts";
+import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { EnvFileError, type WorkerEnvFile, writeWorkerEnvFile } from "./dev/worker-env-file.ts";
 import { type RedisRestServer, startRedisRest } from "./redis-rest.ts";
 

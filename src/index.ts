@@ -5,9 +5,9 @@
  * Node entry (`startNode`); `pinboard/worker` is the Cloudflare Workers entry.
  */
 
-export { type AppDeps, type AppOptions, createPinboard, type PinboardApp, PinboardError } from "./app.ts";
-export { type BootstrapOptions, buildDeps } from "./bootstrap.ts";
-export { type Config, ConfigError, configVariableNames, parseConfig } from "./config.ts";
-export type { RuntimeInfo } from "./deps.ts";
+export { type AppDeps, type AppOptions, createPinboard, type PinboardApp, PinboardError } from "./app/app.ts";
+export { type BootstrapOptions, buildDeps } from "./app/bootstrap.ts";
+export { type Config, ConfigError, configVariableNames, parseConfig } from "./config/config.ts";
+export type { RuntimeInfo } from "./deps/runtime-info.ts";
 export type { RedisPort } from "./redis/port.ts";
 export { UpstashRedis, type UpstashRedisOptions } from "./redis/rest/upstash-redis.ts";

@@ -1,10 +1,10 @@
 import cluster from "node:cluster";
-import { parseConfig } from "./config.ts";
-import { clusterMetricsSource } from "./runtime/node/cluster-metrics.ts";
-import { describeMinting } from "./runtime/node/dev-credentials.ts";
-import { processCount, runProcessCluster } from "./runtime/node/process-cluster.ts";
-import { isProcessEntry } from "./runtime/node/process-entry.ts";
-import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/serving-process.ts";
+import { parseConfig } from "./config/config.ts";
+import { describeMinting } from "./runtime/node/dev-store/dev-credentials.ts";
+import { clusterMetricsSource } from "./runtime/node/metrics/cluster-metrics.ts";
+import { processCount, runProcessCluster } from "./runtime/node/process/process-cluster.ts";
+import { isProcessEntry } from "./runtime/node/process/process-entry.ts";
+import { describeStartFailure, runServingProcess, SHUTDOWN_GRACE_MS } from "./runtime/node/process/serving-process.ts";
 import { type RunningPinboard, startNode } from "./runtime/node/start-node.ts";
 
 export { type RunningPinboard, type StartNodeOptions, startNode } from "./runtime/node/start-node.ts";

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

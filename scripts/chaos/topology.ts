@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { mintCredential } from "../../src/auth/mint.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { type RedisCluster, startRedisCluster } from "../../test/support/redis-cluster.ts";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.ts";
 import { ManagedProcess } from "./processes.ts";

@@ -24,7 +24,7 @@ export interface WorkersEntryCheck {
 
 /**
  * The Workers entry as a package user deploys it: `wrangler deploy --dry-run` bundles the
- * README's wrangler.toml (main = node_modules/pinboard/dist/src/worker.js), and Miniflare runs that
+ * README's wrangler.toml (main = node_modules/pinboard/dist/src/cloudflare.js), and Miniflare runs that
  * bundle in workerd against the same Redis over the Upstash REST protocol. It must answer the
  * operator routes and forward to the placement the Node entry made.
  */

@@ -7,11 +7,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type RunningPinboard, startNode } from "../../src/node.ts";
-import { mintDevPassport } from "../../src/runtime/node/dev-credentials.ts";
-import { aclConfig, newUsers, storeUrl, WORKER_USER } from "../../src/runtime/node/dev-store-users.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
-import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { mintDevPassport } from "../../src/runtime/node/dev-store/dev-credentials.ts";
+import { aclConfig, newUsers, storeUrl, WORKER_USER } from "../../src/runtime/node/dev-store/dev-store-users.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 import { Operator, sleep } from "./http.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));

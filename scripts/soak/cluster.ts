@@ -18,9 +18,9 @@ import {
   type RequestContext,
 } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
-import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 import { startNodeFlags } from "../start-flags.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { PINBOARD_VERSION } from "../contract/version.ts";
-import type { AppEnv } from "../deps.ts";
+import type { AppEnv } from "../deps/app-deps.ts";
 import { openApiDocument } from "./openapi.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { redisErrorText } from "../redis/redis-errors.ts";
 import type { AuditRecord } from "./entry.ts";
 import { appendAudit, recordEjection } from "./lua/index.ts";

@@ -9,9 +9,9 @@ import {
   type JWTVerifyOptions,
   jwtVerify,
 } from "jose";
-import type { Config } from "../config.ts";
-import { forbidden, unauthorized } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import type { Config } from "../config/config.ts";
+import { forbidden, unauthorized } from "../errors/pinboard-error.ts";
+import type { Logger } from "../log/logger.ts";
 import { type PinboardClaim, parsePinboardClaim } from "./claims.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { base64url, base64urlDecode } from "../contract/base64url.ts";
 import { BoundedLru } from "../contract/bounded-lru.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../log/logger.ts";
 
 /**
  * Worker secrets at rest: a worker record holds `v1.<iv>.<ciphertext>` (base64url), AES-256-GCM

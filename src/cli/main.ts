@@ -1,5 +1,5 @@
 import { terminalSafeLines } from "../contract/terminal-safe.ts";
-import { isProcessEntry } from "../runtime/node/process-entry.ts";
+import { isProcessEntry } from "../runtime/node/process/process-entry.ts";
 import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
 import { type CommandContext, runCommand } from "./commands.ts";

@@ -10,7 +10,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { pinboardClaimSchema } from "../auth/claims.ts";
 import { DEFAULT_CREDENTIAL_TTL_S, type MintOptions, mintCredential } from "../auth/mint.ts";
-import { isProcessEntry } from "../runtime/node/process-entry.ts";
+import { isProcessEntry } from "../runtime/node/process/process-entry.ts";
 
 const USAGE = `usage: pinboard mint-credential [--secret-file <path>] [options]
 

@@ -1,4 +1,4 @@
-import { editDistance } from "../edit-distance.ts";
+import { editDistance } from "../config/edit-distance.ts";
 import { COMMANDS, type CommandName } from "./usage.ts";
 
 /** Typos this far (in single-character edits) from a command still suggest it. */

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
+import { buildDeps } from "../app/bootstrap.ts";
 import { recordAudit } from "../audit/trail.ts";
-import { buildDeps } from "../bootstrap.ts";
-import { type Config, ConfigError, parseConfig } from "../config.ts";
-import { createLogger } from "../log.ts";
-import { redisFromConfig } from "../runtime/node/redis-from-config.ts";
+import { type Config, ConfigError, parseConfig } from "../config/config.ts";
+import { createLogger } from "../log/logger.ts";
+import { redisFromConfig } from "../runtime/node/redis/redis-from-config.ts";
 import { runSweep, type SweepReport } from "../sweeper/sweep.ts";
 import { UsageError } from "./args.ts";
 import { renderPairs, renderTable } from "./table.ts";

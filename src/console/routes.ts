@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../deps.ts";
+import type { AppEnv } from "../deps/app-deps.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "./assets.generated.ts";
 
 /**

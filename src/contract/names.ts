@@ -21,7 +21,7 @@ export const isLabel = (label: string): boolean =>
  * `/metrics`, `/console`, `/openapi.json`) or the worker's (`{advertiseUrl}/_pinned/*`): register
  * refuses them with 400 `reserved namespace: …`. Matched exactly, as the routes are. A worker
  * page under `/console` or `/openapi.json` would share the operator console's origin and path;
- * src/app.ts refuses to build an app with a route whose first segment is missing here.
+ * src/app/app.ts refuses to build an app with a route whose first segment is missing here.
  */
 export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
   "/registry",

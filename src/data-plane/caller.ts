@@ -6,8 +6,8 @@ import {
   SUBREQUEST_DEPTH_HEADER,
 } from "../contract/header-names.ts";
 import { isId, isNamespace } from "../contract/names.ts";
-import type { AppDeps } from "../deps.ts";
-import { forbidden, PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { forbidden, PinboardError } from "../errors/pinboard-error.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";
 import type { HeaderSource } from "./inbound.ts";

@@ -1,11 +1,5 @@
-import { PinboardError } from "../errors.ts";
-
-/**
- * A pass-through stream for a client's body that the runtime's fetch sends with the client's
- * framing: `length` bytes exactly, erroring when fewer come (workerd's FixedLengthStream), or
- * chunked (null). A runtime's own native stream keeps its fetch's framing and its fast pipe.
- */
-export type UploadPipe = (length: number | null) => TransformStream<Uint8Array, Uint8Array>;
+import type { UploadPipe } from "../deps/runtime-info.ts";
+import { PinboardError } from "../errors/pinboard-error.ts";
 
 /**
  * A client's body on its way to a worker over fetch, watched so that a failed forward can be told

@@ -1,7 +1,7 @@
 import { parsePinboardClaim } from "../auth/claims.ts";
 import { scopesOf } from "../auth/passport.ts";
-import type { AppDeps } from "../deps.ts";
-import { forbidden, PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { forbidden, PinboardError } from "../errors/pinboard-error.ts";
 
 /** What this module uses of the app's dependencies. */
 export type DataPassportDeps = Pick<AppDeps, "config" | "passport">;

@@ -1,5 +1,5 @@
-import type { AppDeps } from "../deps.ts";
-import { errorAnswer, notFound, PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { errorAnswer, notFound, PinboardError } from "../errors/pinboard-error.ts";
 import { type AffinityKey, clientIpAffinity } from "../placement/affinity.ts";
 import { InflightGate } from "../placement/inflight.ts";
 import { OutlierTracker } from "../placement/outliers.ts";

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { AppDeps, AppEnv } from "../deps.ts";
+import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
 import type { DataPlane } from "./data-plane.ts";
 import { fetchTransport } from "./fetch-transport.ts";
 import { carriesBody } from "./framing.ts";
@@ -8,7 +8,7 @@ import { inboundOfRequest } from "./inbound.ts";
 /**
  * The data plane as a Hono route over fetch: mounted after health and the registry, it answers
  * every other path. The Workers entry serves all of its data plane here; the Node entry answers
- * data-plane paths on node:http before Hono sees them (src/runtime/node/data-plane/).
+ * data-plane paths on node:http before Hono sees them (src/runtime/node/transport/).
  */
 export function dataPlaneRoute(
   deps: AppDeps,

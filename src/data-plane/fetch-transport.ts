@@ -1,7 +1,8 @@
-import { answerResponse } from "../errors.ts";
+import type { UploadPipe } from "../deps/runtime-info.ts";
+import { answerResponse } from "../errors/pinboard-error.ts";
 import { unreachableFetch } from "../outbound/failures.ts";
 import { onBodyDone } from "../placement/inflight.ts";
-import { ClientUpload, type UploadPipe } from "./client-upload.ts";
+import { ClientUpload } from "./client-upload.ts";
 import { forwardResponseHeaders, isActivationRefusal } from "./header-hygiene.ts";
 import type { ClientLink } from "./inbound.ts";
 import type { Delivery, Forward, Transport } from "./transport.ts";

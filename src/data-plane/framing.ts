@@ -1,4 +1,4 @@
-import { PinboardError } from "../errors.ts";
+import { PinboardError } from "../errors/pinboard-error.ts";
 import type { HeaderSource } from "./inbound.ts";
 
 /**

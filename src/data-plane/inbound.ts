@@ -66,7 +66,7 @@ export class RawHeaderSource implements HeaderSource {
 
 /**
  * The client link of a Fetch API request: its signal (Workers aborts it when the client goes). A
- * class for the reason the Node entry's link is one (src/runtime/node/data-plane/client-link.ts): what an
+ * class for the reason the Node entry's link is one (src/runtime/node/transport/client-link.ts): what an
  * object literal with a getter reaches outlives young-generation collections.
  */
 class SignalLink implements ClientLink {

@@ -1,5 +1,5 @@
-import type { AppDeps } from "../deps.ts";
-import { answerOf, textAnswer } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { answerOf, textAnswer } from "../errors/pinboard-error.ts";
 import { InflightGate } from "../placement/inflight.ts";
 import { clearOverwritten } from "../placement/lua/index.ts";
 import { countsAsFailure, type OutlierTracker } from "../placement/outliers.ts";

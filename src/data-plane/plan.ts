@@ -1,5 +1,5 @@
-import type { AppDeps } from "../deps.ts";
-import { badRequest, PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { badRequest, PinboardError } from "../errors/pinboard-error.ts";
 import { type AffinityKey, affinityHash, clientAddress } from "../placement/affinity.ts";
 import { hostnameBinding, requestHostname, SINGLE_BINDING } from "../placement/bindings.ts";
 import { Refusal } from "../placement/refusal.ts";

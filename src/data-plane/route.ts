@@ -1,5 +1,5 @@
 import { isId, isWorkerNamespace } from "../contract/names.ts";
-import { PinboardError } from "../errors.ts";
+import { PinboardError } from "../errors/pinboard-error.ts";
 
 export interface DataPath {
   ns: string;

@@ -1,11 +1,11 @@
-import type { Answer } from "../errors.ts";
+import type { Answer } from "../errors/pinboard-error.ts";
 import type { ClientGone, TimedOut, Unreachable } from "../outbound/failures.ts";
 import type { RequestFraming } from "./framing.ts";
 
 /**
  * How the data plane reaches workers, implemented once per runtime: over fetch
  * (src/data-plane/fetch-transport.ts, the Workers entry) and over node:http and `ws`
- * (src/runtime/node/data-plane/, the Node entry). The core decides everything else (the path, the plan,
+ * (src/runtime/node/transport/, the Node entry). The core decides everything else (the path, the plan,
  * placement, the attested headers, refusals, outcomes, error rendering) and hands a transport
  * one `Forward` at a time; `T` is what the runtime answers the client with (a Response on fetch,
  * nothing on Node, whose transport writes to the client's response or socket itself).

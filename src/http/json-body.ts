@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { badRequest, PinboardError } from "../errors.ts";
+import { badRequest, PinboardError } from "../errors/pinboard-error.ts";
 import { describeSchema } from "./describe-schema.ts";
 import { readCapped } from "./read-capped.ts";
 

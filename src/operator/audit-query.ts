@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AUDIT_TYPES, type AuditKind, type AuditType } from "../audit/entry.ts";
-import { badRequest } from "../errors.ts";
+import { badRequest } from "../errors/pinboard-error.ts";
 
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const MAX_AUDIT_LIMIT = 500;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type AuditEntry, isAuditType, isAuditVia, kindOf } from "../audit/entry.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { type AuditQuery, MAX_AUDIT_LIMIT } from "./audit-query.ts";
 import { visibleEntry } from "./audit-scope.ts";
 import { readAudit } from "./lua/index.ts";

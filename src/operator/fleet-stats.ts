@@ -1,5 +1,5 @@
 import type { PinboardClaim } from "../auth/claims.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { type VisibleWorker, visibleWorkers } from "./fleet-view.ts";
 import { statsInstances, workerStats } from "./worker-stats.ts";
 

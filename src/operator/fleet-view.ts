@@ -1,5 +1,5 @@
 import type { PinboardClaim } from "../auth/claims.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { withSpentHeadroom } from "../registry/headroom.ts";
 import { parseRecord, type WorkerRecord } from "../registry/record.ts";
 import { visibleNamespaces } from "./scope.ts";

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 
 /** What this module uses of the app's dependencies. */
 export type HealthDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "counters">;

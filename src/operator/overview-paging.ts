@@ -1,6 +1,6 @@
 import { base64url, base64urlDecode } from "../contract/base64url.ts";
 import { instanceMember } from "../contract/durable-index.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import type { NamespaceGroup } from "./overview.ts";
 
 /** What this module uses of the app's dependencies. */

@@ -1,7 +1,7 @@
 import type { PinboardClaim } from "../auth/claims.ts";
 import { isNamespace } from "../contract/names.ts";
-import type { AppDeps } from "../deps.ts";
-import { badRequest } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { badRequest } from "../errors/pinboard-error.ts";
 import { prefixPattern } from "../redis/glob.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { visibleWorkers } from "./fleet-view.ts";

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { countOwnersCall, type OwnerTally, parseCountOwners } from "./lua/index.ts";
 
 /** What this module uses of the app's dependencies. */

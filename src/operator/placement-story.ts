@@ -1,8 +1,8 @@
 import { checkEnv, checkNamespace, type PinboardClaim } from "../auth/claims.ts";
 import { instanceMember } from "../contract/durable-index.ts";
 import { isId, isNamespace } from "../contract/names.ts";
-import type { AppDeps } from "../deps.ts";
-import { badRequest, notFound, type PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { badRequest, notFound, type PinboardError } from "../errors/pinboard-error.ts";
 import { SINGLE_ENV } from "../redis/keys.ts";
 import type { WorkerRecord } from "../registry/record.ts";
 import { readSession } from "../registry/sessions.ts";

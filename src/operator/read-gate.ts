@@ -1,4 +1,4 @@
-import { PinboardError } from "../errors.ts";
+import { PinboardError } from "../errors/pinboard-error.ts";
 
 /** Audit reads one node runs at once (each looks at 500 entries at most: audit-read.ts). */
 export const AUDIT_READS_AT_ONCE = 2;

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { isUnrestricted } from "../auth/claims.ts";
-import type { AppDeps, AppEnv } from "../deps.ts";
-import { forbidden } from "../errors.ts";
+import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
+import { forbidden } from "../errors/pinboard-error.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { requireScope, requireServing } from "../registry/guards.ts";
 import { actorOf } from "./audit-actor.ts";

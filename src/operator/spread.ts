@@ -1,5 +1,5 @@
 import { checkEnv, checkNamespace, type PinboardClaim } from "../auth/claims.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import type { WorkerRecord } from "../registry/record.ts";
 import { liveRecords, visibleAmong } from "./fleet-view.ts";
 import { type Census, type CensusDeps, countPlacements, listSpaces, type Space } from "./placement-census.ts";

@@ -1,7 +1,7 @@
 import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import { ATTESTATION_HEADER } from "../contract/header-names.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { callWorker } from "../outbound/worker-call.ts";
 import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
 import type { WorkerRecord } from "../registry/record.ts";

@@ -1,7 +1,7 @@
 /**
  * How a call to a worker can fail before it has an answer, the same for every caller: the data
  * plane's forwards (src/data-plane/transport.ts, the WebSocket handshake of
- * src/runtime/node/data-plane/ws-upstream.ts) and the control plane's JSON calls (./worker-call.ts).
+ * src/runtime/node/transport/ws-upstream.ts) and the control plane's JSON calls (./worker-call.ts).
  */
 
 /** No HTTP answer: the connection failed or broke. `connected` says whether TCP got through. */

@@ -1,5 +1,5 @@
 import { recordWorkerEjection } from "../audit/trail.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { markEjectedCall, recordFailure, recordSuccess } from "./lua/index.ts";
 
 /** What this module uses of the app's dependencies. */

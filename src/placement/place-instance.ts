@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { queueWindDown } from "../registry/control-queue.ts";
 import { type Resolution, type ResolveRequest, resolvePlacement } from "./resolver.ts";
 import { recordSpend } from "./spend-sync.ts";

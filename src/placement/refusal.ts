@@ -1,4 +1,4 @@
-import { PinboardError } from "../errors.ts";
+import { PinboardError } from "../errors/pinboard-error.ts";
 
 /** The resolve outcomes that refuse (all 503 but unknown-ns, 404 unknown namespace). */
 export type RefusalOutcome =

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import type { RedisPort, RedisReply, ScriptCall } from "../redis/port.ts";
 import {
   parseSpendSyncApply,

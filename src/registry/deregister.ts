@@ -1,8 +1,8 @@
 import { recordAudit } from "../audit/trail.ts";
 import { workerTarget } from "../audit/worker-target.ts";
 import type { Principal } from "../auth/passport.ts";
-import type { AppDeps } from "../deps.ts";
-import { unknownSession } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { unknownSession } from "../errors/pinboard-error.ts";
 import { deregisterSession } from "./lua/index.ts";
 import { unmirrorEverywhere } from "./mirror.ts";
 import { parseRecord } from "./record.ts";

@@ -1,5 +1,5 @@
 import { isId, isLabel, isNamespace, isReservedNamespace } from "../contract/names.ts";
-import { badRequest } from "../errors.ts";
+import { badRequest } from "../errors/pinboard-error.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../redis/keys.ts";
 import type { Takeover } from "./record.ts";
 import type { RegisterBody } from "./schemas.ts";

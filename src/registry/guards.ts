@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { PassportScope } from "../auth/passport.ts";
-import type { AppDeps, AppEnv } from "../deps.ts";
+import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
 
 /** What this module uses of the app's dependencies. */
 export type GuardsDeps = Pick<AppDeps, "passport" | "fleet" | "accounts">;

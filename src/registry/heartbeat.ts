@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/passport.ts";
 import { isSealed, UnreadableSecretError } from "../auth/worker-secrets.ts";
-import type { AppDeps } from "../deps.ts";
-import { PinboardError, unknownSession } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { PinboardError, unknownSession } from "../errors/pinboard-error.ts";
 import { type DeliveredMessage, deliverMessages } from "./control-queue.ts";
 import { heartbeatSession } from "./lua/index.ts";
 import { mirrorEverywhere, unmirrorEverywhere } from "./mirror.ts";

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { spentPerBucket } from "./headroom.ts";
 import { heartbeatBucketCall, unmirrorBucketCall } from "./lua/index.ts";
 import type { WorkerRecord } from "./record.ts";

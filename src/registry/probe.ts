@@ -1,5 +1,5 @@
 import { PROXY_SECRET_HEADER } from "../contract/header-names.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../log/logger.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { WorkerUrlError, workerUrl } from "../outbound/worker-url.ts";
 

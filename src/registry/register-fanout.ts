@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import type { RedisReply, ScriptCall } from "../redis/port.ts";
 import { redisErrorText } from "../redis/redis-errors.ts";
 import { queueWindDowns } from "./control-queue.ts";

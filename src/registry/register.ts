@@ -1,8 +1,8 @@
 import { recordAudit } from "../audit/trail.ts";
 import { workerTarget } from "../audit/worker-target.ts";
 import type { Principal } from "../auth/passport.ts";
-import type { AppDeps } from "../deps.ts";
-import { badRequest, forbidden, PinboardError } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { badRequest, forbidden, PinboardError } from "../errors/pinboard-error.ts";
 import { applyFieldRules } from "./field-rules.ts";
 import { registerSession } from "./lua/index.ts";
 import { probeChallenge } from "./probe.ts";

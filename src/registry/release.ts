@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/passport.ts";
-import type { AppDeps } from "../deps.ts";
-import { unknownSession } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { unknownSession } from "../errors/pinboard-error.ts";
 import { parseReleaseRow, releaseRowCall, tagRow } from "./lua/index.ts";
 import { envOf, type WorkerRecord } from "./record.ts";
 import type { ReleaseBody, TagBody } from "./schemas.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppDeps, AppEnv } from "../deps.ts";
-import { notFound } from "../errors.ts";
+import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
+import { notFound } from "../errors/pinboard-error.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { deregister } from "./deregister.ts";
 import { requireScope, requireServing, tagAccount } from "./guards.ts";

@@ -2,8 +2,8 @@ import { ownership } from "../auth/account-tags.ts";
 import { checkNamespace } from "../auth/claims.ts";
 import type { Principal } from "../auth/passport.ts";
 import { isNamespace } from "../contract/names.ts";
-import type { AppDeps } from "../deps.ts";
-import { badRequest, forbidden, unknownSession } from "../errors.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
+import { badRequest, forbidden, unknownSession } from "../errors/pinboard-error.ts";
 import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
 

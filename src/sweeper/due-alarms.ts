@@ -1,6 +1,6 @@
 import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { Refusal } from "../placement/refusal.ts";
 import type { Resolution } from "../placement/resolver.ts";
 import { callInstance } from "./instance-calls.ts";

@@ -1,6 +1,6 @@
 import { attestationTarget, signAttestation } from "../contract/attestation.ts";
 import { ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER } from "../contract/header-names.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { callWorker, failureReason } from "../outbound/worker-call.ts";
 import { instanceUrl, WorkerUrlError } from "../outbound/worker-url.ts";
 import type { Resolution } from "../placement/resolver.ts";

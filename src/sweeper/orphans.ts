@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { scanOrphans } from "./lua/index.ts";
 import { budgetSpent, type SubrequestBudget } from "./subrequest-budget.ts";
 

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { bindingFor } from "../placement/bindings.ts";
 import { placeInstance } from "../placement/place-instance.ts";
 import type { Resolution } from "../placement/resolver.ts";

@@ -1,5 +1,5 @@
 import { parseInstanceMember } from "../contract/durable-index.ts";
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { bindingFor } from "../placement/bindings.ts";
 import { Refusal } from "../placement/refusal.ts";
 import { newSessionId } from "../registry/session-ids.ts";

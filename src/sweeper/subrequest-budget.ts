@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { RequestBudgetSpent, type RequestMeter } from "../redis/request-meter.ts";
 
 /** Kept off the platform's cap by default: the pass's own count is exact, this is headroom for what it cannot see. */

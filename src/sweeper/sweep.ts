@@ -1,4 +1,4 @@
-import type { AppDeps } from "../deps.ts";
+import type { AppDeps } from "../deps/app-deps.ts";
 import { meteredPort } from "../redis/request-meter.ts";
 import { newSessionId } from "../registry/session-ids.ts";
 import { type AlarmReport, sweepAlarms } from "./due-alarms.ts";

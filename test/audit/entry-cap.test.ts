@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AUDIT_ENTRY_MAX_BYTES } from "../../src/audit/entry.ts";
 import { recordAudit } from "../../src/audit/trail.ts";
-import type { Logger } from "../../src/log.ts";
+import type { Logger } from "../../src/log/logger.ts";
 import { readTrail } from "../support/audit-trail.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { createPassport, KeySourceUnavailable, type Principal } from "../../src/auth/passport.ts";
-import { PinboardError } from "../../src/errors.ts";
+import { PinboardError } from "../../src/errors/pinboard-error.ts";
 
 const secret = "passport-secret-passport-secret-0001";
 const key = new TextEncoder().encode(secret);

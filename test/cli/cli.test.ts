@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import type { OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";

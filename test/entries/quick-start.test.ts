@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { cloneLayout } from "../support/clone-layout.ts";
 import { until } from "../support/local-worker.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sweepNow } from "../../src/cli/sweep-now.ts";
-import type { Logger } from "../../src/log.ts";
+import type { Logger } from "../../src/log/logger.ts";
 import { readTrail, streamIds } from "../support/audit-trail.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { keyspaceDigest } from "../support/keyspace.ts";

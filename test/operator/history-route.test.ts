@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HistoryAnswer } from "../../src/operator/traffic-history.ts";
+import type { HistoryAnswer } from "../../src/metrics/traffic-history.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";

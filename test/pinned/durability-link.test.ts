@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FaultProxy, startFaultProxy } from "../../scripts/chaos/fault-proxy.ts";
 import { DurabilityUnavailableError, RedisDurabilityStore } from "../../src/pinned/index.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
 
 /**
  * The durability store's own connection on a link that loses its state without a reset (a

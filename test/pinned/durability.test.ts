@@ -12,7 +12,7 @@ import {
   RedisDurabilityStore,
   StaleEpochError,
 } from "../../src/pinned/index.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
 import { durableStore } from "../support/durability.ts";
 import { onCluster, startTestRedis, type TestRedis } from "../support/redis.ts";
 

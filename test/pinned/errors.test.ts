@@ -6,7 +6,7 @@ import { ChallengeState } from "../../src/pinned/challenge.ts";
 import { createWorker, RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { PinboardClient } from "../../src/pinned/pinboard-client.ts";
 import { Registration } from "../../src/pinned/registration.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";

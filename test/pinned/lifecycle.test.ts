@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker, listenPinned } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { type Fleet, type FleetWorker, startCounterFleet } from "../support/fleet.ts";
 import { Held } from "../support/held-instances.ts";
 import { memoryLogger, until } from "../support/local-worker.ts";

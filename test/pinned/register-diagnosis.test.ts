@@ -3,7 +3,7 @@ import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/p
 import type { Listening } from "../../src/pinned/node-server.ts";
 import type { PinnedLogger } from "../../src/pinned/types.ts";
 import { consoleLine } from "../../src/pinned/worker-options.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { startLatencyProxy } from "../support/latency-proxy.ts";

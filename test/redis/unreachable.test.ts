@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { ConfigError, parseConfig } from "../../src/config/config.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { until } from "../support/local-worker.ts";
 import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
 

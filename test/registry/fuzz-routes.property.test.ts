@@ -5,7 +5,7 @@ import type { ExecutionContext } from "hono";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { AppDeps } from "../../src/deps.ts";
+import type { AppDeps } from "../../src/deps/app-deps.ts";
 import {
   createWorker,
   type Instance,
@@ -16,7 +16,7 @@ import {
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { requestHostname } from "../../src/placement/bindings.ts";
 import { probeChallenge } from "../../src/registry/probe.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { badCredentials } from "../support/bad-credentials.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";

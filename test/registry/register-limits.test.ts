@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createPinboard } from "../../src/app.ts";
+import { createPinboard } from "../../src/app/app.ts";
+import { routeNamespaces } from "../../src/app/own-routes.ts";
 import { RESERVED_NAMESPACES } from "../../src/contract/names.ts";
-import type { AppEnv } from "../../src/deps.ts";
-import { routeNamespaces } from "../../src/own-routes.ts";
+import type { AppEnv } from "../../src/deps/app-deps.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { sha256, sha256Head } from "../../src/redis/sha256.ts";
 import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { until } from "../support/local-worker.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { startChallengeServer } from "../support/challenge-server.ts";
 import { cloneLayout } from "../support/clone-layout.ts";
 import { heartbeatBody, registerBody } from "../support/registration.ts";

@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
-import { createPinboard } from "../../src/app.ts";
+import { createPinboard } from "../../src/app/app.ts";
+import { buildDeps } from "../../src/app/bootstrap.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { mintCredential } from "../../src/auth/mint.ts";
-import { buildDeps } from "../../src/bootstrap.ts";
-import { parseConfig } from "../../src/config.ts";
-import type { AppDeps, AppEnv } from "../../src/deps.ts";
-import { createLogger } from "../../src/log.ts";
+import { parseConfig } from "../../src/config/config.ts";
+import type { AppDeps, AppEnv } from "../../src/deps/app-deps.ts";
+import { createLogger } from "../../src/log/logger.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
 import { type RedisTarget, redisTargetEnv } from "./redis.ts";

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { get } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
-import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 import { credential, TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 

@@ -4,8 +4,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../src/runtime/node/free-port.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../src/runtime/node/process/free-port.ts";
 
 /** One redis-server of a test cluster. */
 export interface ClusterNode {

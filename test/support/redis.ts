@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { Keys } from "../../src/redis/keys.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { type RedisCluster, startRedisCluster } from "./redis-cluster.ts";
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { reapOnExit } from "../../src/runtime/node/reap-on-exit.ts";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 
 export interface WorkerProcess {
   process: ChildProcess;

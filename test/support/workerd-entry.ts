@@ -25,7 +25,7 @@ export interface WorkersEntry {
 }
 
 /**
- * Runs the Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, talking to
+ * Runs the Workers entry (src/cloudflare.ts, bundled) inside workerd through Miniflare, talking to
  * the given Redis (over every node of a cluster) through the Upstash REST bridge with
  * @upstash/redis exactly as in production. `env` adds or overrides bindings (PINBOARD_* vars);
  * the passport secret is TEST_PASSPORT_SECRET.

@@ -1,4 +1,4 @@
-import type { RuntimeInfo } from "../../deps.ts";
+import type { RuntimeInfo } from "../../deps/runtime-info.ts";
 import { nodeJwsHs256 } from "./jws.ts";
 
 /**

@@ -1,23 +1,28 @@
 import { getRequestListener } from "@hono/node-server";
 import type { Registry } from "prom-client";
-import { createPinboard } from "../../app.ts";
-import { buildDeps } from "../../bootstrap.ts";
-import { type Config, parseConfig } from "../../config.ts";
-import type { AppDeps } from "../../deps.ts";
-import { createLogger, type Logger } from "../../log.ts";
-import { NodeDataPlane } from "./data-plane/server.ts";
-import { type DevPassport, devKeyExposureWarning, durableRedisForWorkers, mintDevPassport } from "./dev-credentials.ts";
-import { type DevEnvFile, printDevBanner } from "./dev-env-file.ts";
-import { type Listeners, startListeners } from "./listeners.ts";
-import { PrometheusMetrics } from "./metrics.ts";
-import { type MetricsSource, mountMetricsRoute } from "./metrics-route.ts";
-import { type NodeRedis, probeRedis, redisFromConfig } from "./redis-from-config.ts";
+import { createPinboard } from "../../app/app.ts";
+import { buildDeps } from "../../app/bootstrap.ts";
+import { type Config, parseConfig } from "../../config/config.ts";
+import type { AppDeps } from "../../deps/app-deps.ts";
+import { createLogger, type Logger } from "../../log/logger.ts";
+import {
+  type DevPassport,
+  devKeyExposureWarning,
+  durableRedisForWorkers,
+  mintDevPassport,
+} from "./dev-store/dev-credentials.ts";
+import { type DevEnvFile, printDevBanner } from "./dev-store/dev-env-file.ts";
+import { PrometheusMetrics } from "./metrics/metrics.ts";
+import { type MetricsSource, mountMetricsRoute } from "./metrics/metrics-route.ts";
+import { type Listeners, startListeners } from "./process/listeners.ts";
+import { type NodeRedis, probeRedis, redisFromConfig } from "./redis/redis-from-config.ts";
 import { nodeRuntime } from "./runtime-info.ts";
 import { startSweeperTimer } from "./sweeper-timer.ts";
+import { NodeDataPlane } from "./transport/server.ts";
 
 /**
  * A Pinboard running on Node (src/node.ts): the same Hono app on @hono/node-server, WebSocket
- * upgrades through the data plane (src/runtime/node/data-plane/), TCP Redis (or a private
+ * upgrades through the data plane (src/runtime/node/transport/), TCP Redis (or a private
  * redis-server when REDIS_URL is unset), the fleet claim on a timer, graceful shutdown.
  */
 export interface RunningPinboard {

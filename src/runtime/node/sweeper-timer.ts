@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps.ts";
+import type { AppDeps } from "../../deps/app-deps.ts";
 import { runSweep } from "../../sweeper/sweep.ts";
 
 /**

@@ -1,8 +1,9 @@
 import type { Context, Hono } from "hono";
-import { createPinboard } from "../../app.ts";
-import { buildDeps } from "../../bootstrap.ts";
-import { ConfigError, parseConfig } from "../../config.ts";
-import type { AppDeps, AppEnv, RuntimeInfo } from "../../deps.ts";
+import { createPinboard } from "../../app/app.ts";
+import { buildDeps } from "../../app/bootstrap.ts";
+import { ConfigError, parseConfig } from "../../config/config.ts";
+import type { AppDeps, AppEnv } from "../../deps/app-deps.ts";
+import type { RuntimeInfo } from "../../deps/runtime-info.ts";
 import { UpstashRedis } from "../../redis/rest/upstash-redis.ts";
 import { workerdUploadPipe } from "./upload-pipe.ts";
 

@@ -1,4 +1,4 @@
-import type { UploadPipe } from "../../data-plane/client-upload.ts";
+import type { UploadPipe } from "../../deps/runtime-info.ts";
 
 /** workerd's native pass-through streams (globals the Node types this project compiles with lack). */
 interface WorkerdStreams {

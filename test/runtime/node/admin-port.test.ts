@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_CSP, CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
-import { freePort } from "../../../src/runtime/node/free-port.ts";
+import { freePort } from "../../../src/runtime/node/process/free-port.ts";
 import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { type Fleet, startFleet } from "../../support/fleet.ts";
 import { registerBody } from "../../support/registration.ts";

@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { startEmbeddedRedis } from "../../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../../src/runtime/node/free-port.ts";
+import { startEmbeddedRedis } from "../../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../../src/runtime/node/process/free-port.ts";
 import { TEST_PASSPORT_SECRET } from "../../support/pinboard-app.ts";
 
 /**
  * The Node entry (`src/node.ts`, as a process) with a configuration it cannot run on: it stops
  * before it listens, with exit status 1 and a message naming what to change. The parsing itself
- * is test/config.test.ts.
+ * is test/config/config.unit.test.ts.
  */
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));

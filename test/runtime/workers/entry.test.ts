@@ -18,7 +18,7 @@ import { expectRouteOk } from "../../support/route-answers.ts";
 import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
 
 /**
- * The Workers entry (src/worker.ts, bundled) inside workerd through Miniflare, on real HTTP,
+ * The Workers entry (src/cloudflare.ts, bundled) inside workerd through Miniflare, on real HTTP,
  * talking to a real redis-server through the Upstash REST bridge with @upstash/redis.
  */
 
@@ -350,7 +350,7 @@ describe("the Workers entry in workerd", () => {
 });
 
 describe("wrangler deploy --dry-run", () => {
-  it("bundles src/worker.ts cleanly", async () => {
+  it("bundles src/cloudflare.ts cleanly", async () => {
     const child = spawn(
       process.execPath,
       [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "deploy", "--dry-run", "--outdir", ".tmp/dry"],

@@ -5,7 +5,7 @@ import { defineScript, type LuaScript } from "../../../src/contract/lua-script.t
 import { GuardedRedis, RedisReplyError, RedisUnavailableError } from "../../../src/redis/guarded.ts";
 import { REST_MAX_REQUEST_BYTES } from "../../../src/redis/rest/upstash-batch.ts";
 import { UpstashRedis } from "../../../src/redis/rest/upstash-redis.ts";
-import { freePort } from "../../../src/runtime/node/free-port.ts";
+import { freePort } from "../../../src/runtime/node/process/free-port.ts";
 import { flushScripts, loadScript, scriptCached, startTestRedis, type TestRedis } from "../../support/redis.ts";
 import { bridgeTarget } from "../../support/rest-bridge.ts";
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import type { LuaScript } from "../../../contract/lua-script.ts";
-import type { Logger } from "../../../log.ts";
+import type { Logger } from "../../../log/logger.ts";
 import type { RedisPort, RedisReply, ScriptCall } from "../../../redis/port.ts";
 import { clusterClient, clusterDeadline, serverClient } from "./ioredis-clients.ts";
 import { IoredisPort } from "./ioredis-port.ts";

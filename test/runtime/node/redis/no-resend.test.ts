@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LuaScript } from "../../../../src/contract/lua-script.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../../../src/runtime/node/embedded-redis.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../../../src/runtime/node/dev-store/embedded-redis.ts";
 import { TcpRedis } from "../../../../src/runtime/node/redis/tcp.ts";
 import { type ReplyHoldingProxy, startReplyHoldingProxy } from "../../../redis/reply-holding-proxy.ts";
 import { until } from "../../../support/local-worker.ts";

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LuaScript } from "../../../../src/contract/lua-script.ts";
-import { type EmbeddedRedis, startEmbeddedRedis } from "../../../../src/runtime/node/embedded-redis.ts";
-import { freePort } from "../../../../src/runtime/node/free-port.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "../../../../src/runtime/node/dev-store/embedded-redis.ts";
+import { freePort } from "../../../../src/runtime/node/process/free-port.ts";
 import { TcpRedis } from "../../../../src/runtime/node/redis/tcp.ts";
 import { until } from "../../../support/local-worker.ts";
 

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { PinboardError } from "../../src/errors/pinboard-error.ts";
+import { REFUSAL_ERRORS, Refusal, type RefusalOutcome } from "../../src/placement/refusal.ts";
+
+/**
+ * The refusals of a resolution (docs/protocol.md, Refusals): 404 `unknown namespace`, and for every
+ * other outcome 503 with its own error string and `Retry-After: max(1, ceil(remaining / 1000))`.
+ */
+
+describe("REFUSAL_ERRORS", () => {
+  it("holds the protocol's 503 error string of each refusal", () => {
+    expect(REFUSAL_ERRORS).toEqual({
+      "no-backends": "no live backends for namespace",
+      quarantine: "registry cold start, retry",
+      "not-serving": "not the serving fleet",
+      "no-hostname-workers": "no live workers for hostname",
+      "binding-quarantine": "hostname binding displaced, retry",
+      "env-conflict": "hostname bindings inconsistent, retry",
+      "takeover-pending": "takeover in progress, retry",
+      "takeover-denied": "placement held by another hostname",
+      inflight: "worker inflight cap exceeded, retry",
+      nack: "worker refused activation, retry",
+    });
+  });
+});
+
+describe("Refusal", () => {
+  it("unknown-ns is 404 unknown namespace, without Retry-After", () => {
+    const refusal = new Refusal("unknown-ns", 5000);
+    expect(refusal).toBeInstanceOf(PinboardError);
+    expect({ outcome: refusal.outcome, status: refusal.status, body: refusal.body, headers: refusal.headers }).toEqual({
+      outcome: "unknown-ns",
+      status: 404,
+      body: { error: "unknown namespace" },
+      headers: {},
+    });
+  });
+
+  it("every other outcome is 503 with its error string and Retry-After: 1 by default", () => {
+    for (const [outcome, error] of Object.entries(REFUSAL_ERRORS)) {
+      const refusal = new Refusal(outcome as RefusalOutcome);
+      expect({
+        outcome: refusal.outcome,
+        status: refusal.status,
+        body: refusal.body,
+        headers: refusal.headers,
+      }).toEqual({ outcome, status: 503, body: { error }, headers: { "Retry-After": "1" } });
+    }
+  });
+
+  it("rounds the remaining window up to whole seconds, at least 1", () => {
+    const retryAfter = (remainingMs: number) => new Refusal("quarantine", remainingMs).headers["Retry-After"];
+    expect(retryAfter(0)).toBe("1");
+    expect(retryAfter(-2500)).toBe("1");
+    expect(retryAfter(1)).toBe("1");
+    expect(retryAfter(1000)).toBe("1");
+    expect(retryAfter(1001)).toBe("2");
+    expect(retryAfter(14_999)).toBe("15");
+    expect(retryAfter(15_000)).toBe("15");
+  });
+});
