@@ -27,6 +27,7 @@ export const UNIT_TESTS = [
   "test/contract/base64url.test.ts",
   "test/contract/bounded-lru.test.ts",
   "test/contract/durable-index.test.ts",
+  "test/contract/json-text.test.ts",
   "test/contract/names.test.ts",
   "test/contract/terminal-safe.test.ts",
   "test/data-plane/framing.test.ts",
