@@ -13,7 +13,7 @@
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { startNodeFlags } from "../scripts/start-flags.ts";
+import { startNodeFlags } from "../bin/node-flags.mjs";
 import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, installReaper, killAll, ROOT, spawnNode } from "./children.ts";
 import { type LoadSpec, loadWindow, mb } from "./load.ts";

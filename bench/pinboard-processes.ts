@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { startNodeFlags } from "../scripts/start-flags.ts";
+import { startNodeFlags } from "../bin/node-flags.mjs";
 import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, killWhenBenchDies, ROOT, spawnNode } from "./children.ts";
 import { type LoadSpec, loadWindow } from "./load.ts";

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startNodeFlags } from "../scripts/start-flags.ts";
+import { startNodeFlags } from "../bin/node-flags.mjs";
 import { mintCredential } from "../src/auth/mint.ts";
 import { Keys } from "../src/redis/keys.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "../src/runtime/node/dev-store/embedded-redis.ts";

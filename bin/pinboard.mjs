@@ -7,26 +7,20 @@
 // Either way the child gets the same argv and stdio; its exit status (or signal) is this process's.
 // SIGTERM, SIGINT and SIGHUP are passed on (see stopChild), also when the parent dies (npx).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { startNodeFlags } from "./node-flags.mjs";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
 const inClone = existsSync(`${root}src/cli/main.ts`) && existsSync(`${root}scripts/build-if-stale.mjs`);
-
-function nodeFlags() {
-  const manifest = JSON.parse(readFileSync(`${root}package.json`, "utf8"));
-  return String(manifest.config?.nodeFlags ?? "")
-    .split(/\s+/)
-    .filter(Boolean);
-}
 
 function serveCommand() {
   if (inClone) {
     const build = spawnSync(process.execPath, [`${root}scripts/build-if-stale.mjs`, root], { stdio: "inherit" });
     if (build.status !== 0) process.exit(build.status ?? 1);
   }
-  return ["--enable-source-maps", ...nodeFlags(), `${root}dist/src/node.js`, ...args.slice(1)];
+  return ["--enable-source-maps", ...startNodeFlags(), `${root}dist/src/node.js`, ...args.slice(1)];
 }
 
 /** A module of src/cli/ (`main` or `mint-credential`) with its arguments. */

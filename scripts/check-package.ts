@@ -1,8 +1,8 @@
 /**
  * `npm run check:package`: what a user gets from `npm install pinboard`, checked end to end.
  *
- *   1. `npm pack` (prepack builds dist/), then the tarball is installed into a fresh temporary
- *      project, with nothing of this clone on its module path;
+ *   1. `npm pack` (prepack builds dist/) holds LICENSE, README.md and the `pinboard` bin, then the
+ *      tarball is installed into a fresh temporary project, with nothing of this clone on its module path;
  *   2. a TypeScript user of `pinboard`, `pinboard/pinned` and `pinboard/node` type-checks with
  *      moduleResolution node16, with bundler, and with the tsconfig `tsc --init` writes (nodenext,
  *      exactOptionalPropertyTypes: options filled from process.env, which may be undefined);
@@ -52,10 +52,19 @@ export function readmeBlock(readme: string, name: string, lang: string): string 
   return block[1];
 }
 
+/** Files `package.json` promises a user (its `files`, `bin`, the license it names) that the tarball must hold. */
+const REQUIRED_IN_TARBALL = ["LICENSE", "README.md", "package.json", "bin/pinboard.mjs"];
+
+function missingFromTarball(packedPaths: readonly string[]): string[] {
+  return REQUIRED_IN_TARBALL.filter((path) => !packedPaths.includes(path));
+}
+
 function packInto(dir: string): string {
   const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], ROOT)) as [
-    { filename: string },
+    { filename: string; files: { path: string }[] },
   ];
+  const missing = missingFromTarball(packed.files.map((file) => file.path));
+  if (missing.length > 0) throw new Error(`the npm pack tarball lacks ${missing.join(", ")}`);
   return join(dir, packed.filename);
 }
 

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { startNodeFlags } from "../../bin/node-flags.mjs";
 import { mintCredential } from "../../src/auth/mint.ts";
 import {
   createWorker,
@@ -21,7 +22,6 @@ import type { Listening } from "../../src/pinned/node-server.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
-import { startNodeFlags } from "../start-flags.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

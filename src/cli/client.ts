@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { VIA_HEADER } from "../audit/via.ts";
+import { parseJson } from "../contract/json-text.ts";
 import { describeIssues, errorAnswer } from "./schemas.ts";
 
 /**
@@ -133,15 +134,6 @@ export class OperatorClient {
     }
     if (json === undefined) throw new UnexpectedAnswerError(path, `not JSON (HTTP ${response.status})`);
     return json;
-  }
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type AuditEntry, isAuditType, isAuditVia, kindOf } from "../audit/entry.ts";
 import type { PinboardClaim } from "../auth/claims.ts";
+import { parseJsonObject } from "../contract/json-text.ts";
 import type { AppDeps } from "../deps/app-deps.ts";
 import { type AuditQuery, MAX_AUDIT_LIMIT } from "./audit-query.ts";
 import { visibleEntry } from "./audit-scope.ts";
@@ -114,13 +115,5 @@ function parseEntry(id: string, fields: Record<string, string>): AuditEntry | nu
 }
 
 function parseObject(json: string | undefined): Record<string, unknown> | null {
-  if (json === undefined) return null;
-  try {
-    const value = JSON.parse(json) as unknown;
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
+  return json === undefined ? null : parseJsonObject(json);
 }

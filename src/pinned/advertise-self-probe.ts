@@ -1,3 +1,4 @@
+import { parseJsonObject } from "../contract/json-text.ts";
 import { describeNetworkError } from "./pinboard-client.ts";
 import { PROXY_SECRET_HEADER } from "./responses.ts";
 
@@ -118,12 +119,7 @@ async function readCapped(response: Response, cap: number): Promise<string> {
 }
 
 function jsonField(text: string, field: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)[field] : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonObject(text)?.[field];
 }
 
 function oneLine(text: string): string {

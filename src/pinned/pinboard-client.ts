@@ -2,6 +2,7 @@
  * Calls to Pinboard's worker routes. Each call answers { status, body } for any HTTP answer
  * (the caller decides what a status means) and throws only when no answer arrived.
  */
+import { parseJsonObject } from "../contract/json-text.ts";
 
 export type Credential = string | (() => string | Promise<string>);
 
@@ -71,15 +72,7 @@ export class PinboardClient {
         redirect: "manual",
         signal: controller.signal,
       });
-      const text = await response.text();
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = null;
-      }
-      const object = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : {};
-      return { status: response.status, body: object as Record<string, unknown> };
+      return { status: response.status, body: parseJsonObject(await response.text()) ?? {} };
     } finally {
       clearTimeout(timer);
     }

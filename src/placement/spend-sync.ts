@@ -11,41 +11,7 @@ import {
 /** What this module uses of the app's dependencies. */
 export type SpendSyncDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "runtime" | "metrics">;
 
-/**
- * Spend sync: lets a placement decision in one bucket see the new placements made in the others.
- *
- * A new placement can only write its own bucket's slot: the resolve script decrements the chosen
- * entry of that bucket's namespace list and counts the placement on the bucket's spent hash
- * (keys.ts `spent`, what /registry/workers sums). Every other bucket keeps offering the worker
- * at its full headroom until the next heartbeat. So each app instance keeps a small batch of the
- * sessions that got a new placement here, and at most every flushIntervalMs syncs them:
- *
- *   1. spend-sync-read on every bucket (one runMany): each session's spent count there, and its
- *      namespace lists (from the mirror of the bucket it placed in);
- *   2. spend-sync-apply on every bucket (one runMany): lowers the session's entries in each of
- *      its lists there to  H − (its count in that bucket) − (the counts of all other buckets),
- *      all under the headroom revision read, and only while the bucket's mirror holds that
- *      revision (a heartbeat's new headroom is never lowered by spends of the old one).
- *
- * The counts are absolute and the entries only ever lowered to what the counts say, so a sync is
- * idempotent, may run late, twice or out of order, and never subtracts a placement twice; a lost
- * sync (a full batch, a crashed node, a Redis error) is made good by the session's next one or
- * its next heartbeat. The spent counts stay the record's truth: this writes only list entries.
- *
- * Guarantee: a placement decision sees every new placement made, on any node, more than one
- * flush interval plus the sync's two round trips earlier (≈ 100 ms), under the worker's current
- * headroom revision — plus, at once, every placement in its own bucket and namespace (the resolve
- * script's own decrement). Best effort beyond that bound: see above.
- *
- * Cost: nothing on a request for an existing placement (it never gets here). A new placement adds
- * one map insert; the batch then costs two pipelines of `shards` scripts each, whatever its size
- * (up to BATCH_CAP sessions; beyond that sessions are dropped and counted).
- *
- * Timing: the batch is flushed FLUSH_INTERVAL_MS after the previous flush started (at once after
- * a quiet spell). On Node the timer runs by itself (unref'd). On Workers an isolate runs no
- * timers between requests, so the flush's promise is handed to every request that joins the
- * batch through `defer` (waitUntil keeps it running).
- */
+// Spend sync shows each bucket the new placements made in the others: design in docs/decisions.md, "How a spend sync runs".
 
 export const FLUSH_INTERVAL_MS = 100;
 /**

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { startNodeFlags } from "../../bin/node-flags.mjs";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { until } from "../support/local-worker.ts";
 import { childPids, processExists } from "../support/process-tree.ts";
@@ -83,6 +84,10 @@ describe("pinboard serve and signals to the main pid", () => {
     expect(pids.server).toBeGreaterThan(0);
     expect(pids.redis).toBeGreaterThan(0);
     expect(await portClosed(s.port)).toBe(false);
+    // The server runs with `npm start`'s Node flags (package.json config.nodeFlags).
+    const serverArgv = readFileSync(`/proc/${pids.server}/cmdline`, "utf8").split("\0");
+    expect(startNodeFlags()).toContain("--max-old-space-size=1024");
+    expect(serverArgv).toEqual(expect.arrayContaining(startNodeFlags()));
 
     process.kill(pids.launcher, "SIGTERM");
     expect(await s.exited).toBe(0);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeFlags } from "../../scripts/start-flags.ts";
+import { startNodeFlags } from "../../bin/node-flags.mjs";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 

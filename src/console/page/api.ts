@@ -3,6 +3,7 @@
  * operator pasted (kept in sessionStorage for this tab only). Every answer comes back as it is,
  * with the status, so the page can show the API's own words.
  */
+import { parseJson } from "../../contract/json-text.ts";
 
 export interface Answer<T = unknown> {
   status: number;
@@ -41,13 +42,7 @@ export async function call<T>(method: "GET" | "POST", path: string, body?: unkno
   } catch {
     return { status: 0, body: null, error: "Pinboard could not be reached" };
   }
-  const text = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
+  const parsed = parseJson(await response.text()) ?? null;
   const error =
     parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string"
       ? (parsed as { error: string }).error

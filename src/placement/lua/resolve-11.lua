@@ -9,11 +9,11 @@
     5. affinity: the attested caller's own session, else rendezvous on the affinity key's slot
        (key mod 1024), while the preferred worker's headroom ≥ mean / balance factor;
     6. otherwise power of two choices on headroom.
-    Steps 4–6 read the list's indexes (lua-ns-list.ts): the mean comes from the summary less the
-    few non-candidates, the slot's winner is cached per candidate-set version, and the two
+    Steps 4–6 read the list's indexes (includes/ns-list.lua): the mean comes from the summary less
+    the few non-candidates, the slot's winner is cached per candidate-set version, and the two
     random candidates are drawn by rank from the expiry index, so a new placement costs O(log n)
-    in n workers. A full scan of the list is the fallback (no cached winner, too few distinct
-    draws, only ejected candidates left), and it rewrites the summary;
+    in n workers. A full scan of the list is the fallback (a missing or outdated cached winner,
+    too few distinct draws, only ejected candidates left), and it rewrites the summary;
     7. a new epoch max(now µs, previous + 1, old row's + 1); the old row is listed on the
        overwritten hash; the chosen entry's headroom is decremented and the placement counted on
        the bucket's spent hash (under the mirror's headroom revision: what /registry/workers

@@ -1,13 +1,14 @@
 import { RedisReplyError, RedisUnavailableError } from "../redis-errors.ts";
 
 /**
- * How the REST adapter (upstash.ts) reads a failure of @upstash/redis. It sends every command in
- * a POST /pipeline (upstash-batch.ts), so a failure comes in one of two forms:
+ * How the REST adapter (upstash-redis.ts) reads a failure of @upstash/redis. It sends every command
+ * in a POST /pipeline (upstash-batch.ts), so a failure comes in one of two forms:
  *
  * - The whole request failed: a non-2xx answer (401/403 for a wrong or read-only token, 413 past
  *   the request-size limit, 429 past a quota, 5xx from the endpoint or a proxy in front of it), an
- *   answer that is not JSON, or a fetch that failed after the client's retries. None of these is
- *   a fault of a command: Redis is unavailable to this request (503 `redis unavailable, retry`).
+ *   answer that is not JSON, or a fetch that failed or timed out (after the client's own retries,
+ *   which a metered adapter turns off). None of these is a fault of a command: Redis is
+ *   unavailable to this request (503 `redis unavailable, retry`).
  * - One item of the pipeline failed: Redis ran the command and refused it (a script error,
  *   WRONGTYPE, NOSCRIPT…), a reply error (500, or a retry for LOADING/BUSY… per GuardedRedis),
  *   unless its text is one of the endpoint's own refusals (an auth or quota error, a size limit
