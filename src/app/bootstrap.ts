@@ -9,8 +9,8 @@ import { Fleet } from "../fleet/serving-fleet.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { fanOut, HealthCounters, type MetricsSink } from "../metrics/metrics-sink.ts";
 import { TrafficHistory } from "../metrics/traffic-history.ts";
-import { GuardedRedis } from "../redis/guarded.ts";
 import { Keys } from "../redis/keys.ts";
+import { RedisOutageGuard } from "../redis/outage-guard.ts";
 import type { RedisPort } from "../redis/port.ts";
 import { newSessionId } from "../registry/session-ids.ts";
 
@@ -31,7 +31,7 @@ export interface BootstrapOptions {
 /** Wires the app's dependencies the same way for both entries. */
 export function buildDeps(options: BootstrapOptions): AppDeps {
   const { config, runtime } = options;
-  const redis = new GuardedRedis(options.redis);
+  const redis = new RedisOutageGuard(options.redis);
   const now = options.now ?? (() => Date.now());
   const log = options.log ?? createLogger(config.logLevel);
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
@@ -45,7 +45,7 @@ export function buildDeps(options: BootstrapOptions): AppDeps {
   const history = new TrafficHistory({ now });
   const metrics = fanOut([counters, history, ...(options.metrics ? [options.metrics] : [])]);
   const durable = {
-    redis: options.durableRedis ? new GuardedRedis(options.durableRedis) : redis,
+    redis: options.durableRedis ? new RedisOutageGuard(options.durableRedis) : redis,
     keys: new DurableKeys(config.durable.prefix),
   };
   return {

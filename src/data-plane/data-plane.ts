@@ -3,11 +3,11 @@ import { errorAnswer, notFound, PinboardError } from "../errors/pinboard-error.t
 import { type AffinityKey, clientIpAffinity } from "../placement/affinity.ts";
 import { InflightGate } from "../placement/inflight.ts";
 import { OutlierTracker } from "../placement/outliers.ts";
+import { isDataPlanePath, parseDataPath } from "./data-path.ts";
 import { framingRefused } from "./framing.ts";
 import type { InboundRequest } from "./inbound.ts";
 import { PlacementLoop } from "./placement-loop.ts";
 import { planForward } from "./plan.ts";
-import { isDataPlanePath, parseDataPath } from "./route.ts";
 import type { Transport } from "./transport.ts";
 
 export { STALE_RESOLUTION_MS } from "./placement-loop.ts";

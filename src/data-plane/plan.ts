@@ -6,8 +6,8 @@ import { Refusal } from "../placement/refusal.ts";
 import type { ResolveRequest } from "../placement/resolver.ts";
 import { assertInCallerScope, type Caller, verifyCaller } from "./caller.ts";
 import { type AccountClaim, dataPlanePassport } from "./data-passport.ts";
+import type { DataPath } from "./data-path.ts";
 import type { InboundRequest } from "./inbound.ts";
-import type { DataPath } from "./route.ts";
 
 /** What this module uses of the app's dependencies. */
 export type PlanDeps = Pick<

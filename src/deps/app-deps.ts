@@ -44,7 +44,7 @@ export interface AppDeps {
 export interface AppEnv {
   Variables: {
     principal: Principal;
-    /** The principal's account tag, set by the worker routes (registry/guards.ts). */
+    /** The principal's account tag, set by the worker routes (registry/access.ts). */
     accountTag: string;
   };
 }

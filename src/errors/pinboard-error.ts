@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { RedisUnavailableError } from "../redis/guarded.ts";
-import { redactRedisText, redactStack } from "../redis/redis-errors.ts";
+import { RedisUnavailableError, redactRedisText, redactStack } from "../redis/redis-errors.ts";
 
 /**
  * The one error type of Pinboard. Routes throw it; `renderError` turns it into the response.

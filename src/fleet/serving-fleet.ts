@@ -1,10 +1,10 @@
 import type { Config } from "../config/config.ts";
 import { notServing } from "../errors/pinboard-error.ts";
 import type { Logger } from "../log/logger.ts";
-import { RedisUnavailableError } from "../redis/guarded.ts";
 import type { Keys } from "../redis/keys.ts";
 import { fleetClaim } from "../redis/lua/index.ts";
 import type { RedisPort } from "../redis/port.ts";
+import { RedisUnavailableError } from "../redis/redis-errors.ts";
 
 /** Bumped when the Redis layout changes incompatibly; part of the fleet license. */
 export const SCHEMA_VERSION = 1;

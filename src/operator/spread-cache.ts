@@ -2,7 +2,7 @@ import type { PinboardClaim } from "../auth/claims.ts";
 
 /**
  * How long GET /registry/spread keeps an answer: 10 s, or 20 times what counting it took when
- * that is longer, so that however many placements there are, the census of one scope keeps Redis
+ * that is longer, so that however many placements there are, the spread count of one scope keeps Redis
  * busy for at most about a twentieth of the time on each node (each isolate on Workers).
  */
 export const SPREAD_CACHE = {
@@ -15,7 +15,7 @@ export const SPREAD_CACHE = {
 /**
  * The answers of GET /registry/spread, kept per claim scope (the claim's namespaces, hostnames
  * and envs: what decides which rows and workers a credential sees), in this node's memory. Only
- * finished answers are kept, never a census in flight: on Workers a promise must not outlive the
+ * finished answers are kept, never a count in flight: on Workers a promise must not outlive the
  * request whose I/O settles it.
  */
 export class SpreadCache<T> {

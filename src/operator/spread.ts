@@ -2,15 +2,15 @@ import { checkEnv, checkNamespace, type PinboardClaim } from "../auth/claims.ts"
 import type { AppDeps } from "../deps/app-deps.ts";
 import type { WorkerRecord } from "../registry/record.ts";
 import { liveRecords, visibleAmong } from "./fleet-view.ts";
-import { type Census, type CensusDeps, countPlacements, listSpaces, type Space } from "./placement-census.ts";
 import { rowScopeError } from "./scope.ts";
 import { SpreadCache } from "./spread-cache.ts";
+import { countSpread, listSpaces, type Space, type SpreadCount, type SpreadCountDeps } from "./spread-count.ts";
 
 /** What this module uses of the app's dependencies. */
-export type SpreadDeps = CensusDeps & Pick<AppDeps, "config" | "now">;
+export type SpreadDeps = SpreadCountDeps & Pick<AppDeps, "config" | "now">;
 
 export interface SpreadAnswer {
-  /** Redis-clock ms at which the census began. */
+  /** Redis-clock ms at which the count began. */
   countedAt: number;
   /** Every space the claim covers was counted to its end (else the counts are lower bounds). */
   complete: boolean;
@@ -22,7 +22,7 @@ export interface SpreadAnswer {
 
 /**
  * GET /registry/spread (an extension, for the console): how the placements the claim covers
- * spread over the live workers it may see, counted inside Redis (placement-census.ts). Consoles
+ * spread over the live workers it may see, counted inside Redis (spread-count.ts). Consoles
  * read it every few seconds, so each answer is kept per node (per isolate on Workers) and per
  * claim scope for a while (spread-cache.ts), in the reader this makes: one per app.
  */
@@ -36,12 +36,12 @@ async function spread(deps: SpreadDeps, claim: PinboardClaim): Promise<SpreadAns
   const [{ now, records }, spaces] = await Promise.all([liveRecords(deps), listSpaces(deps)]);
   const workers = visibleAmong(records, claim, aware);
   const covered = spaces.filter((s) => coversSpace(claim, s, aware));
-  const census = await countPlacements(deps, covered);
+  const count = await countSpread(deps, covered);
   const live = new Map(records.map((r) => [r.sessionId, r]));
-  const { owned, unowned } = judgeTallies(census, live, claim, aware);
+  const { owned, unowned } = judgeTallies(count, live, claim, aware);
   return {
     countedAt: now,
-    complete: census.complete,
+    complete: count.complete,
     workers: workers.map((w) => ({ sessionId: w.record.sessionId, placements: owned.get(w.record.sessionId) ?? 0 })),
     unowned,
   };
@@ -62,14 +62,14 @@ function coversSpace(claim: PinboardClaim, space: Space, aware: boolean): boolea
  * their own hostname and env (rowScopeError). Rows of a live owner out of the claim count nowhere.
  */
 function judgeTallies(
-  census: Census,
+  count: SpreadCount,
   live: ReadonlyMap<string, WorkerRecord>,
   claim: PinboardClaim,
   aware: boolean,
 ): { owned: Map<string, number>; unowned: number } {
   const owned = new Map<string, number>();
   let unowned = 0;
-  for (const t of census.tallies) {
+  for (const t of count.tallies) {
     const owner = live.get(t.sessionId) ?? null;
     if (rowScopeError(claim, t.ns, t.env, { hostname: t.hostname }, owner, aware) !== null) continue;
     if (owner) owned.set(owner.sessionId, (owned.get(owner.sessionId) ?? 0) + t.rows);

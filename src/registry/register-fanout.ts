@@ -22,7 +22,8 @@ export type RegisterFanoutDeps = Pick<AppDeps, "config" | "redis" | "keys" | "lo
  * register answers its error: a failed register leaves nothing a resolve can see.
  */
 
-export interface Instance {
+/** An instance by its namespace and id (the worker library's InstanceRef, src/pinned/durability.ts). */
+export interface InstanceRef {
   ns: string;
   id: string;
 }
@@ -37,9 +38,9 @@ export async function mirrorAndReclaim(
   deps: RegisterFanoutDeps,
   record: WorkerRecord,
   json: string,
-  instances: readonly Instance[],
+  instances: readonly InstanceRef[],
   prevSessionId: string,
-): Promise<Instance[]> {
+): Promise<InstanceRef[]> {
   const { keys, config } = deps;
   const byBucket = new Map<number, Array<{ env: string; ns: string; id: string }>>();
   for (const { ns, id } of instances) {
@@ -69,7 +70,7 @@ export async function mirrorAndReclaim(
           rows: rest,
         });
 
-  const duplicates: Instance[] = [];
+  const duplicates: InstanceRef[] = [];
   const windDowns: Array<{ ns: string; id: string; deadlineAt: number }> = [];
   const collect = (result: ReturnType<typeof parseRebindRows>) => {
     for (const duplicate of result.duplicates) duplicates.push(duplicate);
@@ -97,7 +98,7 @@ export async function mirrorAndReclaim(
 export async function undoRegistration(
   deps: RegisterFanoutDeps,
   record: WorkerRecord,
-  instances: readonly Instance[],
+  instances: readonly InstanceRef[],
   prevSessionId: string,
 ): Promise<void> {
   const { keys, log } = deps;

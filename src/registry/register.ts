@@ -8,7 +8,7 @@ import { registerSession } from "./lua/index.ts";
 import { probeChallenge } from "./probe.ts";
 import { parseRecord, type WorkerRecord } from "./record.ts";
 import { scopeViolation } from "./record-scope.ts";
-import { type Instance, mirrorAndReclaim, undoRegistration } from "./register-fanout.ts";
+import { type InstanceRef, mirrorAndReclaim, undoRegistration } from "./register-fanout.ts";
 import type { RegisterBody } from "./schemas.ts";
 import { drainDeadlineSeconds, newSessionId } from "./session-ids.ts";
 
@@ -94,7 +94,7 @@ export async function register(
   const record = parseRecord(json);
 
   const prev = written.prevAllowed ? (body.prevSessionId ?? "") : "";
-  let duplicates: Instance[];
+  let duplicates: InstanceRef[];
   try {
     duplicates = await mirrorAndReclaim(deps, record, json, fields.instances, prev);
   } catch (err) {

@@ -13,7 +13,7 @@ import {
   unknownSession,
 } from "../../src/errors/pinboard-error.ts";
 import { createLogger } from "../../src/log/logger.ts";
-import { RedisUnavailableError } from "../../src/redis/guarded.ts";
+import { RedisUnavailableError } from "../../src/redis/redis-errors.ts";
 
 /**
  * Pinboard's one error type and its answers: the protocol's status, body and headers of each error,

@@ -3,7 +3,7 @@ import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { SPREAD_CACHE, SpreadCache } from "../../src/operator/spread-cache.ts";
 
 /**
- * The spread's answers kept per claim scope: 10 s, or 20 times what the census took when that
+ * The spread's answers kept per claim scope: 10 s, or 20 times what the count took when that
  * is longer; claims that differ only in what does not decide visibility share an answer; at
  * most SPREAD_CACHE.entries scopes, the oldest answer dropped first.
  */
@@ -72,7 +72,7 @@ describe("SpreadCache", () => {
     );
   });
 
-  it("keeps nothing when the census fails", async () => {
+  it("keeps nothing when the count fails", async () => {
     const cache = new SpreadCache<string>(clocked().now);
     await expect(cache.get(claim(["/a"]), async () => Promise.reject(new Error("redis down")))).rejects.toThrow();
     expect(await cache.get(claim(["/a"]), async () => "counted")).toBe("counted");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CENSUS_BUDGET } from "../../src/operator/placement-census.ts";
 import { SPREAD_CACHE } from "../../src/operator/spread-cache.ts";
+import { SPREAD_COUNT_BUDGET } from "../../src/operator/spread-count.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { credential } from "../support/pinboard-app.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
@@ -11,9 +11,9 @@ import { type ServedPinboard, startServedPinboard } from "../support/served-pinb
 
 /**
  * GET /registry/spread: placements per visible live worker and the rows without a live owner,
- * counted inside Redis (count-owners-1.lua) over the spaces the claim covers; exact across the
+ * counted inside Redis (spread-slice-1.lua) over the spaces the claim covers; exact across the
  * slices of a space larger than one call; `complete: false` with the counts of what was counted
- * when the census reaches its budget; each answer kept per claim scope for 10 s of this node's
+ * when the count reaches its budget; each answer kept per claim scope for 10 s of this node's
  * clock (injected here).
  */
 
@@ -120,7 +120,7 @@ describe("GET /registry/spread", () => {
 
   it("counts a space larger than one script call's budget exactly, in several calls", async () => {
     const ids: string[] = [];
-    for (let i = 0; ids.length < CENSUS_BUDGET.rowsPerCall + 2000; i++)
+    for (let i = 0; ids.length < SPREAD_COUNT_BUDGET.rowsPerCall + 2000; i++)
       if (keys.bucketOf(`big-${i}`) === 7) ids.push(`big-${i}`);
     await putRows(
       t,
@@ -158,7 +158,7 @@ describe("GET /registry/spread", () => {
     const perBucket: string[] = [];
     for (let i = 0; perBucket.length < keys.shards; i++)
       if (keys.bucketOf(`one-${i}`) === perBucket.length) perBucket.push(`one-${i}`);
-    const maxSpaces = CENSUS_BUDGET.roundTrips * CENSUS_BUDGET.callsPerRound;
+    const maxSpaces = SPREAD_COUNT_BUDGET.roundTrips * SPREAD_COUNT_BUDGET.callsPerRound;
     const namespaces = Array.from({ length: maxSpaces / keys.shards + 6 }, (_, n) => `/n${String(n).padStart(3, "0")}`);
     for (const ns of namespaces)
       await putRows(

@@ -337,7 +337,7 @@ describe("data plane through the Pinboard process on the cluster", () => {
     );
     expect(entries).toEqual(expect.arrayContaining(["race-a", "race-b", "race-c", "orphaned-1"]));
     // The explorer's reads: a prefix search (HSCAN MATCH), one placement's story, and the spread
-    // counted by the census script in every bucket's slot.
+    // counted by the spread-slice script in every bucket's slot.
     const search = await get<{ namespaces: Array<{ entries: Array<{ id: string }> }> }>(
       "/registry/overview?limit=100&prefix=race-",
       auth,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisRestServer } from "../../scripts/redis-rest.ts";
 import { defineScript } from "../../src/contract/lua-script.ts";
-import { GuardedRedis } from "../../src/redis/guarded.ts";
+import { RedisOutageGuard } from "../../src/redis/outage-guard.ts";
 import { RequestBudgetSpent } from "../../src/redis/request-meter.ts";
 import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { SubrequestBudget } from "../../src/sweeper/subrequest-budget.ts";
@@ -33,7 +33,7 @@ afterAll(async () => {
 describe("a metered REST port", () => {
   it("counts a pipeline of commands as the one HTTP request it is", async () => {
     const budget = new SubrequestBudget(5);
-    const port = new GuardedRedis(rest).metered(budget);
+    const port = new RedisOutageGuard(rest).metered(budget);
     const before = bridge.requests();
     await Promise.all([port.set("{m}a", "1"), port.set("{m}b", "2"), port.get("{m}c"), port.timeMs()]);
     expect(bridge.requests() - before).toBe(1);
@@ -46,14 +46,14 @@ describe("a metered REST port", () => {
     await flushScripts(t);
     const budget = new SubrequestBudget(5);
     const before = bridge.requests();
-    expect(await new GuardedRedis(rest).metered(budget).run(script, ["{m}k"], ["hello"])).toBe("hello");
+    expect(await new RedisOutageGuard(rest).metered(budget).run(script, ["{m}k"], ["hello"])).toBe("hello");
     expect(bridge.requests() - before).toBe(2);
     expect(budget.used).toBe(2);
   });
 
   it("refuses past the budget with RequestBudgetSpent, sending nothing", async () => {
     const budget = new SubrequestBudget(1);
-    const port = new GuardedRedis(rest).metered(budget);
+    const port = new RedisOutageGuard(rest).metered(budget);
     await port.set("{m}first", "1");
     const before = bridge.requests();
     const err = await port.set("{m}second", "2").then(
@@ -69,7 +69,7 @@ describe("a metered REST port", () => {
 describe("a metered TCP port", () => {
   it("counts each call and refuses past the budget with RequestBudgetSpent, sending nothing", async () => {
     const budget = new SubrequestBudget(2);
-    const port = new GuardedRedis(t.redis).metered(budget);
+    const port = new RedisOutageGuard(t.redis).metered(budget);
     await port.set("{m}tcp-1", "1");
     await port.set("{m}tcp-2", "2");
     await expect(port.set("{m}tcp-3", "3")).rejects.toBeInstanceOf(RequestBudgetSpent);

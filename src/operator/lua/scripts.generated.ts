@@ -66,71 +66,6 @@ export function applyDrainScriptCall(keys: ApplyDrainKeys, argv: ApplyDrainArgv)
   };
 }
 
-/** src/operator/lua/count-owners-1.lua */
-export const countOwnersScript = defineScript(
-  "count-owners",
-  `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local now = now_ms()
-local cursor, budget, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
--- hostname → sessionId → rows: nested, so no string is built per row (this loop is the cost).
-local tally, scanned = {}, 0
-repeat
-  local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', count)
-  cursor = page[1]
-  local rows = page[2]
-  for i = 2, #rows, 2 do
-    local sid, epoch, expiry, host = string.match(rows[i], '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n?([^\\n]*)')
-    if sid == nil or epoch == '' or (expiry ~= '' and tonumber(expiry) <= now) then sid = '' end
-    host = host or ''
-    local owners = tally[host]
-    if owners == nil then
-      owners = {}
-      tally[host] = owners
-    end
-    owners[sid] = (owners[sid] or 0) + 1
-  end
-  scanned = scanned + #rows / 2
-until cursor == '0' or scanned >= budget
-local out = {cursor, scanned}
-for host, owners in pairs(tally) do
-  for sid, n in pairs(owners) do
-    out[#out + 1] = sid .. '\\n' .. host
-    out[#out + 1] = n
-  end
-end
-return out
-`,
-  "0cf64d12c317e070dd452505c10d26ad16c5b526",
-);
-
-export interface CountOwnersKeys {
-  /** KEYS[1] hash id → row `sessionId \n epoch \n expiry \n hostname \n tag` */
-  placements: string;
-}
-
-export interface CountOwnersArgv {
-  /** ARGV[1] HSCAN cursor to go on from ("0": the start) */
-  cursor: string | number;
-  /** ARGV[2] rows to look at in this call, about */
-  budget: string | number;
-  /** ARGV[3] HSCAN's COUNT for each page */
-  count: string | number;
-}
-
-/** count-owners's call: KEYS and ARGV in the order its header names them. */
-export function countOwnersScriptCall(keys: CountOwnersKeys, argv: CountOwnersArgv): ScriptCall {
-  return {
-    script: countOwnersScript,
-    keys: [keys.placements],
-    args: [argv.cursor, argv.budget, argv.count],
-  };
-}
-
 /** src/operator/lua/read-audit-1.lua */
 export const readAuditScript = defineScript(
   "read-audit",
@@ -203,6 +138,71 @@ export function readAuditScriptCall(keys: ReadAuditKeys, argv: ReadAuditArgv): S
     script: readAuditScript,
     keys: [keys.audit],
     args: [argv.before, argv.count, argv.kind, argv.type, argv.names],
+  };
+}
+
+/** src/operator/lua/spread-slice-1.lua */
+export const spreadSliceScript = defineScript(
+  "spread-slice",
+  `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local now = now_ms()
+local cursor, budget, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- hostname → sessionId → rows: nested, so no string is built per row (this loop is the cost).
+local tally, scanned = {}, 0
+repeat
+  local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', count)
+  cursor = page[1]
+  local rows = page[2]
+  for i = 2, #rows, 2 do
+    local sid, epoch, expiry, host = string.match(rows[i], '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n?([^\\n]*)')
+    if sid == nil or epoch == '' or (expiry ~= '' and tonumber(expiry) <= now) then sid = '' end
+    host = host or ''
+    local owners = tally[host]
+    if owners == nil then
+      owners = {}
+      tally[host] = owners
+    end
+    owners[sid] = (owners[sid] or 0) + 1
+  end
+  scanned = scanned + #rows / 2
+until cursor == '0' or scanned >= budget
+local out = {cursor, scanned}
+for host, owners in pairs(tally) do
+  for sid, n in pairs(owners) do
+    out[#out + 1] = sid .. '\\n' .. host
+    out[#out + 1] = n
+  end
+end
+return out
+`,
+  "0cf64d12c317e070dd452505c10d26ad16c5b526",
+);
+
+export interface SpreadSliceKeys {
+  /** KEYS[1] hash id → row `sessionId \n epoch \n expiry \n hostname \n tag` */
+  placements: string;
+}
+
+export interface SpreadSliceArgv {
+  /** ARGV[1] HSCAN cursor to go on from ("0": the start) */
+  cursor: string | number;
+  /** ARGV[2] rows to look at in this call, about */
+  budget: string | number;
+  /** ARGV[3] HSCAN's COUNT for each page */
+  count: string | number;
+}
+
+/** spread-slice's call: KEYS and ARGV in the order its header names them. */
+export function spreadSliceScriptCall(keys: SpreadSliceKeys, argv: SpreadSliceArgv): ScriptCall {
+  return {
+    script: spreadSliceScript,
+    keys: [keys.placements],
+    args: [argv.cursor, argv.budget, argv.count],
   };
 }
 

@@ -10,7 +10,7 @@ import { RedisReplyError, RedisUnavailableError } from "../redis-errors.ts";
  *   which a metered adapter turns off). None of these is a fault of a command: Redis is
  *   unavailable to this request (503 `redis unavailable, retry`).
  * - One item of the pipeline failed: Redis ran the command and refused it (a script error,
- *   WRONGTYPE, NOSCRIPT…), a reply error (500, or a retry for LOADING/BUSY… per GuardedRedis),
+ *   WRONGTYPE, NOSCRIPT…), a reply error (500, or a retry for LOADING/BUSY… per RedisOutageGuard),
  *   unless its text is one of the endpoint's own refusals (an auth or quota error, a size limit
  *   counted per command) or carries no Redis error code at all (the local bridge reporting a
  *   lost connection to its Redis): those are unavailability too.

@@ -10,7 +10,7 @@ import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entr
  * The console explorer's routes on the Workers entry (workerd through Miniflare, Redis through
  * the REST bridge with @upstash/redis): a prefix search goes to Redis as HSCAN MATCH, the
  * placement's story asks its owner's /_pinned/stats with an attestation, and the spread is
- * counted by the census script, each in a handful of subrequests.
+ * counted by the spread-slice script, each in a handful of subrequests.
  */
 
 let t: TestRedis;

@@ -2,7 +2,8 @@ import { request } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES, type RedisRestServer, startRedisRest, UNAUTHORIZED } from "../../../scripts/redis-rest.ts";
 import { defineScript, type LuaScript } from "../../../src/contract/lua-script.ts";
-import { GuardedRedis, RedisReplyError, RedisUnavailableError } from "../../../src/redis/guarded.ts";
+import { RedisOutageGuard } from "../../../src/redis/outage-guard.ts";
+import { RedisReplyError, RedisUnavailableError } from "../../../src/redis/redis-errors.ts";
 import { REST_MAX_REQUEST_BYTES } from "../../../src/redis/rest/upstash-batch.ts";
 import { UpstashRedis } from "../../../src/redis/rest/upstash-redis.ts";
 import { freePort } from "../../../src/runtime/node/process/free-port.ts";
@@ -583,7 +584,7 @@ describe("UpstashRedis adapter: request budget and failures", () => {
       );
       expect(err).toBeInstanceOf(RedisUnavailableError);
       expect(err!.message).toBe(`redis unavailable: ${UNAUTHORIZED}`);
-      const guarded = await new GuardedRedis(adapter).hget("h", "f").then(
+      const guarded = await new RedisOutageGuard(adapter).hget("h", "f").then(
         () => null,
         (e: unknown) => e as Error,
       );

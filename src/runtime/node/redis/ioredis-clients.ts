@@ -47,7 +47,7 @@ export function clusterClient(nodes: string[], timeoutMs: number): Cluster {
       // dead primary, for several slots) or a resharding, the raw MOVED reply would reach the
       // caller as a 500. Sent one by one, each command follows its own redirections, retries
       // (retryDelayOnClusterDown, retryDelayOnTryAgain) and fails after maxRedirections as
-      // "too many redirections", which GuardedRedis answers with 503.
+      // "too many redirections", which RedisOutageGuard answers with 503.
       enableAutoPipelining: false,
       retryDelayOnFailover: 0,
       // A node's connection is never made again (ioredis' cluster default), so these two only

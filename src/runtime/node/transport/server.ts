@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, Server } from "node:http";
 import type { Duplex } from "node:stream";
+import { isDataPlanePath, parseDataPath } from "../../../data-plane/data-path.ts";
 import type { DataPlane } from "../../../data-plane/data-plane.ts";
-import { isDataPlanePath, parseDataPath } from "../../../data-plane/route.ts";
 import type { AppDeps } from "../../../deps/app-deps.ts";
 import { answerOf, PinboardError } from "../../../errors/pinboard-error.ts";
 import { Refusal } from "../../../placement/refusal.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDataPlanePath, parseDataPath } from "../../src/data-plane/route.ts";
+import { isDataPlanePath, parseDataPath } from "../../src/data-plane/data-path.ts";
 import { type Answer, answerOf, PinboardError } from "../../src/errors/pinboard-error.ts";
 
 /**

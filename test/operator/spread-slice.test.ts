@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countOwnersCall, parseCountOwners } from "../../src/operator/lua/index.ts";
+import { parseSpreadSlice, spreadSliceCall } from "../../src/operator/lua/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { putRows, type RowFields } from "../support/rows.ts";
 
 /**
- * lua/count-owners-1.lua, one slice of the spread's census: rows counted by owner and hostname
+ * lua/spread-slice-1.lua, one slice of the spread count: rows counted by owner and hostname
  * inside Redis, a placed row under its session and any other (placeholder, passed fence) under
  * "", each call looking at about its budget of rows and answering where the next goes on.
  */
@@ -26,15 +26,15 @@ function idsInBucket(bucket: number, n: number, tag: string): string[] {
 
 type Tally = Record<string, number>;
 async function slice(ns: string, cursor: string, budget: number, count: number) {
-  const call = countOwnersCall(keys, { bucket: 3, env: SINGLE_ENV, ns, cursor, budget, count });
-  return parseCountOwners(await t.redis.run(call.script, call.keys, call.args));
+  const call = spreadSliceCall(keys, { bucket: 3, env: SINGLE_ENV, ns, cursor, budget, count });
+  return parseSpreadSlice(await t.redis.run(call.script, call.keys, call.args));
 }
 function add(into: Tally, owners: Array<{ sessionId: string; hostname: string; rows: number }>): Tally {
   for (const o of owners) into[`${o.sessionId}|${o.hostname}`] = (into[`${o.sessionId}|${o.hostname}`] ?? 0) + o.rows;
   return into;
 }
 
-describe("count-owners", () => {
+describe("spread-slice", () => {
   it("counts placed rows by owner and hostname, and the rest under an empty session", async () => {
     const ids = idsInBucket(3, 60, "small");
     const past = String(Date.now() - 60_000);

@@ -1,5 +1,5 @@
 --[[
-  count-owners: one bounded slice of the placement census of GET /registry/spread. HSCANs one
+  spread-slice: one bounded slice of the spread count of GET /registry/spread. HSCANs one
   placements hash from a cursor and counts its rows by owner inside Redis, so only the tallies
   leave it: a call looks at about ARGV[2] rows (its last page may pass that by up to ARGV[3]) and
   answers where the next call goes on, so Redis is never held for the whole of a large hash.

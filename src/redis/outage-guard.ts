@@ -3,8 +3,6 @@ import type { RedisPort, RedisReply, ScriptCall } from "./port.ts";
 import { RedisReplyError, RedisUnavailableError, redisErrorText } from "./redis-errors.ts";
 import { meteredPort, RequestBudgetSpent, type RequestMeter } from "./request-meter.ts";
 
-export { RedisReplyError, RedisUnavailableError } from "./redis-errors.ts";
-
 /** Redis answered, but with a state it is in rather than a fault of the command: retry later. */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/;
 
@@ -23,11 +21,11 @@ export function isUnavailable(err: unknown): boolean {
 }
 
 /**
- * What GuardedRedis lets through: RedisUnavailableError (answered 503), or a RedisReplyError
+ * What RedisOutageGuard lets through: RedisUnavailableError (answered 503), or a RedisReplyError
  * (answered 500); both with the redacted message only, so no caller can log a command's arguments.
  * A metered view's RequestBudgetSpent passes as it is: nothing was sent, Redis is not at fault.
  */
-function asGuarded(err: unknown): Error {
+function asOutageOrReply(err: unknown): Error {
   if (err instanceof RedisUnavailableError || err instanceof RequestBudgetSpent) return err;
   if (isUnavailable(err)) return new RedisUnavailableError(err);
   return err instanceof RedisReplyError ? err : new RedisReplyError(redisErrorText(err));
@@ -38,7 +36,7 @@ function asGuarded(err: unknown): Error {
  * the error handler answers with 503 and Retry-After instead of a 500, and every other Redis
  * error as a RedisReplyError with a redacted message.
  */
-export class GuardedRedis implements RedisPort {
+export class RedisOutageGuard implements RedisPort {
   constructor(readonly inner: RedisPort) {}
 
   private guard<T>(work: () => Promise<T>): Promise<T> {
@@ -46,9 +44,9 @@ export class GuardedRedis implements RedisPort {
     try {
       pending = work();
     } catch (err) {
-      return Promise.reject(asGuarded(err));
+      return Promise.reject(asOutageOrReply(err));
     }
-    return pending.catch((err: unknown) => Promise.reject(asGuarded(err)));
+    return pending.catch((err: unknown) => Promise.reject(asOutageOrReply(err)));
   }
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<RedisReply> {
@@ -92,6 +90,6 @@ export class GuardedRedis implements RedisPort {
     return this.inner.close();
   }
   metered(meter: RequestMeter): RedisPort {
-    return new GuardedRedis(meteredPort(this.inner, meter));
+    return new RedisOutageGuard(meteredPort(this.inner, meter));
   }
 }

@@ -1,9 +1,9 @@
 import type { Keys } from "../../redis/keys.ts";
 import type { RedisReply, ScriptCall } from "../../redis/port.ts";
-import { countOwnersScriptCall } from "./scripts.generated.ts";
+import { spreadSliceScriptCall } from "./scripts.generated.ts";
 
 /** One slice of one placements hash: where to go on from and how much to look at. */
-export interface CountOwnersInput {
+export interface SpreadSliceInput {
   bucket: number;
   env: string;
   ns: string;
@@ -21,20 +21,20 @@ export interface OwnerTally {
   rows: number;
 }
 
-export interface CountOwnersResult {
+export interface SpreadSlice {
   /** The HSCAN cursor to go on from, "0" when the hash is done. */
   next: string;
   scanned: number;
   owners: OwnerTally[];
 }
 
-/** lua/count-owners-1.lua for one slice, to send through runMany. */
-export function countOwnersCall(keys: Keys, input: CountOwnersInput): ScriptCall {
+/** lua/spread-slice-1.lua for one slice, to send through runMany. */
+export function spreadSliceCall(keys: Keys, input: SpreadSliceInput): ScriptCall {
   const { bucket, env, ns, cursor, budget, count } = input;
-  return countOwnersScriptCall({ placements: keys.placements(bucket, env, ns) }, { cursor, budget, count });
+  return spreadSliceScriptCall({ placements: keys.placements(bucket, env, ns) }, { cursor, budget, count });
 }
 
-export function parseCountOwners(reply: RedisReply): CountOwnersResult {
+export function parseSpreadSlice(reply: RedisReply): SpreadSlice {
   const flat = reply as Array<string | number>;
   const owners: OwnerTally[] = [];
   for (let i = 2; i + 1 < flat.length; i += 2) {
