@@ -35,7 +35,7 @@ export const LAYERS = {
   console: 12,
   app: 13,
   "runtime/node": 14,
-  "runtime/workers": 14,
+  "runtime/cloudflare": 14,
   cli: 15,
 };
 

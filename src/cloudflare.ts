@@ -1,5 +1,5 @@
 import type { ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
-import { appFor, configFailure, type Env, type Isolate, isolateFor } from "./runtime/workers/isolate.ts";
+import { appFor, configFailure, type Env, type Isolate, isolateFor } from "./runtime/cloudflare/isolate.ts";
 import { runSweep } from "./sweeper/sweep.ts";
 
 /** The Cloudflare Workers entry: `fetch` serves the app, `scheduled` runs one sweep pass. */

@@ -13,7 +13,7 @@ import type { RuntimeInfo } from "./runtime-info.ts";
 
 /**
  * Everything the app core needs, built by buildDeps (src/app/bootstrap.ts) for each runtime adapter
- * (src/runtime/workers/isolate.ts, src/runtime/node/start-node.ts) and for the CLI's sweep-now.
+ * (src/runtime/cloudflare/isolate.ts, src/runtime/node/start-node.ts) and for the CLI's sweep-now.
  */
 export interface AppDeps {
   config: Config;

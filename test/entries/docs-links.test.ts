@@ -68,3 +68,38 @@ describe.each(pages)("%s", (page) => {
     expect(text).not.toMatch(/\.\.\/shared/);
   });
 });
+
+/** The test files under test/: `folder/name` for test/folder/name(.unit|.property).test.ts. */
+const testNames = new Set(
+  readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(".test.ts"))
+    .map((path) => path.replace(/(\.unit|\.property)?\.test\.ts$/, "")),
+);
+const testFolders = new Set(
+  [...testNames].flatMap((name) =>
+    name
+      .split("/")
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
+  ),
+);
+
+/** The `folder/name` references in the last column of a table ("tested by"), as written. */
+function testReferences(markdown: string): string[] {
+  return markdown
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("| ") && line.endsWith("|"))
+    .map((line) => line.slice(0, -1).split(" | ").at(-1) ?? "")
+    .flatMap((cell) => [...cell.matchAll(/`([a-z-]+(?:\/[a-z0-9-]+)*\/?)`/g)].map((m) => m[1]!))
+    .filter((ref) => ref.includes("/"));
+}
+
+describe.each(["README.md", "docs/reliability.md"])("the tests %s names", (page) => {
+  it("exist under test/ (a test file or a folder of them)", () => {
+    const refs = testReferences(readFileSync(join(ROOT, page), "utf8"));
+    expect(refs.length).toBeGreaterThan(20);
+    const missing = refs.filter((ref) => !testNames.has(ref) && !testFolders.has(ref.replace(/\/$/, "")));
+    expect(missing).toEqual([]);
+  });
+});

@@ -6,7 +6,7 @@ import { RESERVED_NAMESPACES } from "../../src/contract/names.ts";
 import type { AppEnv } from "../../src/deps/app-deps.ts";
 import { Keys } from "../../src/redis/keys.ts";
 import { sha256, sha256Head } from "../../src/redis/sha256.ts";
-import { cloudflarePeer } from "../../src/runtime/workers/isolate.ts";
+import { cloudflarePeer } from "../../src/runtime/cloudflare/isolate.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import { changedKeys, keyspaceDigest } from "../support/keyspace.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";

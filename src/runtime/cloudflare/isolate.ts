@@ -45,7 +45,7 @@ export function isolateFor(env: Env): Isolate {
     token: config.redis.restToken,
     timeoutMs: config.redis.timeoutMs,
   });
-  const deps = buildDeps({ config, redis, runtime: workersRuntime() });
+  const deps = buildDeps({ config, redis, runtime: cloudflareRuntime() });
   // CF-Connecting-IP is the peer here: Cloudflare's edge sets it (and drops a client's own).
   const adminHostname = config.admin.hostname;
   const built = createPinboard(deps, { peerAddress: cloudflarePeer, separateAdmin: adminHostname !== undefined });
@@ -89,7 +89,7 @@ const FREE_PLAN_SUBREQUESTS = 50;
  * through workerd's own streams, the plan caps subrequests, and requests come through Cloudflare's
  * edge, which tells the client's scheme and country (cloudflareEdgeHeaders).
  */
-function workersRuntime(): RuntimeInfo {
+function cloudflareRuntime(): RuntimeInfo {
   return {
     label: "workers",
     backgroundWork: "request-bound",
