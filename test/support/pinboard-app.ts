@@ -6,8 +6,8 @@ import { mintCredential } from "../../src/auth/mint.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps/app-deps.ts";
 import { createLogger } from "../../src/log/logger.ts";
-import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { cloudflarePeer } from "../../src/runtime/cloudflare/isolate.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 
 export const TEST_PASSPORT_SECRET = "test-passport-secret-0123456789abcdef";

@@ -8,8 +8,8 @@ import { parseConfig } from "../../src/config/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps/app-deps.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import type { MetricsSink } from "../../src/metrics/metrics-sink.ts";
-import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { cloudflarePeer } from "../../src/runtime/cloudflare/isolate.ts";
+import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import { type RedisTarget, redisTargetEnv } from "./redis.ts";
 
