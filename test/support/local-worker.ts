@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
 import { signAttestation } from "../../src/contract/attestation.ts";
 import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
@@ -77,6 +78,28 @@ export interface LocalWorker {
     },
   ): Promise<Response>;
   close(): Promise<void>;
+}
+
+/**
+ * Local workers for the whole test file, one per name, each started on its overrides before the
+ * tests (`ready` hands them over by the same names) and closed after them.
+ */
+export function useLocalWorkers<K extends string>(
+  overrides: Record<K, Partial<WorkerOptions>>,
+  ready: (workers: Record<K, LocalWorker>) => void,
+): void {
+  const started: LocalWorker[] = [];
+  beforeAll(async () => {
+    const workers = {} as Record<K, LocalWorker>;
+    for (const name of Object.keys(overrides) as K[]) {
+      workers[name] = await startLocalWorker(overrides[name]);
+      started.push(workers[name]);
+    }
+    ready(workers);
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((w) => w.close()));
+  });
 }
 
 /**
