@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import { usePinboardProcess } from "../support/pinboard-process-fixture.ts";
 import { clientFrame, rawWebSocket } from "../support/raw-ws-client.ts";
-import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
+import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { metricValue } from "../support/scrape.ts";
 import { type SocketWorker, startSocketWorker } from "../support/socket-worker.ts";
 import { eventually, openSocket } from "../support/ws-client.ts";
@@ -18,17 +19,14 @@ let t: TestRedis;
 let pb: PinboardProcess;
 let worker: SocketWorker;
 
+// The hand-written worker never heartbeats: a lease that outlives the file.
+usePinboardProcess({ PINBOARD_LEASE_TTL_MS: "600000" }, (f) => ({ t, pb } = f));
 beforeAll(async () => {
-  t = await startTestRedis();
-  // The hand-written worker never heartbeats: a lease that outlives the file.
-  pb = await startPinboardProcess({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "600000" } });
   worker = await startSocketWorker(pb.url, await pb.workerCredential(), "/sock");
   await endColdStart(t);
 });
 afterAll(async () => {
   await worker?.close();
-  await pb?.stop();
-  await t?.stop();
 });
 
 const url = (path: string) => `${pb.url}${path}`;
