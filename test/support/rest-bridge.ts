@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
@@ -28,4 +29,16 @@ export async function startRestBridge(token: string): Promise<RestBridge> {
       await t.stop();
     },
   };
+}
+
+/** startRestBridge for the whole test file: `ready` hands the parts over before its tests; stopped after them. */
+export function useRestBridge(token: string, ready: (f: RestBridge) => void): void {
+  let fixture: RestBridge | undefined;
+  beforeAll(async () => {
+    fixture = await startRestBridge(token);
+    ready(fixture);
+  });
+  afterAll(async () => {
+    await fixture?.stop();
+  });
 }
