@@ -1,11 +1,11 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll } from "vitest";
 import { signAttestation } from "../../src/contract/attestation.ts";
 import { createWorker, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import type { PinnedLogger } from "../../src/pinned/types.ts";
 import { consoleLine } from "../../src/pinned/worker-options.ts";
 import { Counter, Room, Slow } from "./sample-instances.ts";
+import { useForFile } from "./use-for-file.ts";
 
 export const SECRET = "pinned-test-secret-0123456789abcdef";
 export const LOCAL_AUD = "local-test-audience";
@@ -88,18 +88,17 @@ export function useLocalWorkers<K extends string>(
   overrides: Record<K, Partial<WorkerOptions>>,
   ready: (workers: Record<K, LocalWorker>) => void,
 ): void {
-  const started: LocalWorker[] = [];
-  beforeAll(async () => {
-    const workers = {} as Record<K, LocalWorker>;
-    for (const name of Object.keys(overrides) as K[]) {
-      workers[name] = await startLocalWorker(overrides[name]);
-      started.push(workers[name]);
-    }
-    ready(workers);
-  });
-  afterAll(async () => {
-    await Promise.all(started.map((w) => w.close()));
-  });
+  useForFile(
+    async () => {
+      const workers = {} as Record<K, LocalWorker>;
+      for (const name of Object.keys(overrides) as K[]) workers[name] = await startLocalWorker(overrides[name]);
+      return workers;
+    },
+    async (workers) => {
+      await Promise.all(Object.values<LocalWorker>(workers).map((w) => w.close()));
+    },
+    ready,
+  );
 }
 
 /**

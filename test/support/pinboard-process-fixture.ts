@@ -1,6 +1,6 @@
-import { afterAll, beforeAll } from "vitest";
 import { type PinboardProcess, startPinboardProcess } from "./pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
+import { useForFile } from "./use-for-file.ts";
 
 /**
  * A private Redis and the real Node entry on it with `env`, for the whole test file: `ready` hands
@@ -12,15 +12,20 @@ export function usePinboardProcess(
   env: Record<string, string>,
   ready: (parts: { t: TestRedis; pb: PinboardProcess }) => void,
 ): void {
-  let t: TestRedis | undefined;
-  let pb: PinboardProcess | undefined;
-  beforeAll(async () => {
-    t = await startTestRedis();
-    pb = await startPinboardProcess({ redis: t, env });
-    ready({ t, pb });
-  });
-  afterAll(async () => {
-    await pb?.stop();
-    await t?.stop();
-  });
+  useForFile(
+    async () => {
+      const t = await startTestRedis();
+      try {
+        return { t, pb: await startPinboardProcess({ redis: t, env }) };
+      } catch (err) {
+        await t.stop();
+        throw err;
+      }
+    },
+    async ({ t, pb }) => {
+      await pb.stop();
+      await t.stop();
+    },
+    ready,
+  );
 }

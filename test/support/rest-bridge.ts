@@ -1,7 +1,7 @@
-import { afterAll, beforeAll } from "vitest";
 import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
+import { useForFile } from "./use-for-file.ts";
 
 /** A private Redis (a cluster when the run is one), the REST bridge over it, and a client of the bridge. */
 export interface RestBridge {
@@ -33,12 +33,9 @@ export async function startRestBridge(token: string): Promise<RestBridge> {
 
 /** startRestBridge for the whole test file: `ready` hands the parts over before its tests; stopped after them. */
 export function useRestBridge(token: string, ready: (f: RestBridge) => void): void {
-  let fixture: RestBridge | undefined;
-  beforeAll(async () => {
-    fixture = await startRestBridge(token);
-    ready(fixture);
-  });
-  afterAll(async () => {
-    await fixture?.stop();
-  });
+  useForFile(
+    () => startRestBridge(token),
+    (f) => f.stop(),
+    ready,
+  );
 }

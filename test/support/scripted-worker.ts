@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll } from "vitest";
 import { verifyAttestation } from "../../src/contract/attestation.ts";
+import { useForFile } from "./use-for-file.ts";
 
 /**
  * How a scripted worker answers GET /_pinned/stats:
@@ -227,14 +228,11 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** A scripted worker for the whole test file: started before its tests, `ready` hands it over; closed after them. */
 export function useScriptedWorker(ready: (worker: ScriptedWorker) => void): void {
-  let worker: ScriptedWorker | undefined;
-  beforeAll(async () => {
-    worker = await startScriptedWorker();
-    ready(worker);
-  });
-  afterAll(async () => {
-    await worker?.close();
-  });
+  useForFile(
+    () => startScriptedWorker(),
+    (w) => w.close(),
+    ready,
+  );
 }
 
 /**
