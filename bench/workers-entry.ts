@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../scripts/bundle-worker.ts";
-import { workerCompatibility } from "../scripts/worker-compatibility.ts";
+import { bundledWorkerOptions, workerCompatibility } from "../scripts/worker-compatibility.ts";
 import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { type Child, killWhenBenchDies, spawnNode } from "./children.ts";
 import { findDescendant } from "./proc-stats.ts";
@@ -72,12 +72,7 @@ export async function startWorkersEntry(options: {
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({
-      host: "127.0.0.1",
-      port: 0,
-      modules: true,
-      scriptPath,
-      ...compatibility,
-      cf: false,
+      ...bundledWorkerOptions(scriptPath, compatibility),
       bindings: { ...options.bindings, UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token },
     });
     const ready = await mf.ready;

@@ -16,13 +16,14 @@
  *
  * Every process it starts is stopped by pid; the temporary project is removed unless --keep.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../src/runtime/node/process/free-port.ts";
 import { checkWorkersEntry } from "./check-package/workers-entry.ts";
+import { type GroupProcess, spawnGroup } from "./spawn-group.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
@@ -127,23 +128,11 @@ function typeCheck(dir: string): void {
   }
 }
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
+type Started = GroupProcess;
 
+/** `npx` and the launcher run Pinboard as grandchildren: their group, so that stop() ends them all. */
 function startLogged(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Started {
-  // A process group of its own: `npx` and the launcher run Pinboard as grandchildren, and stop() ends them all.
-  const child = spawn(command, args, {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output };
+  return spawnGroup(command, args, { cwd, env: { ...process.env, ...env } });
 }
 
 async function waitFor<T>(

@@ -16,3 +16,12 @@ export async function workerCompatibility(path: string | URL = WRANGLER_TOML): P
   const flags = /^\s*compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
   return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]!) };
 }
+
+/**
+ * The Miniflare options that run a bundled Worker on loopback (a free port) as `wrangler deploy`
+ * would; the caller adds its bindings. No request.cf: the app never reads it, and Miniflare would
+ * download it.
+ */
+export function bundledWorkerOptions(scriptPath: string, compatibility: WorkerCompatibility) {
+  return { host: "127.0.0.1", port: 0, modules: true as const, scriptPath, ...compatibility, cf: false };
+}

@@ -19,6 +19,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { seededRandom } from "../seeded-random.ts";
 import { checkHistory } from "./checker.ts";
 import { type FaultKind, Nemesis } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
@@ -83,18 +84,6 @@ function parseOptions(argv: string[]): RunOptions {
   return options;
 }
 
-/** A small seeded generator (mulberry32): the same seed makes the same choices. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function faultKinds(options: RunOptions): FaultKind[] {
   if (options.faults) return options.faults;
   const common: FaultKind[] = [
@@ -157,7 +146,7 @@ async function campaign(options: RunOptions): Promise<History> {
   const logDir = join(options.out, "logs");
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const topology = await startTopology({ ...options, noFence: options.control, logDir });
   try {
     const workload = new Workload({

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { startRedisRest } from "../redis-rest.ts";
-import { workerCompatibility } from "../worker-compatibility.ts";
+import { bundledWorkerOptions, workerCompatibility } from "../worker-compatibility.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -38,14 +38,12 @@ export async function checkWorkersEntry(check: WorkersEntryCheck): Promise<strin
   const token = "package-check-rest-token-0123456789";
   const bridge = await startRedisRest({ redisUrl: check.redisUrl, token });
   const mf = new Miniflare({
-    host: "127.0.0.1",
-    port: 0,
-    modules: true,
-    scriptPath: join(check.dir, "bundle", "worker.js"),
+    ...bundledWorkerOptions(
+      join(check.dir, "bundle", "worker.js"),
+      await workerCompatibility(join(check.dir, "wrangler.toml")),
+    ),
     // Module names are relative to this root; the default (the working folder) is another tree.
     modulesRoot: join(check.dir, "bundle"),
-    ...(await workerCompatibility(join(check.dir, "wrangler.toml"))),
-    cf: false,
     bindings: {
       UPSTASH_REDIS_REST_URL: bridge.url,
       UPSTASH_REDIS_REST_TOKEN: token,

@@ -7,7 +7,7 @@ import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
+import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
 
 /**
  * An audit entry has a byte cap (AUDIT_ENTRY_MAX_BYTES), whatever a worker or an operator sends:
@@ -30,9 +30,7 @@ useRegistryFixture(
       token,
       pinboards: { aware },
     } = f),
-  {
-    pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
-  },
+  WITH_AWARE_PINBOARD,
 );
 
 const MAX_NAMESPACES = 256;

@@ -6,7 +6,7 @@ import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
+import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
 import { putRow } from "../support/rows.ts";
 
 /**
@@ -31,9 +31,7 @@ useRegistryFixture(
       token,
       pinboards: { aware },
     } = f),
-  {
-    pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
-  },
+  WITH_AWARE_PINBOARD,
 );
 
 const SESSIONS = "pinboard:{global}:sessions";

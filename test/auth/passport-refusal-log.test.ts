@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/auth/mint.ts";
 import { until } from "../support/local-worker.ts";
 import { TEST_PASSPORT_SECRET } from "../support/pinboard-app.ts";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import { usePinboardProcess } from "../support/pinboard-process-fixture.ts";
 
 /**
  * A refused credential answers exactly 401 {"error":"unauthorized"}, as before, while the real
@@ -11,23 +11,11 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
  * audience, malformed, missing), never the token.
  */
 
-let t: TestRedis;
 let pb: PinboardProcess;
-beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startPinboardProcess({
-    redis: t,
-    env: {
-      PINBOARD_LOG_LEVEL: "debug",
-      PINBOARD_PASSPORT_ISSUER: "https://idp",
-      PINBOARD_PASSPORT_AUDIENCE: "pinboard",
-    },
-  });
-}, 30_000);
-afterAll(async () => {
-  await pb?.stop();
-  await t?.stop();
-});
+usePinboardProcess(
+  { PINBOARD_LOG_LEVEL: "debug", PINBOARD_PASSPORT_ISSUER: "https://idp", PINBOARD_PASSPORT_AUDIENCE: "pinboard" },
+  (f) => ({ pb } = f),
+);
 
 const pinboard = { namespaces: ["*"], allowedBackendHosts: ["*"] };
 const mint = (o: Partial<Parameters<typeof mintCredential>[0]> = {}) =>

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminalSafe } from "../../src/contract/terminal-safe.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import { usePinboardProcess } from "../support/pinboard-process-fixture.ts";
+import type { TestRedis } from "../support/redis.ts";
 import { registerBody } from "../support/registration.ts";
 import { putRows } from "../support/rows.ts";
 import { spawnCli } from "./cli-process.ts";
@@ -36,12 +37,11 @@ let worker: ChallengeServer;
 let token: string;
 let sessionId: string;
 
+usePinboardProcess(
+  { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LOG_LEVEL: "info", PINBOARD_LEASE_TTL_MS: "600000" },
+  (f) => ({ t, pb } = f),
+);
 beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startPinboardProcess({
-    redis: t,
-    env: { PINBOARD_HOSTNAME_AWARE: "true", PINBOARD_LOG_LEVEL: "info", PINBOARD_LEASE_TTL_MS: "600000" },
-  });
   worker = await startChallengeServer();
   token = await pb.operatorCredential();
   const res = await fetch(`${pb.url}/registry/register`, {
@@ -63,9 +63,7 @@ beforeAll(async () => {
   expect(await tagged.json()).toEqual({ tagged: true });
 }, 60_000);
 afterAll(async () => {
-  await pb?.stop();
   await worker?.close();
-  await t?.stop();
 });
 
 async function cli(args: string[]) {

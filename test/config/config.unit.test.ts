@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config/config.ts";
 
+/** The issues of the ConfigError `env` is refused with (failing the test where it is accepted). */
+function refused(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).issues;
+  }
+  return expect.unreachable("accepted");
+}
+
 describe("configuration", () => {
   it("applies the documented defaults", () => {
     const config = parseConfig({});
@@ -108,41 +119,24 @@ describe("configuration", () => {
     });
     expect(set.admin).toEqual({ port: 9000, hostname: "admin.example.com" });
     expect(set.listeners).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 0, maxConnections: 50 });
-    const refusal = (env: Record<string, string>) => {
-      try {
-        parseConfig(env);
-      } catch (err) {
-        return (err as ConfigError).issues;
-      }
-      return expect.unreachable("accepted");
-    };
-    expect(refusal({ PORT: "9000", PINBOARD_ADMIN_PORT: "9000" })).toEqual([
+    expect(refused({ PORT: "9000", PINBOARD_ADMIN_PORT: "9000" })).toEqual([
       "PINBOARD_ADMIN_PORT: expected a port other than PORT (9000)",
     ]);
-    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "5000", PINBOARD_REQUEST_TIMEOUT_MS: "1000" })).toEqual([
+    expect(refused({ PINBOARD_HEADERS_TIMEOUT_MS: "5000", PINBOARD_REQUEST_TIMEOUT_MS: "1000" })).toEqual([
       "PINBOARD_HEADERS_TIMEOUT_MS: expected at most PINBOARD_REQUEST_TIMEOUT_MS (1000)",
     ]);
-    expect(refusal({ PINBOARD_ADMIN_HOSTNAME: "https://admin.example.com" })).toEqual([
+    expect(refused({ PINBOARD_ADMIN_HOSTNAME: "https://admin.example.com" })).toEqual([
       'PINBOARD_ADMIN_HOSTNAME: expected a host name such as pinboard-admin.example.com (no scheme, no port), got "https://admin.example.com"',
     ]);
-    expect(refusal({ PINBOARD_MAX_CONNECTIONS: "0" })).toEqual([
+    expect(refused({ PINBOARD_MAX_CONNECTIONS: "0" })).toEqual([
       'PINBOARD_MAX_CONNECTIONS: expected a whole number of at least 1, got "0"',
     ]);
-    expect(refusal({ PINBOARD_HEADERS_TIMEOUT_MS: "0" })).toEqual([
+    expect(refused({ PINBOARD_HEADERS_TIMEOUT_MS: "0" })).toEqual([
       'PINBOARD_HEADERS_TIMEOUT_MS: expected an integer from 1 to 3600000, got "0"',
     ]);
   });
 
   it("requires PINBOARD_SECRETS_KEY with a JWKS passport, and never echoes the key", () => {
-    const refused = (env: Record<string, string>) => {
-      try {
-        parseConfig(env);
-      } catch (err) {
-        expect(err).toBeInstanceOf(ConfigError);
-        return (err as ConfigError).issues;
-      }
-      return expect.unreachable("accepted");
-    };
     const jwks = '{"keys":[]}';
     expect(refused({ PINBOARD_PASSPORT_JWKS: jwks })).toEqual([
       "PINBOARD_SECRETS_KEY: required with PINBOARD_PASSPORT_JWKS (at least 32 characters): " +
@@ -159,15 +153,6 @@ describe("configuration", () => {
   });
 
   it("refuses a PINBOARD_* name it does not know, naming the closest setting", () => {
-    const refused = (env: Record<string, string>) => {
-      try {
-        parseConfig(env);
-      } catch (err) {
-        expect(err).toBeInstanceOf(ConfigError);
-        return (err as ConfigError).issues;
-      }
-      return expect.unreachable("accepted");
-    };
     expect(refused({ PINBOARD_LEASE_TTL: "5000" })).toEqual([
       "PINBOARD_LEASE_TTL: not a Pinboard setting; did you mean PINBOARD_LEASE_TTL_MS?",
     ]);

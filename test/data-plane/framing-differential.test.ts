@@ -1,12 +1,11 @@
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Entry, nodeEntry, workersEntry } from "../support/entries.ts";
 import { type FramingWorker, type SeenRequest, startFramingWorker } from "../support/framing-worker.ts";
 import { type ParsedResponse, rawExchange } from "../support/http-wire.ts";
 import { until } from "../support/local-worker.ts";
 import { credential } from "../support/pinboard-app.ts";
-import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { startWorkersEntry } from "../support/workerd-entry.ts";
 import { type CaseRequest, CORPUS, chunked, type Expect, type FramingCase, NS, SMUGGLED } from "./framing-corpus.ts";
 
 /**
@@ -18,22 +17,7 @@ import { type CaseRequest, CORPUS, chunked, type Expect, type FramingCase, NS, S
  * is answered 400 with its reason, its connection closed, nothing forwarded and Redis unchanged.
  */
 
-interface Entry {
-  url: string;
-  stop(): Promise<void>;
-}
-
 const ENV = { PINBOARD_LEASE_TTL_MS: "60000" };
-
-async function nodeEntry(t: TestRedis): Promise<Entry> {
-  const pb = await startPinboardProcess({ redis: t, env: ENV });
-  return { url: pb.url, stop: () => pb.stop() };
-}
-
-async function workersEntry(t: TestRedis): Promise<Entry> {
-  const entry = await startWorkersEntry({ redis: t, env: ENV });
-  return { url: entry.url, stop: () => entry.stop() };
-}
 
 const refusal = (reason: string) => ({ error: `request framing refused: ${reason}` });
 
@@ -68,7 +52,7 @@ describe.each([
 
   beforeAll(async () => {
     t = await startTestRedis();
-    entry = await start(t);
+    entry = await start(t, ENV);
     worker = await startFramingWorker();
     await worker.register(entry.url, await credential("pinboard:worker"), NS);
     await endColdStart(t);

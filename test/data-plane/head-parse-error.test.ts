@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Entry, nodeEntry, workersEntry } from "../support/entries.ts";
 import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { rawExchange } from "../support/http-wire.ts";
 import { credential } from "../support/pinboard-app.ts";
-import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { startWorkersEntry } from "../support/workerd-entry.ts";
 
 /**
  * A HEAD whose head the HTTP parser cannot read is answered 400 with headers only: a body to a
@@ -21,11 +20,6 @@ const NS = "/h";
 const BAD = "Bad Header: x\r\n\r\n";
 const BAD_REQUEST = JSON.stringify({ error: "bad request" });
 const WORKERD_400 = "ERROR: The headers sent by your client are not valid.";
-
-interface Entry {
-  url: string;
-  stop(): Promise<void>;
-}
 
 let t: TestRedis;
 let worker: HostileWorker;
@@ -70,10 +64,7 @@ function cases(get: (id: string) => string, head: (id: string) => string) {
 describe("the Node entry", () => {
   let env: Awaited<ReturnType<typeof entryOn>>;
   beforeAll(async () => {
-    env = await entryOn(async () => {
-      const pb = await startPinboardProcess({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "60000" } });
-      return { url: pb.url, stop: () => pb.stop() };
-    });
+    env = await entryOn(() => nodeEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }));
   }, 60_000);
   afterAll(() => env?.entry.stop());
 
@@ -109,10 +100,7 @@ describe("the Node entry", () => {
 describe("the Workers entry (workerd's own parser)", () => {
   let env: Awaited<ReturnType<typeof entryOn>>;
   beforeAll(async () => {
-    env = await entryOn(async () => {
-      const entry = await startWorkersEntry({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "60000" } });
-      return { url: entry.url, stop: () => entry.stop() };
-    });
+    env = await entryOn(() => workersEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }));
   }, 90_000);
   afterAll(() => env?.entry.stop());
 

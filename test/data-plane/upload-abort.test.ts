@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import { cutUpload, stalledUpload, uploadHead } from "../support/cut-upload.ts";
+import { type Entry, nodeEntry, workersEntry } from "../support/entries.ts";
 import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
 import { until } from "../support/local-worker.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
-import { startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { startWorkersEntry } from "../support/workerd-entry.ts";
 
 /**
  * "A forward counts against a worker only for what the worker did": a client that cuts its upload
@@ -33,21 +32,6 @@ const DECLARED = 100_000;
 /** Long enough for a miscounted failure (a forward timeout among them) to have been written. */
 const SETTLE_MS = 2 * FORWARD_TIMEOUT_MS;
 
-interface Entry {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function nodeEntry(t: TestRedis): Promise<Entry> {
-  const pb = await startPinboardProcess({ redis: t, env: ENV });
-  return { url: pb.url, stop: () => pb.stop() };
-}
-
-async function workersEntry(t: TestRedis): Promise<Entry> {
-  const entry = await startWorkersEntry({ redis: t, env: ENV });
-  return { url: entry.url, stop: () => entry.stop() };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const body = (n: number) => Buffer.alloc(n, 0x78);
 
@@ -64,7 +48,7 @@ describe.each([
 
   beforeAll(async () => {
     t = await startTestRedis();
-    entry = await start(t);
+    entry = await start(t, ENV);
     workers = [await startHostileWorker(), await startHostileWorker()];
     const token = await credential("pinboard:worker");
     for (const worker of workers) await worker.register(entry.url, token, NS);
@@ -194,7 +178,7 @@ describe("a client's cut or stalled upload through the fetch transport on undici
 
   beforeAll(async () => {
     t = await startTestRedis();
-    node = await nodeEntry(t);
+    node = await nodeEntry(t, ENV);
     app = await startTestPinboard(t, ENV);
     workers = [await startHostileWorker(), await startHostileWorker()];
     const token = await credential("pinboard:worker");

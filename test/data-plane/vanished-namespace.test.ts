@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
-import { registerOverHttp } from "../support/register-over-http.ts";
+import { HttpRegistration } from "../support/register-over-http.ts";
 import { getRow } from "../support/rows.ts";
 
 /**
@@ -33,8 +32,7 @@ interface LeavingWorker {
 }
 
 async function startLeavingWorker(pinboardUrl: string, token: string, namespace: string): Promise<LeavingWorker> {
-  const secret = randomBytes(16).toString("hex");
-  const challenges = new Map<string, string>();
+  const registration = new HttpRegistration("leaving");
   const seen: LeavingWorker["seen"] = [];
   const deregistered: number[] = [];
   let sessionId = "";
@@ -49,15 +47,7 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
     });
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://worker");
-    if (url.pathname === "/_pinned/challenge") {
-      const value = challenges.get(url.searchParams.get("challenge") ?? "");
-      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined) {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ detail: "unknown challenge" }));
-        return;
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ value }));
-      return;
-    }
+    if (registration.answerHttp(url, req, res)) return;
     seen.push({
       method: req.method ?? "",
       url: req.url ?? "",
@@ -73,15 +63,7 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  sessionId = await registerOverHttp({
-    pinboardUrl,
-    token,
-    namespace,
-    advertiseUrl: url,
-    secret,
-    challenges,
-    clientPrefix: "leaving",
-  });
+  sessionId = await registration.register(pinboardUrl, token, namespace, url);
 
   return {
     url,

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
+import { describe, expect, it } from "vitest";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
 import { rawWebSocket } from "../support/raw-ws-client.ts";
-import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
 import { metricValue } from "../support/scrape.ts";
-import { type SocketWorker, startSocketWorker } from "../support/socket-worker.ts";
+import type { SocketWorker } from "../support/socket-worker.ts";
+import { useSocketWorkerBehindPinboard } from "../support/socket-worker-fixture.ts";
 import { eventually, openSocket, rejectedUpgrade, type TestSocket } from "../support/ws-client.ts";
 
 /**
@@ -21,26 +22,15 @@ let t: TestRedis;
 let pb: PinboardProcess;
 let worker: SocketWorker;
 
-beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startPinboardProcess({
-    redis: t,
-    env: {
-      PINBOARD_MAX_INFLIGHT: String(MAX_INFLIGHT),
-      PINBOARD_MAX_WEBSOCKETS: String(MAX_WEBSOCKETS),
-      PINBOARD_WS_PING_INTERVAL_MS: String(PING_MS),
-      // The hand-written worker never heartbeats: a lease that outlives the file.
-      PINBOARD_LEASE_TTL_MS: "600000",
-    },
-  });
-  worker = await startSocketWorker(pb.url, await pb.workerCredential(), "/sock");
-  await endColdStart(t);
-});
-afterAll(async () => {
-  await worker?.close();
-  await pb?.stop();
-  await t?.stop();
-});
+useSocketWorkerBehindPinboard(
+  {
+    PINBOARD_MAX_INFLIGHT: String(MAX_INFLIGHT),
+    PINBOARD_MAX_WEBSOCKETS: String(MAX_WEBSOCKETS),
+    PINBOARD_WS_PING_INTERVAL_MS: String(PING_MS),
+  },
+  "/sock",
+  (f) => ({ t, pb, worker } = f),
+);
 
 const url = (path: string) => `${pb.url}${path}`;
 const openSockets = () => metricValue(pb, "pinboard_websockets", { session: worker.sessionId });

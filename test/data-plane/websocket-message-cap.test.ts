@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
+import { describe, expect, it } from "vitest";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
 import { clientFrame, rawWebSocket } from "../support/raw-ws-client.ts";
-import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
 import { metricValue } from "../support/scrape.ts";
-import { type SocketWorker, startSocketWorker } from "../support/socket-worker.ts";
+import type { SocketWorker } from "../support/socket-worker.ts";
+import { useSocketWorkerBehindPinboard } from "../support/socket-worker-fixture.ts";
 import { eventually, openSocket } from "../support/ws-client.ts";
 
 /**
@@ -14,22 +14,10 @@ import { eventually, openSocket } from "../support/ws-client.ts";
 const CAP = 1024 * 1024;
 const OPCODE = { continuation: 0x0, binary: 0x2 };
 
-let t: TestRedis;
 let pb: PinboardProcess;
 let worker: SocketWorker;
 
-beforeAll(async () => {
-  t = await startTestRedis();
-  // The hand-written worker never heartbeats: a lease that outlives the file.
-  pb = await startPinboardProcess({ redis: t, env: { PINBOARD_LEASE_TTL_MS: "600000" } });
-  worker = await startSocketWorker(pb.url, await pb.workerCredential(), "/sock");
-  await endColdStart(t);
-});
-afterAll(async () => {
-  await worker?.close();
-  await pb?.stop();
-  await t?.stop();
-});
+useSocketWorkerBehindPinboard({}, "/sock", (f) => ({ pb, worker } = f));
 
 const url = (path: string) => `${pb.url}${path}`;
 const closeOf = (id: string) => worker.closes.find((c) => c.id === id);

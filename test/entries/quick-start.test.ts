@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
-import { cloneLayout } from "../support/clone-layout.ts";
+import { cloneLayout, spawnInClone } from "../support/clone-layout.ts";
 import { until } from "../support/local-worker.ts";
 
 /**
@@ -32,17 +32,9 @@ afterAll(() => {
 const clone = cloneLayout();
 
 function start(command: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(command[0]!, command.slice(1), {
-    cwd: clone.dir,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  children.push(child);
-  let output = "";
-  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-  return { child, output: () => output };
+  const started = spawnInClone(clone.dir, command, env);
+  children.push(started.child);
+  return started;
 }
 
 describe("Quick start", () => {

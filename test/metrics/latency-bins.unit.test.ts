@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../scripts/seeded-random.ts";
 import {
   BIN_COUNT,
   BIN_UPPER_MS,
@@ -14,18 +15,6 @@ import {
  * whose bounds hold it, and a percentile reads never below the true nearest-rank value and at
  * most 10% above it.
  */
-
-/** A seeded generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The nearest-rank percentile: the smallest sample with at least `percent`% of them at or below it. */
 function nearestRank(samples: number[], percent: number): number {
@@ -50,7 +39,7 @@ describe("latency bins", () => {
   });
 
   it("put each duration in the bin whose bounds hold it, bounds included", () => {
-    const next = random(1);
+    const next = seededRandom(1);
     const durations = [0, -3, Number.NaN, LOWEST_MS, HIGHEST_MS * 2, ...Array.from(BIN_UPPER_MS).slice(0, -1)];
     for (let i = 0; i < 5000; i++) durations.push(LOWEST_MS * 10 ** (next() * 7));
     const misplaced = durations.filter((ms) => {
@@ -65,7 +54,7 @@ describe("latency bins", () => {
   });
 
   it("read p50 and p99 never below the true nearest-rank value and at most 10% above it", () => {
-    const next = random(7);
+    const next = seededRandom(7);
     for (let round = 0; round < 300; round++) {
       const n = 1 + Math.floor(next() * (round < 100 ? 12 : 2000));
       // Log-uniform from 0.1 ms to 100 s, and whole milliseconds as Date.now measures them.

@@ -1,10 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { expectRouteOk } from "../support/route-answers.ts";
 import { putRows } from "../support/rows.ts";
-import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
+import { useScriptedWorkers, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * GET /registry/placement in hostname-aware mode: one entry per env whose space holds the id,
@@ -18,15 +18,12 @@ let pb: TestPinboard;
 let token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
-const workers: ScriptedWorker[] = [];
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.close()));
-});
+const startWorker = useScriptedWorkers();
+let registered = 0;
 
 async function register(fields: Record<string, unknown>): Promise<{ sid: string; clientId: string }> {
-  const w = await startScriptedWorker({ stats: { status: 200, body: JSON.stringify({ instances: [] }) } });
-  workers.push(w);
-  const clientId = `aware-${workers.length}`;
+  const w = await startWorker({ stats: { status: 200, body: JSON.stringify({ instances: [] }) } });
+  const clientId = `aware-${++registered}`;
   return { sid: await w.register(viaApp(pb), token, { ...fields, clientId }), clientId };
 }
 

@@ -1,10 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { expectRouteOk } from "../support/route-answers.ts";
 import { putRows, type RowFields } from "../support/rows.ts";
-import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
+import { useScriptedWorkers, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * GET /registry/spread in hostname-aware mode: the spaces of the envs the claim covers, placed
@@ -18,14 +18,10 @@ let pb: TestPinboard;
 let token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
-const workers: ScriptedWorker[] = [];
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.close()));
-});
+const startWorker = useScriptedWorkers();
 
 async function register(fields: Record<string, unknown>): Promise<string> {
-  const w = await startScriptedWorker();
-  workers.push(w);
+  const w = await startWorker();
   return w.register(viaApp(pb), token, fields);
 }
 

@@ -1,10 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { OverviewAnswer } from "../../src/cli/schemas.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow } from "../support/rows.ts";
-import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, useScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * The operator's read routes in hostname-aware mode: /registry/workers sorted by hostname then
@@ -19,10 +19,7 @@ let token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
 let w: ScriptedWorker;
-const ready = startScriptedWorker().then((x) => (w = x));
-afterAll(async () => {
-  await (await ready).close();
-});
+useScriptedWorker((x) => (w = x));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
 /** A read route's status and JSON body, read as `T` (the answer types of src/cli/schemas.ts). */
@@ -31,7 +28,6 @@ async function get<T = unknown>(path: string, tok: string): Promise<{ status: nu
   return { status: res.status, body: (await res.json()) as T };
 }
 async function register(fields: Record<string, unknown>): Promise<string> {
-  await ready;
   return w.register(viaApp(pb), token, fields);
 }
 /** Code-point order: what "sorted" means for hostnames and hex session ids. */
@@ -206,32 +202,16 @@ describe("GET /registry/stats in hostname-aware mode", () => {
       }),
     };
     const claim = { namespaces: ["/sx", "/sy"] };
-    expect(await get("/registry/stats", await op({ ...claim, envs: ["st-prod"] }))).toEqual({
+    const onlyWorker = (stats: unknown) => ({
       status: 200,
-      body: {
-        workers: [
-          {
-            sessionId: sid,
-            clientId: "stats-ha",
-            hostname: "st.example",
-            stats: { namespaces: { "/sx": { n: 1 } }, instances: [{ ns: "/sx", id: "1" }] },
-          },
-        ],
-      },
+      body: { workers: [{ sessionId: sid, clientId: "stats-ha", hostname: "st.example", stats }] },
     });
-    expect(await get("/registry/stats", await op({ ...claim, envs: ["st-canary"] }))).toEqual({
-      status: 200,
-      body: {
-        workers: [
-          {
-            sessionId: sid,
-            clientId: "stats-ha",
-            hostname: "st.example",
-            stats: { namespaces: { "/sy": { n: 2 } }, instances: [{ ns: "/sy", id: "2" }] },
-          },
-        ],
-      },
-    });
+    expect(await get("/registry/stats", await op({ ...claim, envs: ["st-prod"] }))).toEqual(
+      onlyWorker({ namespaces: { "/sx": { n: 1 } }, instances: [{ ns: "/sx", id: "1" }] }),
+    );
+    expect(await get("/registry/stats", await op({ ...claim, envs: ["st-canary"] }))).toEqual(
+      onlyWorker({ namespaces: { "/sy": { n: 2 } }, instances: [{ ns: "/sy", id: "2" }] }),
+    );
     expect(await get("/registry/stats", await op({ ...claim, hostnames: ["other.example"] }))).toEqual({
       status: 200,
       body: { workers: [] },

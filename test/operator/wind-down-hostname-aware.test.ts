@@ -1,10 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { until } from "../support/local-worker.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
-import { type ScriptedWorker, startScriptedWorker, viaApp } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, useScriptedWorker, viaApp } from "../support/scripted-worker.ts";
 
 /**
  * POST /registry/wind_down in hostname-aware mode, beyond what wind-down-scope.test.ts holds
@@ -22,10 +22,7 @@ let token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
 let w: ScriptedWorker;
-const ready = startScriptedWorker().then((x) => (w = x));
-afterAll(async () => {
-  await (await ready).close();
-});
+useScriptedWorker((x) => (w = x));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
 async function post(path: string, tok: string, body: unknown): Promise<{ status: number; body: unknown }> {
@@ -35,7 +32,6 @@ async function post(path: string, tok: string, body: unknown): Promise<{ status:
 const windDown = async (tok: string, body: Record<string, unknown>) => post("/registry/wind_down", tok, body);
 
 async function register(fields: Record<string, unknown>): Promise<string> {
-  await ready;
   return w.register(viaApp(pb), token, fields);
 }
 

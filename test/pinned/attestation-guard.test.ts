@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { MemoryDurabilityStore } from "../../src/pinned/index.ts";
 import {
@@ -6,7 +6,7 @@ import {
   attestationWithoutId,
   type LocalWorker,
   SECRET,
-  startLocalWorker,
+  useLocalWorkers,
 } from "../support/local-worker.ts";
 import { rawRequest } from "../support/raw-http.ts";
 
@@ -19,14 +19,14 @@ import { rawRequest } from "../support/raw-http.ts";
 let w: LocalWorker;
 let prefixed: LocalWorker;
 let strict: LocalWorker;
-beforeAll(async () => {
-  w = await startLocalWorker({ durability: new MemoryDurabilityStore() });
-  prefixed = await startLocalWorker({ basePath: "/pre" });
-  strict = await startLocalWorker({ requireBoundAttestation: true });
-});
-afterAll(async () => {
-  await Promise.all([w.close(), prefixed.close(), strict.close()]);
-});
+useLocalWorkers(
+  {
+    w: { durability: new MemoryDurabilityStore() },
+    prefixed: { basePath: "/pre" },
+    strict: { requireBoundAttestation: true },
+  },
+  (started) => ({ w, prefixed, strict } = started),
+);
 
 const INVALID = { status: 403, body: { detail: "invalid attestation" } };
 const bound = (htm: string, htu: string, epoch?: string) => attestation({ htm, htu, epoch });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createWorker, type PinnedWorker } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Keys } from "../../src/redis/keys.ts";
-import { type Fleet, startCounterFleet } from "../support/fleet.ts";
+import { type Fleet, useCounterFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, until } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -21,11 +21,7 @@ const CLASH_LINE =
 
 let fleet: Fleet;
 let operator: string;
-beforeAll(async () => {
-  fleet = await startCounterFleet(LEASE_MS);
-  operator = await fleet.pb.operatorCredential();
-});
-afterAll(() => fleet.close());
+useCounterFleet(LEASE_MS, (f) => ({ fleet, operator } = f));
 
 interface Started {
   worker: PinnedWorker;

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../src/audit/entry.ts";
 import type { PinnedWorker } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { type Fleet, startCounterFleet } from "../support/fleet.ts";
+import { type Fleet, useCounterFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
 import { spawnWorkerProcess } from "../support/spawn-worker.ts";
@@ -19,11 +19,7 @@ const QUIET_WINDOW_MS = 2 * LEASE_MS;
 let fleet: Fleet;
 let operator: string;
 
-beforeAll(async () => {
-  fleet = await startCounterFleet(LEASE_MS);
-  operator = await fleet.pb.operatorCredential();
-});
-afterAll(() => fleet.close());
+useCounterFleet(LEASE_MS, (f) => ({ fleet, operator } = f));
 
 const line = (clientId: string) =>
   `warn [pinned] drained by the operator (clientId "${clientId}"): the drain deadline passed and this worker no ` +

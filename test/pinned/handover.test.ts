@@ -9,12 +9,12 @@
  * that no request touches meanwhile are released (their rows deleted) before the worker exits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { durableEnv } from "../support/durability.ts";
+import { clientLoops, type DurableFleet, incrementCounter, startDurableFleet } from "../support/durable-fleet.ts";
 import { until } from "../support/local-worker.ts";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import type { TestRedis } from "../support/redis.ts";
 import { getRow } from "../support/rows.ts";
-import { spawnDurableWorkers, type WorkerProcess } from "../support/spawn-worker.ts";
+import type { WorkerProcess } from "../support/spawn-worker.ts";
 
 const LEASE = 15_000;
 /** What "at once" means here: a fifth of the lease, on a loaded two-core CI machine. */
@@ -22,40 +22,17 @@ const HANDOVER_MS = 3000;
 const IDS = Array.from({ length: 12 }, (_, i) => `h${i}`);
 
 let t: TestRedis;
-let durable: TestRedis;
 let pb: PinboardProcess;
-const workers = new Map<string, WorkerProcess>();
+let workers: Map<string, WorkerProcess>;
+let fleet: DurableFleet;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  durable = await startTestRedis();
-  pb = await startPinboardProcess({
-    redis: t,
-    env: {
-      PINBOARD_LEASE_TTL_MS: String(LEASE),
-      PINBOARD_SWEEP_INTERVAL_MS: "3600000",
-      // Each id's loop poses as its own client address, so affinity spreads the ids over both workers.
-      PINBOARD_TRUSTED_PROXIES: "127.0.0.1,::1,::ffff:127.0.0.1",
-    },
-  });
-  const credential = await pb.workerCredential();
-  const spawned = await spawnDurableWorkers(["wa", "wb"], {
-    pinboardUrl: pb.url,
-    credential,
-    clientPrefix: "handover",
-    durableEnv: durableEnv(durable),
-  });
-  for (const [name, worker] of spawned) workers.set(name, worker);
-  for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
+  fleet = await startDurableFleet({ names: ["wa", "wb"], clientPrefix: "handover", leaseMs: LEASE });
+  ({ t, pb, workers } = fleet);
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([...workers.values()].map((w) => w.kill()));
-  await pb?.stop();
-  await durable?.stop();
-  await t?.stop();
-});
+afterAll(() => fleet?.stop());
 
 interface Answer {
   id: string;
@@ -69,35 +46,23 @@ class Traffic {
   readonly answers: Answer[] = [];
   /** Non-2xx answers and failed requests, by status (or error name) and body. */
   readonly failures: string[] = [];
-  private running = true;
-  private loops: Promise<void>[] = [];
+  private loops?: { stop(): Promise<void> };
 
   start(ids: string[]): void {
-    this.loops = ids.map((id) => this.loop(id));
+    this.loops = clientLoops(ids, (id) => this.once(id));
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.loops);
+    await this.loops?.stop();
   }
 
   acked(id: string): number {
     return this.answers.filter((a) => a.id === id).length;
   }
 
-  private async loop(id: string): Promise<void> {
-    while (this.running) {
-      if (!(await this.once(id))) await sleep(20);
-    }
-  }
-
   private async once(id: string): Promise<boolean> {
     try {
-      const res = await fetch(`${pb.url}/counter/${id}/increment`, {
-        method: "POST",
-        headers: { "x-forwarded-for": `10.0.1.${IDS.indexOf(id) + 1}` },
-        signal: AbortSignal.timeout(10_000),
-      });
+      const res = await incrementCounter(pb.url, id, `10.0.1.${IDS.indexOf(id) + 1}`);
       const text = await res.text();
       if (res.status !== 200) {
         this.failures.push(`${res.status} ${text}`);
@@ -113,15 +78,7 @@ class Traffic {
   }
 }
 
-async function owners(): Promise<Map<string, string>> {
-  const bySession = new Map([...workers].map(([name, w]) => [w.sessionId, name]));
-  const out = new Map<string, string>();
-  for (const id of IDS) {
-    const row = await getRow(t, "/counter", id);
-    if (row) out.set(id, bySession.get(row.sessionId) ?? `unknown ${row.sessionId}`);
-  }
-  return out;
-}
+const owners = () => fleet.owners("/counter", IDS);
 
 /** Places ids with one request each until `count` of them are on `name`; returns those. */
 async function idleIdsOn(name: string, count: number): Promise<string[]> {

@@ -1,39 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
-import { durableStore } from "../support/durability.ts";
-import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, type OneWorkerFleet, startOneWorkerFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
 
 /** What operators do to a worker through the real Pinboard: wind_down, drain, stats. */
 
 const LEASE_MS = 3000;
 let fleet: Fleet;
-let durable: TestRedis;
-let store: RedisDurabilityStore;
 let w: FleetWorker;
 let operator: string;
+let one: OneWorkerFleet;
 
 beforeAll(async () => {
-  durable = await startTestRedis();
-  store = durableStore(durable);
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
-    namespaces: { "/counter": Counter },
-  });
-  w = await fleet.addWorker({ durability: store, clientId: "op-worker" });
-  await fleet.skipColdStart();
+  one = await startOneWorkerFleet({ leaseMs: LEASE_MS, namespaces: { "/counter": Counter }, clientId: "op-worker" });
+  ({ fleet, worker: w } = one);
   operator = await fleet.pb.operatorCredential();
 });
-afterAll(async () => {
-  await fleet.close();
-  await store.close();
-  await durable.stop();
-});
+afterAll(() => one?.close());
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
 /** A JSON answer, read as `T`. */

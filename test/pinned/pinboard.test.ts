@@ -1,37 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttestationClaims } from "../../src/contract/attestation.ts";
 import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
-import { durableStore } from "../support/durability.ts";
-import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
+import { type Fleet, type FleetWorker, type OneWorkerFleet, startOneWorkerFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { untilServed } from "../support/pinboard-calls.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
 import { Counter, type CounterAnswer, Room } from "../support/sample-instances.ts";
 
 /** The library against the real Pinboard Node entry: registration, heartbeats, forwards, a flushed Redis. */
 
 const LEASE_MS = 3000;
 let fleet: Fleet;
-let durable: TestRedis;
 let store: RedisDurabilityStore;
 let w: FleetWorker;
+let one: OneWorkerFleet;
 
 beforeAll(async () => {
-  durable = await startTestRedis();
-  store = durableStore(durable);
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
+  one = await startOneWorkerFleet({
+    leaseMs: LEASE_MS,
     namespaces: { "/counter": Counter, "/room": Room },
+    clientId: "pinned-it-1",
   });
-  w = await fleet.addWorker({ durability: store, clientId: "pinned-it-1" });
-  await fleet.skipColdStart();
+  ({ fleet, worker: w, store } = one);
 });
-afterAll(async () => {
-  await fleet.close();
-  await store.close();
-  await durable.stop();
-});
+afterAll(() => one?.close());
 
 const url = (path: string) => `${fleet.pb.url}${path}`;
 /** A JSON answer, read as `T` (Counter's by default). */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createWorker } from "../../src/pinned/index.ts";
 import {
@@ -7,6 +7,7 @@ import {
   type LocalWorker,
   SECRET,
   startLocalWorker,
+  useLocalWorkers,
 } from "../support/local-worker.ts";
 import { Counter } from "../support/sample-instances.ts";
 
@@ -20,13 +21,7 @@ import { Counter } from "../support/sample-instances.ts";
 
 let w: LocalWorker;
 let strict: LocalWorker;
-beforeAll(async () => {
-  w = await startLocalWorker();
-  strict = await startLocalWorker({ requireBoundAttestation: true });
-});
-afterAll(async () => {
-  await Promise.all([w.close(), strict.close()]);
-});
+useLocalWorkers({ w: {}, strict: { requireBoundAttestation: true } }, (started) => ({ w, strict } = started));
 
 const INVALID = { status: 403, body: { detail: "invalid attestation" } };
 const answer = async (res: Response) => ({ status: res.status, body: (await res.json()) as unknown });

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisDurabilityStore } from "../../src/pinned/index.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { durableStore } from "../support/durability.ts";
-import { type Fleet, startFleet } from "../support/fleet.ts";
+import { type Fleet, startCounterFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
 import { directForward, partitionableFetch, untilServed } from "../support/pinboard-calls.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
+import type { CounterAnswer } from "../support/sample-instances.ts";
 
 /**
  * Ownership changes against the real Pinboard Node entry: a worker cut off from Pinboard past
@@ -22,12 +22,7 @@ const stores: RedisDurabilityStore[] = [];
 
 beforeAll(async () => {
   durable = await startTestRedis();
-  fleet = await startFleet({
-    workers: 0,
-    env: { PINBOARD_LEASE_TTL_MS: String(LEASE_MS) },
-    namespaces: { "/counter": Counter },
-  });
-  await fleet.skipColdStart();
+  fleet = await startCounterFleet(LEASE_MS);
 });
 afterAll(async () => {
   await fleet.close();

@@ -6,8 +6,8 @@ import { spendSyncStats } from "../../src/placement/spend-sync.ts";
 import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
-import { endColdStart, type TestRedis } from "../support/redis.ts";
-import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import type { TestRedis } from "../support/redis.ts";
+import { heartbeatBody, registerWarm } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { startWorkersEntry } from "../support/workerd-entry.ts";
 
@@ -28,14 +28,8 @@ useRegistryFixture({}, (f) => {
 
 const keys = () => pb.deps.keys;
 
-async function warm(): Promise<void> {
-  await endColdStart(t, keys());
-}
-
-async function register(namespaces: string[], headroom: number): Promise<string> {
-  await warm();
-  return (await registerOk(pb, token, registerBody(worker, { namespaces, headroom }))).sessionId;
-}
+const register = (namespaces: string[], headroom: number) =>
+  registerWarm(t, pb, token, worker, { namespaces, headroom });
 
 /** The data plane's and the sweeper's placement path, background work collected. */
 async function place(ns: string, id: string, extra: Partial<ResolveRequest> = {}): Promise<string> {

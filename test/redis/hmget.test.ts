@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { RedisPort } from "../../src/redis/port.ts";
 import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
+import { useRestBridge } from "../support/rest-bridge.ts";
 
 /**
  * The port's HMGET on both adapters (ioredis over TCP; @upstash/redis through the REST bridge):
@@ -12,17 +12,12 @@ import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
 
 const TOKEN = "hmget-token";
 const KEY = "hmget:{1}:h";
-let fixture: RestBridge;
 let t: TestRedis;
 let rest: UpstashRedis;
 
+useRestBridge(TOKEN, (f) => ({ t, rest } = f));
 beforeAll(async () => {
-  fixture = await startRestBridge(TOKEN);
-  ({ t, rest } = fixture);
   await t.redis.client.hset(KEY, "a", "1", "b", "", "c", "007", "/counter/x", "host.example");
-});
-afterAll(async () => {
-  await fixture?.stop();
 });
 
 describe.each<[string, () => RedisPort]>([

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { prefixPattern } from "../../src/redis/glob.ts";
 import type { RedisPort } from "../../src/redis/port.ts";
 import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
+import { useRestBridge } from "../support/rest-bridge.ts";
 
 /**
  * The port's HSCAN with MATCH, on both adapters (ioredis over TCP; @upstash/redis through the
@@ -18,13 +18,11 @@ const BIG = "hscan-match:{1}:big";
 const FIELDS = ["g*1", "g*2", "gx1", "g[1]", "g1", "g?", "gz", "g\\1", "g]", "h*1"];
 const NUMERIC = "hscan-match:{1}:numeric";
 
-let fixture: RestBridge;
 let t: TestRedis;
 let rest: UpstashRedis;
 
+useRestBridge(TOKEN, (f) => ({ t, rest } = f));
 beforeAll(async () => {
-  fixture = await startRestBridge(TOKEN);
-  ({ t, rest } = fixture);
   await t.redis.client.hset(KEY, Object.fromEntries(FIELDS.map((f) => [f, `v-${f}`])));
   // A hashtable-encoded hash (past 128 fields), so COUNT pages it.
   const big: Record<string, string> = {};
@@ -32,9 +30,6 @@ beforeAll(async () => {
   await t.redis.client.hset(BIG, big);
   // As arguments, in this order (an object would put its integer-like keys first).
   await t.redis.client.hset(NUMERIC, "x", "1", "10", "2", "b", "3", "2", "4", "007", "5", "-1", "6");
-});
-afterAll(async () => {
-  await fixture?.stop();
 });
 
 async function scanAll(port: RedisPort, key: string, count: number, match?: string): Promise<Record<string, string>> {

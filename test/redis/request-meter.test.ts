@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RedisRestServer } from "../../scripts/redis-rest.ts";
 import { defineScript } from "../../src/contract/lua-script.ts";
 import { RedisOutageGuard } from "../../src/redis/outage-guard.ts";
@@ -6,7 +6,7 @@ import { RequestBudgetSpent } from "../../src/redis/request-meter.ts";
 import type { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { SubrequestBudget } from "../../src/sweeper/subrequest-budget.ts";
 import { flushScripts, loadScript, type TestRedis } from "../support/redis.ts";
-import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
+import { useRestBridge } from "../support/rest-bridge.ts";
 
 /**
  * Metered views of a Redis port (what a sweep pass runs on): each request draws from a budget
@@ -17,18 +17,10 @@ import { type RestBridge, startRestBridge } from "../support/rest-bridge.ts";
  */
 
 const TOKEN = "request-meter-token";
-let fixture: RestBridge;
 let t: TestRedis;
 let bridge: RedisRestServer;
 let rest: UpstashRedis;
-
-beforeAll(async () => {
-  fixture = await startRestBridge(TOKEN);
-  ({ t, bridge, rest } = fixture);
-});
-afterAll(async () => {
-  await fixture?.stop();
-});
+useRestBridge(TOKEN, (f) => ({ t, bridge, rest } = f));
 
 describe("a metered REST port", () => {
   it("counts a pipeline of commands as the one HTTP request it is", async () => {

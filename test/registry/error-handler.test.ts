@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import { until } from "../support/local-worker.ts";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import { endColdStart, startTestRedis, type TestRedis } from "../support/redis.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import { usePinboardProcess } from "../support/pinboard-process-fixture.ts";
+import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { putRow } from "../support/rows.ts";
-import { type ScriptedWorker, startScriptedWorker, viaUrl } from "../support/scripted-worker.ts";
+import { type ScriptedWorker, useScriptedWorker, viaUrl } from "../support/scripted-worker.ts";
 
 /**
  * "A handler throw is 500 {"error":"internal error"}" (and DESIGN: logged, never leaked), on the
@@ -18,16 +19,8 @@ let t: TestRedis;
 let pb: PinboardProcess;
 let w: ScriptedWorker;
 
-beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startPinboardProcess({ redis: t, env: { PINBOARD_LOG_LEVEL: "error" } });
-  w = await startScriptedWorker();
-});
-afterAll(async () => {
-  await w?.close();
-  await pb?.stop();
-  await t?.stop();
-});
+usePinboardProcess({ PINBOARD_LOG_LEVEL: "error" }, (f) => ({ t, pb } = f));
+useScriptedWorker((x) => (w = x));
 
 const INTERNAL = '{"error":"internal error"}';
 

@@ -933,6 +933,28 @@ function everyStringWellFormed(value: unknown): boolean {
   return true;
 }
 
+/** Posts arbitrary bodies to the drawn routes with the drawn tokens and headers, `numRuns` times. */
+async function fuzzPosts(
+  route: fc.Arbitrary<[string, string]>,
+  tokenKind: fc.Arbitrary<string>,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(
+      route,
+      tokenKind,
+      contentTypes,
+      contentLength,
+      extraHeaders,
+      fc.nat(),
+      async ([path, body], kind, type, length, extra, pick) => {
+        await postRoute(pb, path, body, kind, type, length, extra, pick);
+      },
+    ),
+    { numRuns: runs(numRuns), ...SEED },
+  );
+}
+
 describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
   it("worker routes: register, heartbeat, release, tag, deregister", { timeout: 120_000 * SCALE }, async () => {
     const route = fc.oneof(
@@ -947,20 +969,7 @@ describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
       { weight: 1, arbitrary: fc.constantFrom("other", "operator", "none", "empty", "garbage") },
       { weight: 1, arbitrary: badTokenKind },
     );
-    await fc.assert(
-      fc.asyncProperty(
-        route,
-        tokenKind,
-        contentTypes,
-        contentLength,
-        extraHeaders,
-        fc.nat(),
-        async ([path, body], kind, type, length, extra, pick) => {
-          await postRoute(pb, path, body, kind, type, length, extra, pick);
-        },
-      ),
-      { numRuns: runs(220), ...SEED },
-    );
+    await fuzzPosts(route, tokenKind, 220);
   });
 
   it("operator routes: wind_down, drain, undrain", { timeout: 120_000 * SCALE }, async () => {
@@ -974,20 +983,7 @@ describe("fuzzing the JSON routes (in-process app, real Redis)", () => {
       { weight: 1, arbitrary: fc.constantFrom("worker", "none", "garbage") },
       { weight: 1, arbitrary: badTokenKind },
     );
-    await fc.assert(
-      fc.asyncProperty(
-        route,
-        tokenKind,
-        contentTypes,
-        contentLength,
-        extraHeaders,
-        fc.nat(),
-        async ([path, body], kind, type, length, extra, pick) => {
-          await postRoute(pb, path, body, kind, type, length, extra, pick);
-        },
-      ),
-      { numRuns: runs(100), ...SEED },
-    );
+    await fuzzPosts(route, tokenKind, 100);
   });
 
   it("GET operator routes with arbitrary query strings, and unknown /registry paths", {

@@ -4,7 +4,7 @@ import { SINGLE_ENV, SINGLE_HOSTNAME } from "../../src/redis/keys.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
-import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { heartbeatBody, registerBody, registerOk, registerWarm } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { startWorkersEntry } from "../support/workerd-entry.ts";
 
@@ -24,15 +24,7 @@ useRegistryFixture({}, (f) => {
 
 const keys = () => pb.deps.keys;
 
-/** Every bucket's cold-start window is over: new placements are made at once. */
-async function warm(): Promise<void> {
-  await endColdStart(t, keys());
-}
-
-async function register(ns: string, headroom: number): Promise<string> {
-  await warm();
-  return (await registerOk(pb, token, registerBody(worker, { namespaces: [ns], headroom }))).sessionId;
-}
+const register = (ns: string, headroom: number) => registerWarm(t, pb, token, worker, { namespaces: [ns], headroom });
 
 async function heartbeat(sessionId: string, headroom: number, extra: Record<string, unknown> = {}): Promise<void> {
   const res = await pb.call("POST", "/registry/heartbeat", {
@@ -128,7 +120,7 @@ describe("the record's headroom", () => {
   it("a drain keeps what was spent, and its mirror carries every bucket's spending into every list", async () => {
     const ns = "/hr-drain";
     const other = "/hr-drain-other";
-    await warm();
+    await endColdStart(t, keys());
     const body = registerBody(worker, { namespaces: [ns, other], headroom: 100 });
     const { sessionId: sid } = await registerOk(pb, token, body);
     const ids = await idsInDistinctBuckets("drain", 5);

@@ -5,7 +5,7 @@ import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture } from "../support/registry-fixture.ts";
+import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
 
 /**
  * "Heartbeat re-adds the worker to every namespace list in its bucket" — what
@@ -37,9 +37,7 @@ useRegistryFixture(
       worker: a,
       token,
     } = f),
-  {
-    pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
-  },
+  WITH_AWARE_PINBOARD,
 );
 // Both fleets past their cold start, and a second worker (closed before the fixture's teardown).
 beforeAll(async () => {

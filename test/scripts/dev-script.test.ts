@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { startChallengeServer } from "../support/challenge-server.ts";
-import { cloneLayout } from "../support/clone-layout.ts";
+import { cloneLayout, spawnInClone } from "../support/clone-layout.ts";
 import { heartbeatBody, registerBody } from "../support/registration.ts";
 
 /**
@@ -27,20 +27,12 @@ interface Dev {
 const clone = cloneLayout();
 
 function runDev(env: Record<string, string>): Dev {
-  // Its own process group, so a signal reaches npm, the script and everything under it, as a
-  // Ctrl-C in a terminal does (npm itself does not relay signals to the script).
-  const child = spawn("npm", ["run", "dev"], {
-    cwd: clone.dir,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  // Its own process group, so a signal reaches npm, the script and everything under it (npm
+  // itself does not relay signals to the script).
+  const { child, output } = spawnInClone(clone.dir, ["npm", "run", "dev"], { NO_COLOR: "1", ...env });
   children.push(child);
-  let output = "";
-  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  return { child, output, exited };
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type GroupProcess, spawnGroup } from "../../scripts/spawn-group.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -17,4 +18,12 @@ export function cloneLayout(): { dir: string; remove(): void } {
     if (entry !== ".pinboard") symlinkSync(join(ROOT, entry), join(dir, entry));
   }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs `command` in the folder `dir` (a clone's) as a process group of its own (spawnGroup), with PATH, HOME and `env` only. */
+export function spawnInClone(dir: string, command: string[], env: Record<string, string>): GroupProcess {
+  return spawnGroup(command[0]!, command.slice(1), {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+  });
 }

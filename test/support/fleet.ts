@@ -1,10 +1,18 @@
-import { createWorker, type InstanceClass, type PinnedWorker, type WorkerOptions } from "../../src/pinned/index.ts";
+import {
+  createWorker,
+  type InstanceClass,
+  type PinnedWorker,
+  type RedisDurabilityStore,
+  type WorkerOptions,
+} from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
+import { durableStore } from "./durability.ts";
 import { Echo } from "./echo-instance.ts";
 import { type PinboardProcess, startPinboardProcess } from "./pinboard-process.ts";
 import { startTestRedis, type TestRedis, testRedisOnCluster } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
 import { Counter } from "./sample-instances.ts";
+import { useForFile } from "./use-for-file.ts";
 
 export interface FleetWorker {
   worker: PinnedWorker;
@@ -101,4 +109,56 @@ export async function startCounterFleet(leaseMs: number): Promise<Fleet> {
   });
   await fleet.skipColdStart();
   return fleet;
+}
+
+/** startCounterFleet for the whole test file, with an operator credential of its Pinboard; closed after the file. */
+export function useCounterFleet(leaseMs: number, ready: (f: { fleet: Fleet; operator: string }) => void): void {
+  useForFile(
+    async () => {
+      const fleet = await startCounterFleet(leaseMs);
+      return { fleet, operator: await fleet.pb.operatorCredential() };
+    },
+    (f) => f.fleet.close(),
+    ready,
+  );
+}
+
+export interface OneWorkerFleet {
+  fleet: Fleet;
+  /** The one worker, its instances' state in `store`. */
+  worker: FleetWorker;
+  durable: TestRedis;
+  store: RedisDurabilityStore;
+  close(): Promise<void>;
+}
+
+/**
+ * A fleet of one worker (`clientId`) serving `namespaces` under a lease of `leaseMs`, past its
+ * cold start, its instances' durable state in a Redis of its own.
+ */
+export async function startOneWorkerFleet(options: {
+  leaseMs: number;
+  namespaces: Record<string, InstanceClass>;
+  clientId: string;
+}): Promise<OneWorkerFleet> {
+  const durable = await startTestRedis();
+  const store = durableStore(durable);
+  const fleet = await startFleet({
+    workers: 0,
+    env: { PINBOARD_LEASE_TTL_MS: String(options.leaseMs) },
+    namespaces: options.namespaces,
+  });
+  const worker = await fleet.addWorker({ durability: store, clientId: options.clientId });
+  await fleet.skipColdStart();
+  return {
+    fleet,
+    worker,
+    durable,
+    store,
+    async close() {
+      await fleet.close();
+      await store.close();
+      await durable.stop();
+    },
+  };
 }

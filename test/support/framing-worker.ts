@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer, type Server, type Socket } from "node:net";
 import { type ParsedRequest, parseRequest } from "./http-wire.ts";
-import { registerOverHttp } from "./register-over-http.ts";
+import { HttpRegistration } from "./register-over-http.ts";
 
 /**
  * A worker that reads the raw bytes Pinboard sends it with its own strict HTTP/1.1 parser (not
@@ -55,8 +54,7 @@ const SCRIPTED: Record<string, string> = {
 };
 
 export async function startFramingWorker(): Promise<FramingWorker> {
-  const secret = randomBytes(16).toString("hex");
-  const challenges = new Map<string, string>();
+  const registration = new HttpRegistration("framing");
   const seen: SeenRequest[] = [];
   const anomalies: string[] = [];
   const sockets = new Set<Socket>();
@@ -65,10 +63,10 @@ export async function startFramingWorker(): Promise<FramingWorker> {
   const answer = (socket: Socket, request: ParsedRequest, connection: number): void => {
     const url = new URL(request.target, "http://worker");
     if (url.pathname === "/_pinned/challenge") {
-      const value =
-        request.headers.find(([n]) => n.toLowerCase() === "pinboard-proxy-secret")?.[1] === secret
-          ? challenges.get(url.searchParams.get("challenge") ?? "")
-          : undefined;
+      const value = registration.answer(
+        request.headers.find(([n]) => n.toLowerCase() === "pinboard-proxy-secret")?.[1],
+        url.searchParams.get("challenge"),
+      );
       const body = value === undefined ? '{"detail":"unknown challenge"}' : JSON.stringify({ value });
       socket.write(
         `${HEAD_ANSWER(value === undefined ? "404 Not Found" : "200 OK", ["Content-Type: application/json", `Content-Length: ${body.length}`])}${body}`,
@@ -120,16 +118,7 @@ export async function startFramingWorker(): Promise<FramingWorker> {
     url,
     seen,
     anomalies,
-    register: (pinboardUrl, token, namespace) =>
-      registerOverHttp({
-        pinboardUrl,
-        token,
-        namespace,
-        advertiseUrl: url,
-        secret,
-        challenges,
-        clientPrefix: "framing",
-      }),
+    register: (pinboardUrl, token, namespace) => registration.register(pinboardUrl, token, namespace, url),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -1,5 +1,4 @@
-import type { AddressInfo } from "node:net";
-import { createConnection, createServer, type Socket } from "node:net";
+import { startTcpProxy } from "./tcp-proxy.ts";
 
 export interface HangProxy {
   url: string;
@@ -14,38 +13,23 @@ export interface HangProxy {
  * network went silent would be.
  */
 export async function startHangProxy(targetPort: number): Promise<HangProxy> {
-  const sockets = new Set<Socket>();
   const state = { hanging: false };
-  const server = createServer((client) => {
-    const upstream = createConnection({ port: targetPort, host: "127.0.0.1" });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
+  const proxy = await startTcpProxy(targetPort, (client, upstream) => {
     client.on("data", (chunk: Buffer) => {
       if (!state.hanging) upstream.write(chunk);
     });
     upstream.on("data", (chunk: Buffer) => {
       if (!state.hanging) client.write(chunk);
     });
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${proxy.port}`,
     get hanging() {
       return state.hanging;
     },
     set hanging(on: boolean) {
       state.hanging = on;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    close: proxy.close,
   };
 }

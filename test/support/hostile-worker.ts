@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { registerOverHttp } from "./register-over-http.ts";
+import { HttpRegistration } from "./register-over-http.ts";
 
 /**
  * A worker that misbehaves on purpose, for the tests that every forward settles. It answers the
@@ -29,18 +28,12 @@ export interface HostileWorker {
 }
 
 export async function startHostileWorker(): Promise<HostileWorker> {
-  const secret = randomBytes(16).toString("hex");
-  const challenges = new Map<string, string>();
+  const registration = new HttpRegistration("hostile");
   const seen: HostileWorker["seen"] = [];
   let connections = 0;
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://worker");
-    if (url.pathname === "/_pinned/challenge") {
-      const value = challenges.get(url.searchParams.get("challenge") ?? "");
-      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined)
-        return json(res, 404, { detail: "unknown challenge" });
-      return json(res, 200, { value });
-    }
+    if (registration.answerHttp(url, req, res)) return;
     const entry: HostileWorker["seen"][number] = { method: req.method ?? "", url: req.url ?? "", headers: req.headers };
     seen.push(entry);
     misbehave(url, req, res, entry);
@@ -56,16 +49,7 @@ export async function startHostileWorker(): Promise<HostileWorker> {
     url,
     seen,
     open: () => connections,
-    register: (pinboardUrl, token, namespace) =>
-      registerOverHttp({
-        pinboardUrl,
-        token,
-        namespace,
-        advertiseUrl: url,
-        secret,
-        challenges,
-        clientPrefix: "hostile",
-      }),
+    register: (pinboardUrl, token, namespace) => registration.register(pinboardUrl, token, namespace, url),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

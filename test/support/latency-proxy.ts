@@ -1,6 +1,6 @@
-import type { AddressInfo } from "node:net";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { RedisCluster } from "./redis-cluster.ts";
+import { startTcpProxy } from "./tcp-proxy.ts";
 
 export interface LatencyProxy {
   port: number;
@@ -12,7 +12,6 @@ export interface LatencyProxy {
 
 /** A TCP proxy on loopback that delays every chunk both ways: a slow Redis without touching Redis. */
 export async function startLatencyProxy(targetPort: number, delayMs = 0): Promise<LatencyProxy> {
-  const sockets = new Set<Socket>();
   const state = { delayMs };
   // Each direction is a FIFO: a chunk leaves at its own due time or after the chunk before it,
   // whichever is later, so lowering delayMs while bytes are in flight never reorders them.
@@ -36,34 +35,20 @@ export async function startLatencyProxy(targetPort: number, delayMs = 0): Promis
       }
     });
   };
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: targetPort, host: "127.0.0.1" });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
+  const proxy = await startTcpProxy(targetPort, (client, upstream) => {
     pipe(client, upstream);
     pipe(upstream, client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
+    port: proxy.port,
+    url: `redis://127.0.0.1:${proxy.port}`,
     get delayMs() {
       return state.delayMs;
     },
     set delayMs(ms: number) {
       state.delayMs = ms;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    close: proxy.close,
   };
 }
 

@@ -5,6 +5,7 @@ import type { Listening } from "../../src/pinned/node-server.ts";
 import type { PinnedLogger } from "../../src/pinned/types.ts";
 import { consoleLine } from "../../src/pinned/worker-options.ts";
 import { Counter, Room, Slow } from "./sample-instances.ts";
+import { useForFile } from "./use-for-file.ts";
 
 export const SECRET = "pinned-test-secret-0123456789abcdef";
 export const LOCAL_AUD = "local-test-audience";
@@ -77,6 +78,27 @@ export interface LocalWorker {
     },
   ): Promise<Response>;
   close(): Promise<void>;
+}
+
+/**
+ * Local workers for the whole test file, one per name, each started on its overrides before the
+ * tests (`ready` hands them over by the same names) and closed after them.
+ */
+export function useLocalWorkers<K extends string>(
+  overrides: Record<K, Partial<WorkerOptions>>,
+  ready: (workers: Record<K, LocalWorker>) => void,
+): void {
+  useForFile(
+    async () => {
+      const workers = {} as Record<K, LocalWorker>;
+      for (const name of Object.keys(overrides) as K[]) workers[name] = await startLocalWorker(overrides[name]);
+      return workers;
+    },
+    async (workers) => {
+      await Promise.all(Object.values<LocalWorker>(workers).map((w) => w.close()));
+    },
+    ready,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ChallengeServer } from "./challenge-server.ts";
 import type { TestPinboard } from "./pinboard-app.ts";
+import { endColdStart, type TestRedis } from "./redis.ts";
 
 let counter = 0;
 
@@ -49,4 +50,16 @@ export async function registerOk(
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`register answered ${res.status}: ${JSON.stringify(json)}`);
   return json as never;
+}
+
+/** Registers a fresh client of `worker` (registerBody with `overrides`) once every bucket's cold start is over; its session id. */
+export async function registerWarm(
+  t: TestRedis,
+  pb: TestPinboard,
+  token: string,
+  worker: ChallengeServer,
+  overrides: Record<string, unknown>,
+): Promise<string> {
+  await endColdStart(t, pb.deps.keys);
+  return (await registerOk(pb, token, registerBody(worker, overrides))).sessionId;
 }

@@ -33,6 +33,11 @@ export interface RegistryFixture<O extends RegistryFixtureOptions = Record<never
   credentials: Record<keyof O["credentials"], string>;
 }
 
+/** useRegistryFixture's options for a second Pinboard on the same Redis, hostname-aware on a prefix of its own: `pinboards.aware`. */
+export const WITH_AWARE_PINBOARD = {
+  pinboards: { aware: { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" } },
+} satisfies RegistryFixtureOptions;
+
 /**
  * The usual setup of a registry test file: a private Redis, an in-process Pinboard on it built
  * with `env`, one challenge-answering worker and a worker credential, plus whatever `options`

@@ -1,6 +1,7 @@
 import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
+import { useForFile } from "./use-for-file.ts";
 
 /** A private Redis (a cluster when the run is one), the REST bridge over it, and a client of the bridge. */
 export interface RestBridge {
@@ -28,4 +29,13 @@ export async function startRestBridge(token: string): Promise<RestBridge> {
       await t.stop();
     },
   };
+}
+
+/** startRestBridge for the whole test file: `ready` hands the parts over before its tests; stopped after them. */
+export function useRestBridge(token: string, ready: (f: RestBridge) => void): void {
+  useForFile(
+    () => startRestBridge(token),
+    (f) => f.stop(),
+    ready,
+  );
 }

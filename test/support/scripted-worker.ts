@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll } from "vitest";
 import { verifyAttestation } from "../../src/contract/attestation.ts";
+import { useForFile } from "./use-for-file.ts";
 
 /**
  * How a scripted worker answers GET /_pinned/stats:
@@ -222,6 +224,31 @@ async function attestedAudience(
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/** A scripted worker for the whole test file: started before its tests, `ready` hands it over; closed after them. */
+export function useScriptedWorker(ready: (worker: ScriptedWorker) => void): void {
+  useForFile(
+    () => startScriptedWorker(),
+    (w) => w.close(),
+    ready,
+  );
+}
+
+/**
+ * Starts scripted workers on demand (startScriptedWorker's options) for the test file; every one
+ * started so far is closed after the file. Answers the start function.
+ */
+export function useScriptedWorkers(): (options?: Parameters<typeof startScriptedWorker>[0]) => Promise<ScriptedWorker> {
+  const started: ScriptedWorker[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((w) => w.close()));
+  });
+  return async (options) => {
+    const worker = await startScriptedWorker(options);
+    started.push(worker);
+    return worker;
+  };
 }
 
 /** A RegistryCall for an in-process Pinboard (test/support/pinboard-app.ts). */

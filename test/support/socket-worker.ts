@@ -1,9 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type WebSocket from "ws";
 import { WebSocketServer } from "ws";
-import { registerOverHttp } from "./register-over-http.ts";
+import { HttpRegistration } from "./register-over-http.ts";
 
 /**
  * A hand-written worker for the WebSocket limit tests: a node:http server with a `ws` server
@@ -34,8 +33,7 @@ export interface SocketWorker {
 }
 
 export async function startSocketWorker(pinboardUrl: string, token: string, namespace: string): Promise<SocketWorker> {
-  const secret = randomBytes(16).toString("hex");
-  const challenges = new Map<string, string>();
+  const registration = new HttpRegistration("socket");
   const messages: SocketWorker["messages"] = [];
   const closes: SocketWorker["closes"] = [];
   const pings = new Map<string, number>();
@@ -50,12 +48,7 @@ export async function startSocketWorker(pinboardUrl: string, token: string, name
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://worker");
-    if (url.pathname === "/_pinned/challenge") {
-      const value = challenges.get(url.searchParams.get("challenge") ?? "");
-      if (req.headers["pinboard-proxy-secret"] !== secret || value === undefined)
-        return json(res, 404, { detail: "unknown challenge" });
-      return json(res, 200, { value });
-    }
+    if (registration.answerHttp(url, req, res)) return;
     json(res, 200, { ok: true, open: sockets.size });
   });
   server.on("upgrade", (req: IncomingMessage, socket, head) => {
@@ -84,15 +77,7 @@ export async function startSocketWorker(pinboardUrl: string, token: string, name
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sessionId = await registerOverHttp({
-    pinboardUrl,
-    token,
-    namespace,
-    advertiseUrl: url,
-    secret,
-    challenges,
-    clientPrefix: "socket",
-  });
+  const sessionId = await registration.register(pinboardUrl, token, namespace, url);
 
   return {
     url,

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../scripts/bundle-worker.ts";
 import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
-import { workerCompatibility } from "../../scripts/worker-compatibility.ts";
+import { bundledWorkerOptions, workerCompatibility } from "../../scripts/worker-compatibility.ts";
 import { TEST_PASSPORT_SECRET } from "./pinboard-app.ts";
 import type { TestRedis } from "./redis.ts";
 
@@ -62,12 +62,7 @@ export async function startWorkersEntry(options: {
   let mf: Miniflare | undefined;
   try {
     mf = new Miniflare({
-      host: "127.0.0.1",
-      port: 0,
-      modules: true,
-      scriptPath,
-      ...compatibility,
-      cf: false, // the app never reads request.cf; never download it
+      ...bundledWorkerOptions(scriptPath, compatibility),
       handleRuntimeStdio(stdout: Readable, stderr: Readable) {
         collect(stdout, process.stdout);
         collect(stderr, process.stderr);

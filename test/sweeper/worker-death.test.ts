@@ -18,12 +18,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DurableKeys } from "../../src/contract/durable-index.ts";
-import { durableEnv } from "../support/durability.ts";
+import { clientLoops, type DurableFleet, incrementCounter, startDurableFleet } from "../support/durable-fleet.ts";
 import { until } from "../support/local-worker.ts";
-import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { getRow } from "../support/rows.ts";
-import { spawnDurableWorkers, type WorkerProcess } from "../support/spawn-worker.ts";
+import type { PinboardProcess } from "../support/pinboard-process.ts";
+import type { TestRedis } from "../support/redis.ts";
+import type { WorkerProcess } from "../support/spawn-worker.ts";
 
 const LEASE = 3000;
 const HEARTBEAT = LEASE / 3;
@@ -37,42 +36,22 @@ const IDS = Array.from({ length: 12 }, (_, i) => `k${i}`);
 let t: TestRedis;
 let durable: TestRedis;
 let pb: PinboardProcess;
-const workers = new Map<string, WorkerProcess>();
+let workers: Map<string, WorkerProcess>;
+let fleet: DurableFleet;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  t = await startTestRedis();
-  durable = await startTestRedis();
-  pb = await startPinboardProcess({
-    redis: t,
-    env: {
-      PINBOARD_LEASE_TTL_MS: String(LEASE),
-      PINBOARD_SWEEP_INTERVAL_MS: "3600000",
-      PINBOARD_FORWARD_TIMEOUT_MS: "5000",
-      // Each id's loop poses as its own client address, so client-IP affinity spreads the ids
-      // over the workers instead of gathering them all on one.
-      PINBOARD_TRUSTED_PROXIES: "127.0.0.1,::1,::ffff:127.0.0.1",
-    },
-  });
-  const credential = await pb.workerCredential();
-  const spawned = await spawnDurableWorkers(["wa", "wb", "wc"], {
-    pinboardUrl: pb.url,
-    credential,
+  fleet = await startDurableFleet({
+    names: ["wa", "wb", "wc"],
     clientPrefix: "death",
-    durableEnv: durableEnv(durable),
+    leaseMs: LEASE,
+    env: { PINBOARD_FORWARD_TIMEOUT_MS: "5000" },
   });
-  for (const [name, worker] of spawned) workers.set(name, worker);
-  // A fleet that has been up for a while: no cold-start quarantine.
-  for (let b = 0; b < 16; b++) await t.redis.client.set(`pinboard:{${b}}:boot_time`, "0");
+  ({ t, durable, pb, workers } = fleet);
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([...workers.values()].map((w) => w.kill()));
-  await pb?.stop();
-  await durable?.stop();
-  await t?.stop();
-});
+afterAll(() => fleet?.stop());
 
 interface Answer {
   id: string;
@@ -92,28 +71,18 @@ class Traffic {
   readonly acked = new Map<string, number>();
   readonly ambiguous = new Map<string, number>();
   readonly statuses = new Map<string, number>();
-  private running = true;
-  private loops: Promise<void>[] = [];
+  private loops?: { stop(): Promise<void> };
 
   start(ids: string[]): void {
-    this.loops = ids.map((id) => this.loop(id));
+    this.loops = clientLoops(ids, async (id) => (await this.once(id)) === "acked");
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.loops);
+    await this.loops?.stop();
   }
 
   private bump(map: Map<string, number>, key: string) {
     map.set(key, (map.get(key) ?? 0) + 1);
-  }
-
-  private async loop(id: string): Promise<void> {
-    while (this.running) {
-      const outcome = await this.once(id);
-      // A short pause after a failure; none after a success (keep the traffic going).
-      if (outcome !== "acked") await sleep(20);
-    }
   }
 
   private async once(id: string): Promise<Outcome> {
@@ -121,11 +90,7 @@ class Traffic {
     let status: number;
     let text: string;
     try {
-      const res = await fetch(`${pb.url}/counter/${id}/increment`, {
-        method: "POST",
-        headers: { "x-forwarded-for": `10.0.0.${IDS.indexOf(id) + 1}` },
-        signal: AbortSignal.timeout(10_000),
-      });
+      const res = await incrementCounter(pb.url, id, `10.0.0.${IDS.indexOf(id) + 1}`);
       status = res.status;
       text = await res.text();
     } catch (err) {
@@ -159,15 +124,7 @@ class Traffic {
   }
 }
 
-async function ownersNow(): Promise<Map<string, string>> {
-  const bySession = new Map([...workers].map(([name, w]) => [w.sessionId, name]));
-  const owners = new Map<string, string>();
-  for (const id of IDS) {
-    const row = await getRow(t, "/counter", id);
-    if (row) owners.set(id, bySession.get(row.sessionId) ?? `unknown ${row.sessionId}`);
-  }
-  return owners;
-}
+const ownersNow = () => fleet.owners("/counter", IDS);
 
 const leaseEnd = async (w: WorkerProcess) => {
   const raw = await t.redis.hget("pinboard:{global}:sessions", w.sessionId);

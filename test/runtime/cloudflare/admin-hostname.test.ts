@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CONSOLE_HTML } from "../../../src/console/assets.generated.ts";
-import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
-import { credential } from "../../support/pinboard-app.ts";
+import type { ChallengeServer } from "../../support/challenge-server.ts";
 import { rawRequest } from "../../support/raw-http.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import type { TestRedis } from "../../support/redis.ts";
 import { registerBody } from "../../support/registration.ts";
-import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
+import type { WorkersEntry } from "../../support/workerd-entry.ts";
+import { useWorkersEntryFixture } from "../../support/workers-entry-fixture.ts";
 
 /**
  * PINBOARD_ADMIN_HOSTNAME on the Workers entry (one fetch handler for every route of the Worker):
@@ -22,19 +22,10 @@ let wk: WorkersEntry;
 let worker: ChallengeServer;
 let token: string;
 
-beforeAll(async () => {
-  t = await startTestRedis();
-  [wk, worker, token] = await Promise.all([
-    startWorkersEntry({ redis: t, env: { PINBOARD_ADMIN_HOSTNAME: ADMIN, PINBOARD_LOG_LEVEL: "error" } }),
-    startChallengeServer(),
-    credential("pinboard:worker"),
-  ]);
-});
-afterAll(async () => {
-  await wk?.stop();
-  await worker?.close();
-  await t?.stop();
-});
+useWorkersEntryFixture(
+  { PINBOARD_ADMIN_HOSTNAME: ADMIN, PINBOARD_LOG_LEVEL: "error" },
+  (f) => ({ t, wk, worker, token } = f),
+);
 
 const on = (
   host: string,

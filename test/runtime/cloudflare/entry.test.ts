@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AuditEntry } from "../../../src/audit/entry.ts";
 import { AccountTags } from "../../../src/auth/account-tags.ts";
 import { mintCredential } from "../../../src/auth/mint.ts";
@@ -12,10 +12,11 @@ import { Keys } from "../../../src/redis/keys.ts";
 import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { credential, TEST_PASSPORT_SECRET } from "../../support/pinboard-app.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import type { TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
 import { expectRouteOk } from "../../support/route-answers.ts";
 import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
+import { useWorkersEntryFixture } from "../../support/workers-entry-fixture.ts";
 
 /**
  * The Workers entry (src/cloudflare.ts, bundled) inside workerd through Miniflare, on real HTTP,
@@ -32,19 +33,7 @@ let wk: WorkersEntry;
 let worker: ChallengeServer;
 let token: string;
 
-beforeAll(async () => {
-  t = await startTestRedis();
-  [wk, worker, token] = await Promise.all([
-    startWorkersEntry({ redis: t, env: SETTINGS }),
-    startChallengeServer(),
-    credential("pinboard:worker"),
-  ]);
-});
-afterAll(async () => {
-  await wk?.stop();
-  await worker?.close();
-  await t?.stop();
-});
+useWorkersEntryFixture(SETTINGS, (f) => ({ t, wk, worker, token } = f));
 afterEach(() => {
   worker.mode = "answer";
 });

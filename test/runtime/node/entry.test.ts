@@ -2,22 +2,20 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChallengeServer, startChallengeServer } from "../../support/challenge-server.ts";
 import { type PinboardProcess, startPinboardProcess } from "../../support/pinboard-process.ts";
-import { startTestRedis, type TestRedis } from "../../support/redis.ts";
+import { usePinboardProcess } from "../../support/pinboard-process-fixture.ts";
+import type { TestRedis } from "../../support/redis.ts";
 import { heartbeatBody, registerBody } from "../../support/registration.ts";
 
 let t: TestRedis;
 let pb: PinboardProcess;
 let worker: ChallengeServer;
 
+usePinboardProcess({ PINBOARD_BASE_PATH: "/pb" }, (f) => ({ t, pb } = f));
 beforeAll(async () => {
-  t = await startTestRedis();
-  pb = await startPinboardProcess({ redis: t, env: { PINBOARD_BASE_PATH: "/pb" } });
   worker = await startChallengeServer();
 });
 afterAll(async () => {
-  await pb.stop();
-  await worker.close();
-  await t.stop();
+  await worker?.close();
 });
 
 const post = async (url: string, token: string, body: unknown) =>
