@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { AuditAction, AuditEvent, AuditVia } from "../audit/entry.ts";
+import { REFUSAL_KINDS } from "../operator/refusal-kinds.ts";
+import { REFUSAL_OUTCOMES } from "../placement/refusal-outcomes.ts";
 
 /**
  * The 200 bodies of Pinboard's JSON routes, as the protocol fixes them (docs/protocol.md): exact
@@ -45,21 +47,8 @@ export const deregisterOk = z.strictObject({});
 
 // ── operator endpoints ───────────────────────────────────────────────────────────────────────
 
-export const RESOLUTION_OUTCOMES = [
-  "forward",
-  "unknown-ns",
-  "no-backends",
-  "quarantine",
-  "not-serving",
-  "no-hostname-workers",
-  "binding-quarantine",
-  "takeover-pending",
-  "env-conflict",
-  "nack",
-  // Refusals the contract's table names that /registry/health counts under their own outcome.
-  "takeover-denied",
-  "inflight",
-] as const;
+/** What /registry/health counts resolutions under: the one success, then every refusal. */
+export const RESOLUTION_OUTCOMES = ["forward", ...REFUSAL_OUTCOMES] as const;
 
 export const healthOk = z.strictObject({
   resolutions: z.partialRecord(z.enum(RESOLUTION_OUTCOMES), nonNegInt),
@@ -68,13 +57,6 @@ export const healthOk = z.strictObject({
   uptimeMs: nonNegInt,
   rssBytes: z.number().int().positive().optional(),
 });
-
-/** What /registry/history counts refusals under: the refusing outcomes, then 502 and 504 forwards. */
-export const HISTORY_REFUSAL_KINDS = [
-  ...RESOLUTION_OUTCOMES.filter((o) => o !== "forward"),
-  "bad_gateway",
-  "upstream_timeout",
-] as const;
 
 const HISTORY_SLOT_MS = 10_000;
 const latencyMs = z.number().nonnegative().nullable();
@@ -92,7 +74,7 @@ export const historyOk = z
         z.strictObject({
           at: nonNegInt.multipleOf(HISTORY_SLOT_MS),
           forwards: nonNegInt,
-          refusals: z.partialRecord(z.enum(HISTORY_REFUSAL_KINDS), z.number().int().positive()),
+          refusals: z.partialRecord(z.enum(REFUSAL_KINDS), z.number().int().positive()),
           p50Ms: latencyMs,
           p99Ms: latencyMs,
         }),

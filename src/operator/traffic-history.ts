@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.ts";
 import type { ForwardAnswerer, MetricsSink } from "../metrics-sink.ts";
-import { REFUSAL_ERRORS, type RefusalOutcome } from "../placement/refusal.ts";
 import { BIN_COUNT, binOf, percentileMs } from "./latency-bins.ts";
+import { REFUSAL_KINDS, type RefusalKind } from "./refusal-kinds.ts";
 
 /** What this module uses of the app's dependencies. */
 export type HistoryDeps = Pick<AppDeps, "now">;
@@ -10,20 +10,6 @@ export const SLOT_MS = 10_000;
 /** 15 minutes of slots. */
 export const SLOTS = 90;
 
-/** What a refused request, or a forward answered 502 or 504, is counted under. */
-export type RefusalKind = RefusalOutcome | "bad_gateway" | "upstream_timeout";
-
-/**
- * Every outcome `resolution()` is told that refuses (each Refusal's; "forward" is the one success),
- * then the forwards Pinboard itself answered 502 (worker unreachable) and 504 (upstream timeout).
- * A worker's own 502 or 504 is a forward like any other answer.
- */
-export const REFUSAL_KINDS: readonly RefusalKind[] = [
-  "unknown-ns",
-  ...(Object.keys(REFUSAL_ERRORS) as RefusalOutcome[]),
-  "bad_gateway",
-  "upstream_timeout",
-];
 const KIND_COUNT = REFUSAL_KINDS.length;
 const KIND_INDEX: ReadonlyMap<string, number> = new Map(REFUSAL_KINDS.map((kind, i) => [kind, i]));
 const BAD_GATEWAY = KIND_INDEX.get("bad_gateway")!;

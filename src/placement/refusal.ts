@@ -1,18 +1,5 @@
 import { PinboardError } from "../errors.ts";
-
-/** The resolve outcomes that refuse (all 503 but unknown-ns, 404 unknown namespace). */
-export type RefusalOutcome =
-  | "unknown-ns"
-  | "no-backends"
-  | "quarantine"
-  | "not-serving"
-  | "no-hostname-workers"
-  | "binding-quarantine"
-  | "env-conflict"
-  | "takeover-pending"
-  | "takeover-denied"
-  | "inflight"
-  | "nack";
+import type { RefusalOutcome } from "./refusal-outcomes.ts";
 
 /** The 503 `error` string of each refusal (docs/protocol.md, Refusals). */
 export const REFUSAL_ERRORS: Readonly<Record<Exclude<RefusalOutcome, "unknown-ns">, string>> = {

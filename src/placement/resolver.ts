@@ -1,7 +1,8 @@
 import type { AppDeps } from "../deps.ts";
 import { type ResolvedOwner, type ResolveResult, resolve } from "./lua/index.ts";
 import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
-import { Refusal, type RefusalOutcome } from "./refusal.ts";
+import { Refusal } from "./refusal.ts";
+import type { RefusalOutcome } from "./refusal-outcomes.ts";
 
 /** What this module uses of the app's dependencies. */
 export type ResolverDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "metrics" | "secrets">;

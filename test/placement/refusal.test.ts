@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PinboardError } from "../../src/errors.ts";
-import { REFUSAL_ERRORS, Refusal, type RefusalOutcome } from "../../src/placement/refusal.ts";
+import { REFUSAL_ERRORS, Refusal } from "../../src/placement/refusal.ts";
+import type { RefusalOutcome } from "../../src/placement/refusal-outcomes.ts";
 
 /**
  * The refusals of a resolution (docs/protocol.md, Refusals): 404 `unknown namespace`, and for every
