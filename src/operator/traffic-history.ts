@@ -27,7 +27,7 @@ export interface HistoryPoint {
 
 /** GET /registry/history. */
 export interface HistoryAnswer {
-  slotMs: number;
+  slotMs: typeof SLOT_MS;
   now: number;
   /** SLOTS points, oldest first; the last is the slot `now` falls in. */
   points: HistoryPoint[];

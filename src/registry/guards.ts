@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { PassportScope } from "../auth/passport.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
+import type { GuardsOf } from "../http/mount-routes.ts";
 
 /** What this module uses of the app's dependencies. */
 export type GuardsDeps = Pick<AppDeps, "passport" | "fleet" | "accounts">;
@@ -30,4 +31,16 @@ export function tagAccount(deps: GuardsDeps): MiddlewareHandler<AppEnv> {
     c.set("accountTag", await deps.accounts.tag(c.var.principal.account));
     await next();
   };
+}
+
+/**
+ * The guards of a declared route: Passport for its credential, the serving check when it is
+ * serving-only, then `after` (the worker routes' tagAccount).
+ */
+export function routeGuards(deps: GuardsDeps, ...after: MiddlewareHandler<AppEnv>[]): GuardsOf {
+  return (declaration) => [
+    ...(declaration.credential === "none" ? [] : [requireScope(deps, declaration.credential)]),
+    ...(declaration.servingOnly ? [requireServing(deps)] : []),
+    ...after,
+  ];
 }

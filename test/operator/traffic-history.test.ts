@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { historyOk } from "../../src/api/answers.ts";
 import { REFUSAL_KINDS } from "../../src/operator/refusal-kinds.ts";
+import { historyReply } from "../../src/operator/replies.ts";
 import {
   type HistoryAnswer,
   type HistoryPoint,
@@ -19,7 +19,7 @@ import { REFUSAL_ERRORS } from "../../src/placement/refusal.ts";
 function clocked(start = 1_700_000_003_000) {
   const clock = { now: start };
   const history = new TrafficHistory({ now: () => clock.now });
-  const read = (): HistoryAnswer => historyOk.parse(history.snapshot()) as HistoryAnswer;
+  const read = (): HistoryAnswer => historyReply.parse(history.snapshot()) as HistoryAnswer;
   return { clock, history, read };
 }
 

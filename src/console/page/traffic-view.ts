@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { historyOk } from "../../api/answers.ts";
 import { REFUSAL_KINDS, type RefusalKind } from "../../operator/refusal-kinds.ts";
+import type { historyReply } from "../../operator/replies.ts";
 import { type Answer, explain } from "./api.ts";
 import { type ChartFrame, type ChartSeries, lines, seriesClass, stackedBars } from "./chart.ts";
 import { h, render } from "./dom.ts";
@@ -8,7 +8,7 @@ import { perSecond } from "./numbers.ts";
 import { duration } from "./time.ts";
 
 /** GET /registry/history: this node's last 15 minutes in slots, oldest first (its schema, as a type only). */
-export type History = z.infer<typeof historyOk>;
+export type History = z.infer<typeof historyReply>;
 
 /** The words shown for a kind where its name would mislead. */
 const LABELS: Partial<Record<RefusalKind, string>> = {

@@ -1,0 +1,48 @@
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { z } from "zod";
+import type { AppEnv } from "../deps.ts";
+import { type BodySchema, readJsonBody } from "./json-body.ts";
+import type { RouteDeclaration, RouteTable } from "./route-declaration.ts";
+
+/** The parsed body a declaration takes (undefined for a route without one). */
+export type BodyOf<D> = D extends { body: BodySchema<infer B> } ? B : undefined;
+/** What a handler gives back: the reply the declaration names, or a Response of its own. */
+type Answered<D> = (D extends { reply: infer R extends z.ZodType } ? z.input<R> : never) | Response;
+
+export type RouteHandler<D> = (c: Context<AppEnv>, body: BodyOf<D>) => Answered<D> | Promise<Answered<D>>;
+/** One handler for each declaration of a table, by the same name. */
+export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
+
+/** The middleware a declaration's credential and serving flag call for, in the order they run. */
+export type GuardsOf = (declaration: RouteDeclaration<unknown>) => MiddlewareHandler<AppEnv>[];
+
+/** For tables of open routes: refuses a declaration that needs a credential or the serving check. */
+const unguarded: GuardsOf = (declaration) => {
+  if (declaration.credential !== "none" || declaration.servingOnly)
+    throw new Error(`${declaration.path} needs guards: mount it with the registry's routeGuards`);
+  return [];
+};
+
+/**
+ * Registers each declaration of `table` with its handler: the guards (401/403, 503), then the
+ * body (413/400 `expected {…}`), then the handler, whose reply is answered as JSON.
+ */
+export function mountRoutes<T extends RouteTable>(
+  table: T,
+  handlers: RouteHandlers<T>,
+  guardsOf: GuardsOf = unguarded,
+): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  for (const name of Object.keys(table) as (keyof T & string)[]) {
+    const declaration = table[name] as RouteDeclaration<unknown>;
+    const handler = handlers[name] as RouteHandler<RouteDeclaration<unknown>>;
+    const answer: MiddlewareHandler<AppEnv> = async (c) => {
+      const body = declaration.body ? await readJsonBody(c, declaration.body) : undefined;
+      const answered = await handler(c, body as never);
+      return answered instanceof Response ? answered : c.json(answered as object);
+    };
+    const chain = [...guardsOf(declaration), answer] as [MiddlewareHandler<AppEnv>];
+    app.on(declaration.method.toUpperCase(), declaration.path, ...chain);
+  }
+  return app;
+}
