@@ -5,16 +5,16 @@ import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
 import { renderAudit } from "./render-audit.ts";
 import {
-  type AuditAnswer,
-  auditAnswer,
-  drainAnswer,
-  healthAnswer,
-  overviewAnswer,
-  statsAnswer,
-  undrainAnswer,
-  windDownAnswer,
-  workersAnswer,
-} from "./schemas.ts";
+  type AuditReply,
+  auditReply,
+  drainReply,
+  healthReply,
+  overviewReply,
+  statsReply,
+  undrainReply,
+  windDownReply,
+  workersReply,
+} from "./replies.ts";
 
 /** What a command prints on stdout, lines for stderr when it failed, and its exit status when it is not 0. */
 export interface Output {
@@ -53,17 +53,17 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       const answer = await client.get("/registry/workers");
       return globals.json
         ? json(answer)
-        : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
+        : { text: renderWorkers(check("/registry/workers", workersReply, answer), ctx.now()) };
     }
     case "overview": {
       const answer = await readWholeOverview(client, { ns: command.ns, prefix: command.prefix, tag: command.tag });
       return globals.json
         ? json(answer)
-        : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
+        : { text: renderOverview(check("/registry/overview", overviewReply, answer), ctx.now()) };
     }
     case "stats": {
       const answer = await client.get("/registry/stats");
-      return globals.json ? json(answer) : { text: renderStats(check("/registry/stats", statsAnswer, answer)) };
+      return globals.json ? json(answer) : { text: renderStats(check("/registry/stats", statsReply, answer)) };
     }
     case "health": {
       // /registry/health answers even without Redis; only /readyz says whether its numbers hold.
@@ -71,7 +71,7 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       const ready = await client.ready();
       const out = globals.json
         ? json(answer)
-        : { text: renderHealth(check("/registry/health", healthAnswer, answer), ready) };
+        : { text: renderHealth(check("/registry/health", healthReply, answer), ready) };
       return ready ? out : { ...out, stderr: notReadyLines(`${client.base}/readyz`), exitCode: 1 };
     }
     case "wind-down": {
@@ -83,13 +83,13 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
       };
       const answer = await client.post("/registry/wind_down", body);
       if (globals.json) return json(answer);
-      const { queued } = check("/registry/wind_down", windDownAnswer, answer);
+      const { queued } = check("/registry/wind_down", windDownReply, answer);
       return { text: describeWindDown(command, queued) };
     }
     case "drain": {
       const answer = await client.post("/registry/drain", { clientId: command.clientId, deadline: command.deadline });
       if (globals.json) return json(answer);
-      check("/registry/drain", drainAnswer, answer);
+      check("/registry/drain", drainReply, answer);
       return {
         text:
           command.deadline === null
@@ -103,7 +103,7 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
     case "undrain": {
       const answer = await client.post("/registry/undrain", { clientId: command.clientId });
       if (globals.json) return json(answer);
-      const { revoked } = check("/registry/undrain", undrainAnswer, answer);
+      const { revoked } = check("/registry/undrain", undrainReply, answer);
       return {
         text: revoked
           ? `client ${command.clientId} undrained`
@@ -135,7 +135,7 @@ async function auditCommand(
   globals: Globals,
 ): Promise<Output> {
   const limit = command.limit ?? 100;
-  const page: AuditAnswer = { entries: [] };
+  const page: AuditReply = { entries: [] };
   let before = command.before;
   for (let request = 0; request < AUDIT_REQUESTS; request++) {
     const raw = await client.get("/registry/audit", {
@@ -143,7 +143,7 @@ async function auditCommand(
       kind: command.kind,
       before,
     });
-    const answer = OperatorClient.check("/registry/audit", auditAnswer, raw);
+    const answer = OperatorClient.check("/registry/audit", auditReply, raw);
     page.entries.push(...answer.entries);
     before = answer.cursor;
     if (before === undefined || page.entries.length >= limit) break;
