@@ -26,7 +26,7 @@ export interface HistoryPoint {
 }
 
 /** GET /registry/history. */
-export interface HistoryAnswer {
+export interface HistoryReply {
   slotMs: typeof SLOT_MS;
   now: number;
   /** SLOTS points, oldest first; the last is the slot `now` falls in. */
@@ -78,7 +78,7 @@ export class TrafficHistory implements MetricsSink {
   sweep(): void {}
 
   /** The last SLOTS slots, oldest first, the current (partial) one last; empty ones read zero. */
-  snapshot(): HistoryAnswer {
+  snapshot(): HistoryReply {
     const now = this.deps.now();
     const current = Math.floor(now / SLOT_MS);
     const points: HistoryPoint[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { REFUSAL_KINDS } from "../../src/operator/refusal-kinds.ts";
 import { historyReply } from "../../src/operator/replies.ts";
 import {
-  type HistoryAnswer,
+  type HistoryReply,
   type HistoryPoint,
   SLOT_MS,
   SLOTS,
@@ -12,14 +12,14 @@ import { REFUSAL_ERRORS } from "../../src/placement/refusal.ts";
 
 /**
  * The rolling traffic history behind GET /registry/history: 90 slots of 10 s in a ring, driven by
- * a clock the test moves. Every snapshot is parsed with the route's answer schema.
+ * a clock the test moves. Every snapshot is parsed with the route's reply schema.
  */
 
 /** A history on a clock that starts mid-slot, well after 1970. */
 function clocked(start = 1_700_000_003_000) {
   const clock = { now: start };
   const history = new TrafficHistory({ now: () => clock.now });
-  const read = (): HistoryAnswer => historyReply.parse(history.snapshot()) as HistoryAnswer;
+  const read = (): HistoryReply => historyReply.parse(history.snapshot()) as HistoryReply;
   return { clock, history, read };
 }
 

@@ -1,6 +1,6 @@
 import type { PublicWorker } from "../../operator/replies.ts";
 
-/** A worker as GET /registry/workers lists it (the answer's schema, as a type only). */
+/** A worker as GET /registry/workers lists it (its reply schema, as a type only). */
 export type Worker = PublicWorker;
 
 /** What a worker's own GET /_pinned/stats said, through GET /registry/stats. */
