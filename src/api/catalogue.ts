@@ -1,12 +1,12 @@
 import type { z } from "zod";
+import { CONSOLE_ROUTES, DESCRIPTION_ROUTES, HEALTH_ROUTES } from "../http/open-routes.ts";
 import type { ErrorAnswer, RouteDeclaration } from "../http/route-declaration.ts";
 import { OPERATOR_ROUTES } from "../operator/route-table.ts";
 import { WORKER_ROUTES } from "../registry/route-table.ts";
-import { CONSOLE_ROUTES, DESCRIPTION_ROUTES, HEALTH_ROUTES } from "./open-routes.ts";
 
 /**
  * Every route Pinboard serves under its base path, gathered from the route tables of each domain
- * (src/registry/route-table.ts, src/operator/route-table.ts, ./open-routes.ts). /openapi.json
+ * (src/registry/route-table.ts, src/operator/route-table.ts, src/http/open-routes.ts). /openapi.json
  * is built from this list, and a test checks that it names every route the app registers.
  */
 export const ROUTES: readonly RouteDeclaration[] = [

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { PINBOARD_VERSION } from "../contract/version.ts";
 import type { AppEnv } from "../deps.ts";
 import { mountRoutes } from "../http/mount-routes.ts";
-import { DESCRIPTION_ROUTES } from "./open-routes.ts";
+import { DESCRIPTION_ROUTES } from "../http/open-routes.ts";
 import { openApiDocument } from "./openapi.ts";
 
 /**

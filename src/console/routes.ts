@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
-import { CONSOLE_ROUTES } from "../api/open-routes.ts";
 import type { AppEnv } from "../deps.ts";
 import { mountRoutes } from "../http/mount-routes.ts";
+import { CONSOLE_ROUTES } from "../http/open-routes.ts";
 import { CONSOLE_CSP, CONSOLE_HTML } from "./assets.generated.ts";
 
 /**

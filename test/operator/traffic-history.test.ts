@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { REFUSAL_KINDS } from "../../src/operator/refusal-kinds.ts";
 import { historyReply } from "../../src/operator/replies.ts";
 import {
-  type HistoryReply,
   type HistoryPoint,
+  type HistoryReply,
   SLOT_MS,
   SLOTS,
   TrafficHistory,

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { RouteTable } from "../http/route-declaration.ts";
+import type { RouteTable } from "./route-declaration.ts";
 
 /**
  * The routes that need no credential and answer while this node is not serving: health, this
- * description and the console page. ./routes.ts serves /openapi.json, src/console/routes.ts the
+ * description and the console page. src/api/routes.ts serves /openapi.json, src/console/routes.ts the
  * page, src/health.ts the health routes.
  */
 
