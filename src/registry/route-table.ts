@@ -14,6 +14,12 @@ const unknownSession: ErrorAnswer = {
   when: "the session has no live record (the answer carries `reregister: true`)",
 };
 
+const notTheSessionsNamespace: ErrorAnswer = {
+  status: 400,
+  errors: ["invalid namespace", "namespace not registered: …"],
+  when: "a namespace is malformed or not the session's",
+};
+
 export const WORKER_ROUTES = {
   register: {
     method: "post",
@@ -102,14 +108,7 @@ export const WORKER_ROUTES = {
     body: releaseBody,
     reply: releaseReply,
     replyDescription: "how many rows were freed",
-    errors: [
-      unknownSession,
-      {
-        status: 400,
-        errors: ["invalid namespace", "namespace not registered: …"],
-        when: "a namespace is malformed or not the session's",
-      },
-    ],
+    errors: [unknownSession, notTheSessionsNamespace],
     servingOnly: true,
   },
   tag: {
@@ -121,14 +120,7 @@ export const WORKER_ROUTES = {
     body: tagBody,
     reply: tagReply,
     replyDescription: "whether the row matched and was tagged",
-    errors: [
-      unknownSession,
-      {
-        status: 400,
-        errors: ["invalid namespace", "namespace not registered: …"],
-        when: "a namespace is malformed or not the session's",
-      },
-    ],
+    errors: [unknownSession, notTheSessionsNamespace],
     servingOnly: true,
   },
   deregister: {
