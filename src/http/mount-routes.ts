@@ -7,9 +7,9 @@ import type { RouteDeclaration, RouteTable } from "./route-declaration.ts";
 /** The parsed body a declaration takes (undefined for a route without one). */
 export type BodyOf<D> = D extends { body: BodySchema<infer B> } ? B : undefined;
 /** What a handler gives back: the reply the declaration names, or a Response of its own. */
-type Answered<D> = (D extends { reply: infer R extends z.ZodType } ? z.input<R> : never) | Response;
+type HandlerResult<D> = (D extends { reply: infer R extends z.ZodType } ? z.input<R> : never) | Response;
 
-export type RouteHandler<D> = (c: Context<AppEnv>, body: BodyOf<D>) => Answered<D> | Promise<Answered<D>>;
+export type RouteHandler<D> = (c: Context<AppEnv>, body: BodyOf<D>) => HandlerResult<D> | Promise<HandlerResult<D>>;
 /** One handler for each declaration of a table, by the same name. */
 export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
 
@@ -38,8 +38,8 @@ export function mountRoutes<T extends RouteTable>(
     const handler = handlers[name] as RouteHandler<RouteDeclaration<unknown>>;
     const answer: MiddlewareHandler<AppEnv> = async (c) => {
       const body = declaration.body ? await readJsonBody(c, declaration.body) : undefined;
-      const answered = await handler(c, body as never);
-      return answered instanceof Response ? answered : c.json(answered as object);
+      const result = await handler(c, body as never);
+      return result instanceof Response ? result : c.json(result as object);
     };
     const chain = [...guardsOf(declaration), answer] as [MiddlewareHandler<AppEnv>];
     app.on(declaration.method.toUpperCase(), declaration.path, ...chain);
