@@ -6,7 +6,7 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
  * `*.unit.test.ts`. Each starts no redis-server, no child process and no server, and opens no
  * socket, so the tier runs in seconds. Every other test file is the integration tier (project
  * "integration"); `npm test` runs both projects, each file once. A test that starts anything
- * belongs in the integration tier (docs/testing.md, Layout); test/redis-mode.test.ts holds that
+ * belongs in the integration tier (docs/testing.md, Layout); test/redis-mode.unit.test.ts holds that
  * no unit test reaches test/support/redis.ts.
  */
 export const UNIT_TESTS = ["test/**/*.unit.test.ts"];

@@ -64,12 +64,12 @@ describe("layering", () => {
     const dir = tree({
       "src/deps/app-deps.ts":
         'import type { TrafficHistory } from "../operator/traffic-history.ts";\nexport type X = TrafficHistory;\n',
-      "src/operator/traffic-history.ts": "export class TrafficHistory {}\n",
+      "src/metrics/traffic-history.ts": "export class TrafficHistory {}\n",
       "src/sweeper/sweep.ts": 'import { plan } from "../data-plane/plan.ts";\nexport const s = plan;\n',
       "src/data-plane/plan.ts": "export const plan = 1;\n",
     });
     expect(violationsOf(await cruiseSrc(dir)).sort()).toEqual([
-      "layer:deps: src/deps/app-deps.ts → src/operator/traffic-history.ts",
+      "layer:deps: src/deps/app-deps.ts → src/metrics/traffic-history.ts",
       "layer:sweeper: src/sweeper/sweep.ts → src/data-plane/plan.ts",
     ]);
   });

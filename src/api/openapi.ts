@@ -1,11 +1,12 @@
 import { z } from "zod";
+import type { ErrorAnswer, RouteDeclaration } from "../http/route-declaration.ts";
 import { REFUSAL_ERRORS } from "../placement/refusal.ts";
-import { type ErrorAnswer, ROUTES, type RouteEntry, sharedErrors } from "./catalogue.ts";
+import { ROUTES, sharedErrors } from "./catalogue.ts";
 
 /**
  * GET {basePath}/openapi.json: an OpenAPI 3.1 description of every route, built from the route
  * catalogue (./catalogue.ts): request bodies from the zod schemas the routes validate with, 200
- * bodies from ./answers.ts, and the protocol's error statuses with their exact strings as
+ * bodies from the declared reply schemas, and the protocol's error statuses with their exact strings as
  * examples. JSON Schema comes from zod's own converter, so nothing is written twice.
  */
 
@@ -47,7 +48,7 @@ function errorResponses(errors: ErrorAnswer[]): Record<string, Json> {
   return out;
 }
 
-function operation(route: RouteEntry): Json {
+function operation(route: RouteDeclaration): Json {
   const pathInCamelCase = route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) =>
     (c ?? "").toUpperCase(),
   );
@@ -57,12 +58,12 @@ function operation(route: RouteEntry): Json {
     tags: [route.tag],
     security: route.credential === "none" ? [] : [{ passport: [] }],
     responses: {
-      "200": route.ok
+      "200": route.reply
         ? {
-            description: route.okDescription,
-            content: { "application/json": { schema: jsonSchema(route.ok, "output") } },
+            description: route.replyDescription,
+            content: { "application/json": { schema: jsonSchema(route.reply, "output") } },
           }
-        : { description: route.okDescription },
+        : { description: route.replyDescription },
       ...(route.path === "/readyz" ? { "503": { description: "not ready (empty body)" } } : {}),
       ...errorResponses([...sharedErrors(route), ...route.errors]),
     },

@@ -1,6 +1,8 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { PINBOARD_VERSION } from "../contract/version.ts";
 import type { AppEnv } from "../deps/app-deps.ts";
+import { mountRoutes } from "../http/mount-routes.ts";
+import { DESCRIPTION_ROUTES } from "../http/open-routes.ts";
 import { openApiDocument } from "./openapi.ts";
 
 /**
@@ -8,11 +10,11 @@ import { openApiDocument } from "./openapi.ts";
  * so the routes' hot paths never pay for it.
  */
 export function apiDescriptionRoutes(basePath: string): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
   let document: string | undefined;
-  app.get("/openapi.json", (c) => {
-    document ??= JSON.stringify(openApiDocument({ basePath, version: PINBOARD_VERSION }));
-    return c.body(document, 200, { "content-type": "application/json", "cache-control": "public, max-age=300" });
+  return mountRoutes<typeof DESCRIPTION_ROUTES, AppEnv>(DESCRIPTION_ROUTES, {
+    openApi: (c) => {
+      document ??= JSON.stringify(openApiDocument({ basePath, version: PINBOARD_VERSION }));
+      return c.body(document, 200, { "content-type": "application/json", "cache-control": "public, max-age=300" });
+    },
   });
-  return app;
 }

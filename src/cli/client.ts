@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { VIA_HEADER } from "../audit/via.ts";
 import { parseJson } from "../contract/json-text.ts";
-import { describeIssues, errorAnswer } from "./schemas.ts";
+import { describeIssues, errorBody } from "./replies.ts";
 
 /**
  * A request the server refused: its {"error"} string (or status text), the HTTP status, and the
@@ -126,7 +126,7 @@ export class OperatorClient {
     }
     const json = parseJson(text);
     if (response.status < 200 || response.status > 299) {
-      const error = errorAnswer.safeParse(json);
+      const error = errorBody.safeParse(json);
       const message = error.success
         ? error.data.error
         : response.statusText || text.trim().slice(0, 200) || "no error message";

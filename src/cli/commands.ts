@@ -1,3 +1,4 @@
+import { OPERATOR_ROUTES } from "../operator/route-table.ts";
 import type { Command, Globals } from "./args.ts";
 import { OperatorClient } from "./client.ts";
 import { notReadyLines } from "./explain.ts";
@@ -5,16 +6,16 @@ import { readWholeOverview } from "./overview-pages.ts";
 import { renderHealth, renderOverview, renderStats, renderWorkers } from "./render.ts";
 import { renderAudit } from "./render-audit.ts";
 import {
-  type AuditAnswer,
-  auditAnswer,
-  drainAnswer,
-  healthAnswer,
-  overviewAnswer,
-  statsAnswer,
-  undrainAnswer,
-  windDownAnswer,
-  workersAnswer,
-} from "./schemas.ts";
+  type AuditReply,
+  auditReply,
+  drainReply,
+  healthReply,
+  overviewReply,
+  statsReply,
+  undrainReply,
+  windDownReply,
+  workersReply,
+} from "./replies.ts";
 
 /** What a command prints on stdout, lines for stderr when it failed, and its exit status when it is not 0. */
 export interface Output {
@@ -50,28 +51,28 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
   const check = OperatorClient.check;
   switch (command.name) {
     case "workers": {
-      const answer = await client.get("/registry/workers");
+      const answer = await client.get(OPERATOR_ROUTES.workers.path);
       return globals.json
         ? json(answer)
-        : { text: renderWorkers(check("/registry/workers", workersAnswer, answer), ctx.now()) };
+        : { text: renderWorkers(check(OPERATOR_ROUTES.workers.path, workersReply, answer), ctx.now()) };
     }
     case "overview": {
       const answer = await readWholeOverview(client, { ns: command.ns, prefix: command.prefix, tag: command.tag });
       return globals.json
         ? json(answer)
-        : { text: renderOverview(check("/registry/overview", overviewAnswer, answer), ctx.now()) };
+        : { text: renderOverview(check(OPERATOR_ROUTES.overview.path, overviewReply, answer), ctx.now()) };
     }
     case "stats": {
-      const answer = await client.get("/registry/stats");
-      return globals.json ? json(answer) : { text: renderStats(check("/registry/stats", statsAnswer, answer)) };
+      const answer = await client.get(OPERATOR_ROUTES.stats.path);
+      return globals.json ? json(answer) : { text: renderStats(check(OPERATOR_ROUTES.stats.path, statsReply, answer)) };
     }
     case "health": {
       // /registry/health answers even without Redis; only /readyz says whether its numbers hold.
-      const answer = await client.get("/registry/health");
+      const answer = await client.get(OPERATOR_ROUTES.health.path);
       const ready = await client.ready();
       const out = globals.json
         ? json(answer)
-        : { text: renderHealth(check("/registry/health", healthAnswer, answer), ready) };
+        : { text: renderHealth(check(OPERATOR_ROUTES.health.path, healthReply, answer), ready) };
       return ready ? out : { ...out, stderr: notReadyLines(`${client.base}/readyz`), exitCode: 1 };
     }
     case "wind-down": {
@@ -81,15 +82,18 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
         deadline: command.deadline,
         ...(command.env !== undefined ? { env: command.env } : {}),
       };
-      const answer = await client.post("/registry/wind_down", body);
+      const answer = await client.post(OPERATOR_ROUTES.windDown.path, body);
       if (globals.json) return json(answer);
-      const { queued } = check("/registry/wind_down", windDownAnswer, answer);
+      const { queued } = check(OPERATOR_ROUTES.windDown.path, windDownReply, answer);
       return { text: describeWindDown(command, queued) };
     }
     case "drain": {
-      const answer = await client.post("/registry/drain", { clientId: command.clientId, deadline: command.deadline });
+      const answer = await client.post(OPERATOR_ROUTES.drain.path, {
+        clientId: command.clientId,
+        deadline: command.deadline,
+      });
       if (globals.json) return json(answer);
-      check("/registry/drain", drainAnswer, answer);
+      check(OPERATOR_ROUTES.drain.path, drainReply, answer);
       return {
         text:
           command.deadline === null
@@ -101,9 +105,9 @@ export async function runCommand(command: Command, globals: Globals, ctx: Comman
     case "audit":
       return auditCommand(client, command, globals);
     case "undrain": {
-      const answer = await client.post("/registry/undrain", { clientId: command.clientId });
+      const answer = await client.post(OPERATOR_ROUTES.undrain.path, { clientId: command.clientId });
       if (globals.json) return json(answer);
-      const { revoked } = check("/registry/undrain", undrainAnswer, answer);
+      const { revoked } = check(OPERATOR_ROUTES.undrain.path, undrainReply, answer);
       return {
         text: revoked
           ? `client ${command.clientId} undrained`
@@ -135,15 +139,15 @@ async function auditCommand(
   globals: Globals,
 ): Promise<Output> {
   const limit = command.limit ?? 100;
-  const page: AuditAnswer = { entries: [] };
+  const page: AuditReply = { entries: [] };
   let before = command.before;
   for (let request = 0; request < AUDIT_REQUESTS; request++) {
-    const raw = await client.get("/registry/audit", {
+    const raw = await client.get(OPERATOR_ROUTES.audit.path, {
       limit: String(limit - page.entries.length),
       kind: command.kind,
       before,
     });
-    const answer = OperatorClient.check("/registry/audit", auditAnswer, raw);
+    const answer = OperatorClient.check(OPERATOR_ROUTES.audit.path, auditReply, raw);
     page.entries.push(...answer.entries);
     before = answer.cursor;
     if (before === undefined || page.entries.length >= limit) break;

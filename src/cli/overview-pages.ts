@@ -1,3 +1,4 @@
+import { OPERATOR_ROUTES } from "../operator/route-table.ts";
 import type { OperatorClient } from "./client.ts";
 
 /**
@@ -29,13 +30,13 @@ export async function readWholeOverview(
   client: OperatorClient,
   query: Record<string, string | undefined>,
 ): Promise<unknown> {
-  let page = (await client.get("/registry/overview", query)) as Page;
+  let page = (await client.get(OPERATOR_ROUTES.overview.path, query)) as Page;
   const first = page;
   const groups = new Map<string, Group>();
   for (;;) {
     for (const group of Array.isArray(page.namespaces) ? page.namespaces : []) merge(groups, group);
     if (typeof page.cursor !== "string" || page.cursor === "") break;
-    page = (await client.get("/registry/overview", { ...query, cursor: page.cursor })) as Page;
+    page = (await client.get(OPERATOR_ROUTES.overview.path, { ...query, cursor: page.cursor })) as Page;
   }
   if (!Array.isArray(first.namespaces)) return first; // not an overview: the caller's schema check says so
   const { cursor: _cursor, ...rest } = first;

@@ -1,11 +1,11 @@
-import type { AuditAnswer, AuditEntryView } from "./schemas.ts";
+import type { AuditEntryView, AuditReply } from "./replies.ts";
 import { NONE, renderTable } from "./table.ts";
 
 /**
  * `pinboard audit` for humans: one line per entry, newest first, at the local time of the
  * machine that prints it, with what the entry touched and what it carried in a few words.
  */
-export function renderAudit(answer: AuditAnswer): string {
+export function renderAudit(answer: AuditReply): string {
   if (answer.entries.length === 0) return "no audit entries this credential may see";
   const table = renderTable(
     [

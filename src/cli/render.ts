@@ -1,11 +1,13 @@
-import type {
-  HealthAnswer,
-  NamespaceGroup,
-  OverviewAnswer,
-  StatsAnswer,
-  WorkersAnswer,
-  WorkerView,
-} from "./schemas.ts";
+import type { z } from "zod";
+import {
+  type HealthReply,
+  type NamespaceGroup,
+  type OverviewReply,
+  type StatsReply,
+  type WorkersReply,
+  type WorkerView,
+  workerStatsView,
+} from "./replies.ts";
 import { bytes, type Column, NONE, relativeSeconds, renderPairs, renderTable, seconds, yesNo } from "./table.ts";
 
 /**
@@ -32,7 +34,7 @@ function workerColumns(now: number): Array<Column<WorkerView>> {
   ];
 }
 
-export function renderWorkers(answer: WorkersAnswer, now: number): string {
+export function renderWorkers(answer: WorkersReply, now: number): string {
   if (answer.workers.length === 0) return "no live workers";
   return renderTable(workerColumns(now), answer.workers);
 }
@@ -49,7 +51,7 @@ interface PlacementRow {
  * Three sections: workers, bindings (hostname-aware mode only, when any), and the namespaces
  * with their placements. HOSTNAME and ENV columns appear only when the server reports them.
  */
-export function renderOverview(answer: OverviewAnswer, now: number): string {
+export function renderOverview(answer: OverviewReply, now: number): string {
   const sections: string[] = [];
   sections.push(`WORKERS (${answer.workers.length})\n${renderWorkers({ workers: answer.workers }, now)}`);
 
@@ -107,12 +109,13 @@ export function renderOverview(answer: OverviewAnswer, now: number): string {
   return sections.join("\n\n");
 }
 
-type StatsEntry = StatsAnswer["workers"][number];
+/** A stats entry with the worker's own stats read as the table shows them. */
+type StatsEntry = StatsReply["workers"][number] & { view?: z.infer<typeof workerStatsView> };
 
 /** One row per worker from its own stats; "unreachable" (or the server's error) otherwise. */
-export function renderStats(answer: StatsAnswer): string {
+export function renderStats(answer: StatsReply): string {
   if (answer.workers.length === 0) return "no live workers";
-  const stats = (e: StatsEntry) => ("stats" in e ? e.stats : undefined);
+  const stats = (e: StatsEntry) => e.view;
   const sum = (e: StatsEntry, key: "inflight" | "sockets") => {
     const instances = stats(e)?.instances;
     return instances === undefined ? NONE : String(instances.reduce((n, i) => n + (i[key] ?? 0), 0));
@@ -145,7 +148,10 @@ export function renderStats(answer: StatsAnswer): string {
       align: "right",
     },
   ];
-  return renderTable(columns, answer.workers);
+  const rows = answer.workers.map(
+    (e): StatsEntry => ("stats" in e ? { ...e, view: workerStatsView.parse(e.stats) } : e),
+  );
+  return renderTable(columns, rows);
 }
 
 /**
@@ -154,7 +160,7 @@ export function renderStats(answer: StatsAnswer): string {
  * bucket has opened one yet or that every opened one is past; the node's own resolutions tell
  * whether requests have reached the placement script through it at all.
  */
-export function coldStart(answer: HealthAnswer): string {
+export function coldStart(answer: HealthReply): string {
   if (answer.quarantineMs > 0) {
     const seconds = Math.ceil(answer.quarantineMs / 1000);
     return `${seconds}s left in the longest open window (new placements in its bucket get 503 until then)`;
@@ -172,7 +178,7 @@ export function coldStart(answer: HealthAnswer): string {
  * fleet license, draining) reports a full lease of cold start it cannot actually know, so the
  * window shows as unknown rather than as a countdown.
  */
-export function renderHealth(answer: HealthAnswer, ready: boolean): string {
+export function renderHealth(answer: HealthReply, ready: boolean): string {
   const pairs: Array<[string, string]> = [
     ["ready", ready ? "yes" : "no (GET /readyz answered 503)"],
     ["uptime", seconds(answer.uptimeMs)],

@@ -1,6 +1,6 @@
-import { REFUSAL_ERRORS, type RefusalOutcome } from "../placement/refusal.ts";
 import { BIN_COUNT, binOf, percentileMs } from "./latency-bins.ts";
 import type { ForwardAnswerer, MetricsSink } from "./metrics-sink.ts";
+import { REFUSAL_KINDS, type RefusalKind } from "./refusal-kinds.ts";
 
 /** What this module uses of the app's dependencies. */
 export interface HistoryDeps {
@@ -11,20 +11,6 @@ export const SLOT_MS = 10_000;
 /** 15 minutes of slots. */
 export const SLOTS = 90;
 
-/** What a refused request, or a forward answered 502 or 504, is counted under. */
-export type RefusalKind = RefusalOutcome | "bad_gateway" | "upstream_timeout";
-
-/**
- * Every outcome `resolution()` is told that refuses (each Refusal's; "forward" is the one success),
- * then the forwards Pinboard itself answered 502 (worker unreachable) and 504 (upstream timeout).
- * A worker's own 502 or 504 is a forward like any other answer.
- */
-export const REFUSAL_KINDS: readonly RefusalKind[] = [
-  "unknown-ns",
-  ...(Object.keys(REFUSAL_ERRORS) as RefusalOutcome[]),
-  "bad_gateway",
-  "upstream_timeout",
-];
 const KIND_COUNT = REFUSAL_KINDS.length;
 const KIND_INDEX: ReadonlyMap<string, number> = new Map(REFUSAL_KINDS.map((kind, i) => [kind, i]));
 const BAD_GATEWAY = KIND_INDEX.get("bad_gateway")!;
@@ -41,8 +27,8 @@ export interface HistoryPoint {
 }
 
 /** GET /registry/history. */
-export interface HistoryAnswer {
-  slotMs: number;
+export interface HistoryReply {
+  slotMs: typeof SLOT_MS;
   now: number;
   /** SLOTS points, oldest first; the last is the slot `now` falls in. */
   points: HistoryPoint[];
@@ -93,7 +79,7 @@ export class TrafficHistory implements MetricsSink {
   sweep(): void {}
 
   /** The last SLOTS slots, oldest first, the current (partial) one last; empty ones read zero. */
-  snapshot(): HistoryAnswer {
+  snapshot(): HistoryReply {
     const now = this.deps.now();
     const current = Math.floor(now / SLOT_MS);
     const points: HistoryPoint[] = [];

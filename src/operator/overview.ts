@@ -7,7 +7,7 @@ import { envOf, type WorkerRecord } from "../registry/record.ts";
 import { visibleWorkers } from "./fleet-view.ts";
 import { addAlarms, decodeCursor, encodeCursor, MAX_OVERVIEW_LIMIT, type PageCursor } from "./overview-paging.ts";
 import { type AcceptRow, walkRows } from "./overview-walk.ts";
-import { placementScopeError, publicWorker } from "./scope.ts";
+import { placementScopeError, publicWorkerOf } from "./scope.ts";
 
 /** What this module uses of the app's dependencies. */
 export type OverviewDeps = Pick<AppDeps, "config" | "redis" | "keys" | "durable">;
@@ -101,7 +101,7 @@ export async function overview(deps: OverviewDeps, claim: PinboardClaim, filters
   if (filters.limit !== undefined) await addAlarms(deps, groups.list());
   const bindings: Bindings = aware ? await visibleBindings(deps, claim) : { hostnames: {}, envs: {} };
   return {
-    workers: workers.map((w) => publicWorker(w.record, w.namespaces, aware)),
+    workers: workers.map((w) => publicWorkerOf(w.record, w.namespaces, aware)),
     bindings,
     namespaces: sortedGroups(groups.list()),
     ...(next ? { cursor: encodeCursor(next) } : {}),
@@ -166,11 +166,13 @@ function acceptRow(scope: RowScope, env: string, ns: string, id: string, raw: st
   return true;
 }
 
+type TakeoverPolicy = "wind_down" | "deny";
+
 interface Bindings {
   /** "hostname/ns" → env. */
   hostnames: Record<string, string>;
   /** env → its takeover policy. */
-  envs: Record<string, string>;
+  envs: Record<string, TakeoverPolicy>;
 }
 
 /** The hostname bindings the claim covers (hostname/ns → env), and the env bindings of their envs. */
@@ -186,7 +188,8 @@ async function visibleBindings(deps: OverviewDeps, claim: PinboardClaim): Promis
     bindings.hostnames[key] = env;
     envsSeen.add(env);
   }
-  for (const env of envsSeen) if (envs[env]) bindings.envs[env] = envs[env]!.split("\n")[0] ?? "";
+  // The register script writes the policy from the body's `takeover`, one of the two.
+  for (const env of envsSeen) if (envs[env]) bindings.envs[env] = envs[env]!.split("\n")[0] as TakeoverPolicy;
   return bindings;
 }
 

@@ -156,7 +156,7 @@ function story(r: FoundRow, c: StoryContext) {
     epoch: r.epoch === "" ? null : r.epoch,
     ...(deadline !== undefined ? { expiry: deadline } : {}),
     ...(r.tag !== "" ? { tag: r.tag } : {}),
-    fence: deadline === undefined ? "none" : deadline > c.now ? "pending" : "passed",
+    fence: deadline === undefined ? ("none" as const) : deadline > c.now ? ("pending" as const) : ("passed" as const),
     overwritten: r.overwritten,
     alarm: c.alarm,
     instance: c.instance,

@@ -1,12 +1,13 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { isUnrestricted } from "../auth/claims.ts";
 import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
 import { forbidden } from "../errors/pinboard-error.ts";
-import { readJsonBody } from "../http/json-body.ts";
-import { requireScope, requireServing } from "../registry/guards.ts";
+import { mountRoutes } from "../http/mount-routes.ts";
+import { routeGuards } from "../registry/access.ts";
 import { actorOf } from "./audit-actor.ts";
 import { parseAuditQuery } from "./audit-query.ts";
 import { auditPage } from "./audit-read.ts";
+import type { AuditReply } from "./audit-reply.ts";
 import { drain, undrain } from "./drain.ts";
 import { fleetStats } from "./fleet-stats.ts";
 import { runningEjections, visibleWorkers } from "./fleet-view.ts";
@@ -14,8 +15,8 @@ import { healthReport } from "./health-report.ts";
 import { overview, parseOverviewFilters } from "./overview.ts";
 import { parsePlacementQuery, placementStory } from "./placement-story.ts";
 import { AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING, ReadGate } from "./read-gate.ts";
-import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
-import { publicWorker } from "./scope.ts";
+import { OPERATOR_ROUTES } from "./route-table.ts";
+import { publicWorkerOf } from "./scope.ts";
 import { spreadReader } from "./spread.ts";
 import { windDown } from "./wind-down-placements.ts";
 
@@ -26,51 +27,41 @@ import { windDown } from "./wind-down-placements.ts";
  * namespace, hostname and env claims, never its account.
  */
 export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  const operator = requireScope(deps, "pinboard:operator");
-  const serving = requireServing(deps);
-
-  app.get("/registry/health", operator, async (c) => c.json(await healthReport(deps)));
-  // The history counts every tenant's traffic through this node and is kept whole, not per
-  // namespace: like /metrics, only a credential that sees the whole fleet reads it.
-  app.get("/registry/history", operator, (c) => {
-    if (!isUnrestricted(c.var.principal.pinboard)) throw forbidden();
-    return c.json(deps.history.snapshot());
-  });
-  app.get("/registry/workers", operator, serving, async (c) => {
-    const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
-    const ejected = await runningEjections(deps, now);
-    return c.json({
-      workers: workers.map((w) =>
-        publicWorker(w.record, w.namespaces, deps.config.hostnameAware, ejected.get(w.record.sessionId)),
-      ),
-    });
-  });
-  app.get("/registry/overview", operator, serving, async (c) =>
-    c.json(await overview(deps, c.var.principal.pinboard, parseOverviewFilters(c.req.query()))),
-  );
-  app.get("/registry/stats", operator, serving, async (c) => c.json(await fleetStats(deps, c.var.principal.pinboard)));
-  app.get("/registry/placement", operator, serving, async (c) =>
-    c.json(await placementStory(deps, c.var.principal.pinboard, parsePlacementQuery(c.req.query()))),
-  );
   const spread = spreadReader(deps);
-  app.get("/registry/spread", operator, serving, async (c) => c.json(await spread(c.var.principal.pinboard)));
   const auditReads = new ReadGate(AUDIT_READS_AT_ONCE, AUDIT_READS_WAITING, "audit reads busy, retry");
-  app.get("/registry/audit", operator, serving, async (c) => {
-    const query = parseAuditQuery(c.req.query());
-    return c.json(await auditReads.run(() => auditPage(deps, c.var.principal.pinboard, query)));
-  });
-  // The actions are recorded in the audit trail by the operations, with the caller's actorOf.
-  app.post("/registry/wind_down", operator, serving, async (c) =>
-    c.json(await windDown(deps, c.var.principal.pinboard, actorOf(c), await readJsonBody(c, windDownBody))),
+  return mountRoutes<typeof OPERATOR_ROUTES, AppEnv>(
+    OPERATOR_ROUTES,
+    {
+      health: async () => healthReport(deps),
+      // The history counts every tenant's traffic through this node and is kept whole, not per
+      // namespace: like /metrics, only a credential that sees the whole fleet reads it.
+      history: (c) => {
+        if (!isUnrestricted(c.var.principal.pinboard)) throw forbidden();
+        return deps.history.snapshot();
+      },
+      workers: async (c) => {
+        const { now, workers } = await visibleWorkers(deps, c.var.principal.pinboard);
+        const ejected = await runningEjections(deps, now);
+        return {
+          workers: workers.map((w) =>
+            publicWorkerOf(w.record, w.namespaces, deps.config.hostnameAware, ejected.get(w.record.sessionId)),
+          ),
+        };
+      },
+      overview: async (c) => overview(deps, c.var.principal.pinboard, parseOverviewFilters(c.req.query())),
+      stats: async (c) => fleetStats(deps, c.var.principal.pinboard),
+      placement: async (c) => placementStory(deps, c.var.principal.pinboard, parsePlacementQuery(c.req.query())),
+      spread: async (c) => spread(c.var.principal.pinboard),
+      audit: async (c) => {
+        const query = parseAuditQuery(c.req.query());
+        // The trail holds entries as the audit writers (src/audit) build them: auditReply's shapes.
+        return (await auditReads.run(() => auditPage(deps, c.var.principal.pinboard, query))) as AuditReply;
+      },
+      // The actions are recorded in the audit trail by the operations, with the caller's actorOf.
+      windDown: async (c, body) => windDown(deps, c.var.principal.pinboard, actorOf(c), body),
+      drain: async (c, body) => drain(deps, c.var.principal.pinboard, actorOf(c), body.clientId, body.deadline),
+      undrain: async (c, body) => undrain(deps, c.var.principal.pinboard, actorOf(c), body.clientId),
+    },
+    routeGuards(deps),
   );
-  app.post("/registry/drain", operator, serving, async (c) => {
-    const body = await readJsonBody(c, drainBody);
-    return c.json(await drain(deps, c.var.principal.pinboard, actorOf(c), body.clientId, body.deadline));
-  });
-  app.post("/registry/undrain", operator, serving, async (c) => {
-    const body = await readJsonBody(c, undrainBody);
-    return c.json(await undrain(deps, c.var.principal.pinboard, actorOf(c), body.clientId));
-  });
-  return app;
 }

@@ -1,5 +1,6 @@
 import { checkEnv, checkHostname, checkNamespace, type PinboardClaim } from "../auth/claims.ts";
 import { envOf, type WorkerRecord } from "../registry/record.ts";
+import type { PublicWorker } from "./replies.ts";
 
 /**
  * How the operator routes judge a credential: by its namespace, hostname and env claims, never
@@ -60,12 +61,12 @@ export function rowScopeError(
 }
 
 /** The public view of a record: secret and account never leave, namespaces filtered. */
-export function publicWorker(
+export function publicWorkerOf(
   record: WorkerRecord,
   namespaces: string[],
   hostnameAware: boolean,
   ejectedUntil?: number,
-): Record<string, unknown> {
+): PublicWorker {
   return {
     sessionId: record.sessionId,
     clientId: record.clientId,

@@ -9,7 +9,7 @@ import { countSpread, listSpaces, type Space, type SpreadCount, type SpreadCount
 /** What this module uses of the app's dependencies. */
 export type SpreadDeps = SpreadCountDeps & Pick<AppDeps, "config" | "now">;
 
-export interface SpreadAnswer {
+export interface SpreadReply {
   /** Redis-clock ms at which the count began. */
   countedAt: number;
   /** Every space the claim covers was counted to its end (else the counts are lower bounds). */
@@ -26,12 +26,12 @@ export interface SpreadAnswer {
  * read it every few seconds, so each answer is kept per node (per isolate on Workers) and per
  * claim scope for a while (spread-cache.ts), in the reader this makes: one per app.
  */
-export function spreadReader(deps: SpreadDeps): (claim: PinboardClaim) => Promise<SpreadAnswer> {
-  const cache = new SpreadCache<SpreadAnswer>(deps.now);
+export function spreadReader(deps: SpreadDeps): (claim: PinboardClaim) => Promise<SpreadReply> {
+  const cache = new SpreadCache<SpreadReply>(deps.now);
   return (claim) => cache.get(claim, () => spread(deps, claim));
 }
 
-async function spread(deps: SpreadDeps, claim: PinboardClaim): Promise<SpreadAnswer> {
+async function spread(deps: SpreadDeps, claim: PinboardClaim): Promise<SpreadReply> {
   const aware = deps.config.hostnameAware;
   const [{ now, records }, spaces] = await Promise.all([liveRecords(deps), listSpaces(deps)]);
   const workers = visibleAmong(records, claim, aware);

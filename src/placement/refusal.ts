@@ -1,18 +1,5 @@
+import type { RefusalOutcome } from "../contract/refusal-outcomes.ts";
 import { PinboardError } from "../errors/pinboard-error.ts";
-
-/** The resolve outcomes that refuse (all 503 but unknown-ns, 404 unknown namespace). */
-export type RefusalOutcome =
-  | "unknown-ns"
-  | "no-backends"
-  | "quarantine"
-  | "not-serving"
-  | "no-hostname-workers"
-  | "binding-quarantine"
-  | "env-conflict"
-  | "takeover-pending"
-  | "takeover-denied"
-  | "inflight"
-  | "nack";
 
 /** The 503 `error` string of each refusal (docs/protocol.md, Refusals). */
 export const REFUSAL_ERRORS: Readonly<Record<Exclude<RefusalOutcome, "unknown-ns">, string>> = {

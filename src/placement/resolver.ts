@@ -1,7 +1,8 @@
+import type { RefusalOutcome } from "../contract/refusal-outcomes.ts";
 import type { AppDeps } from "../deps/app-deps.ts";
 import { type ResolvedOwner, type ResolveResult, resolve } from "./lua/index.ts";
 import { copyPreviousNamespaceList } from "./ns-list-copy.ts";
-import { Refusal, type RefusalOutcome } from "./refusal.ts";
+import { Refusal } from "./refusal.ts";
 
 /** What this module uses of the app's dependencies. */
 export type ResolverDeps = Pick<AppDeps, "config" | "redis" | "keys" | "now" | "log" | "metrics" | "secrets">;

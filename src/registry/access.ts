@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { PassportScope } from "../auth/passport.ts";
 import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
+import type { GuardsOf } from "../http/mount-routes.ts";
 
 /**
  * Who may call a registry route, and when: the middleware that checks the credential's scope,
@@ -35,4 +36,16 @@ export function tagAccount(deps: AccessDeps): MiddlewareHandler<AppEnv> {
     c.set("accountTag", await deps.accounts.tag(c.var.principal.account));
     await next();
   };
+}
+
+/**
+ * The guards of a declared route: Passport for its credential, the serving check when it is
+ * serving-only, then `after` (the worker routes' tagAccount).
+ */
+export function routeGuards(deps: AccessDeps, ...after: MiddlewareHandler<AppEnv>[]): GuardsOf<AppEnv> {
+  return (declaration) => [
+    ...(declaration.credential === "none" ? [] : [requireScope(deps, declaration.credential)]),
+    ...(declaration.servingOnly ? [requireServing(deps)] : []),
+    ...after,
+  ];
 }

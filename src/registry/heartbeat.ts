@@ -14,7 +14,7 @@ import { ownedSession } from "./sessions.ts";
 /** What this module uses of the app's dependencies. */
 export type HeartbeatDeps = Pick<AppDeps, "config" | "redis" | "keys" | "fetch" | "log" | "now" | "secrets">;
 
-export interface HeartbeatAnswer {
+export interface HeartbeatReply {
   expiresInMs: number;
   draining: boolean;
   drainDeadline?: number;
@@ -37,7 +37,7 @@ export async function heartbeat(
   principal: Principal,
   accountTag: string,
   body: HeartbeatBody,
-): Promise<HeartbeatAnswer> {
+): Promise<HeartbeatReply> {
   const { config, keys, redis } = deps;
   const arrivedAt = deps.now();
   const known = await ownedSession(deps, principal, accountTag, body.sessionId, { live: true });

@@ -24,7 +24,7 @@ export const SESSION_OWNER_MEMORY_MS = 24 * 60 * 60 * 1000;
 /** At most this many remembered owners; past it the oldest are forgotten first. */
 export const SESSION_OWNER_MEMORY_CAP = 100_000;
 
-export interface RegisterAnswer {
+export interface RegisterReply {
   sessionId: string;
   expiresInMs: number;
   draining: boolean;
@@ -43,7 +43,7 @@ export async function register(
   principal: Principal,
   accountTag: string,
   body: RegisterBody,
-): Promise<RegisterAnswer> {
+): Promise<RegisterReply> {
   const { config, keys, redis } = deps;
   const fields = applyFieldRules(body, config.hostnameAware);
   const denied = scopeViolation(principal.pinboard, fields, config.hostnameAware);

@@ -1,41 +1,31 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps/app-deps.ts";
 import { notFound } from "../errors/pinboard-error.ts";
-import { readJsonBody } from "../http/json-body.ts";
-import { requireScope, requireServing, tagAccount } from "./access.ts";
+import { mountRoutes } from "../http/mount-routes.ts";
+import { requireScope, requireServing, routeGuards, tagAccount } from "./access.ts";
 import { deregister } from "./deregister.ts";
 import { heartbeat } from "./heartbeat.ts";
 import { register } from "./register.ts";
 import { release, tag } from "./release.ts";
-import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "./schemas.ts";
+import { WORKER_ROUTES } from "./route-table.ts";
 
 /**
- * The /registry/* routes. Order for each: Passport (401/403), then the serving check (503),
- * then the body (413/400), then the route. The operator routes (src/operator/) and
- * registryFallback mount after these.
+ * The worker routes' handlers (declared in ./route-table.ts). Order for each: Passport (401/403),
+ * then the serving check (503), then the account tag, then the body (413/400), then the handler.
+ * The operator routes (src/operator/) and registryFallback mount after these.
  */
 export function registryRoutes(deps: AppDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  const worker = [requireScope(deps, "pinboard:worker"), requireServing(deps), tagAccount(deps)] as const;
-
-  app.post("/registry/register", ...worker, async (c) =>
-    c.json(await register(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, registerBody))),
+  return mountRoutes<typeof WORKER_ROUTES, AppEnv>(
+    WORKER_ROUTES,
+    {
+      register: async (c, body) => register(deps, c.var.principal, c.var.accountTag, body),
+      heartbeat: async (c, body) => heartbeat(deps, c.var.principal, c.var.accountTag, body),
+      release: async (c, body) => release(deps, c.var.principal, c.var.accountTag, body),
+      tag: async (c, body) => tag(deps, c.var.principal, c.var.accountTag, body),
+      deregister: async (c, body) => deregister(deps, c.var.principal, c.var.accountTag, body.sessionId),
+    },
+    routeGuards(deps, tagAccount(deps)),
   );
-  app.post("/registry/heartbeat", ...worker, async (c) =>
-    c.json(await heartbeat(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, heartbeatBody))),
-  );
-  app.post("/registry/release", ...worker, async (c) =>
-    c.json(await release(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, releaseBody))),
-  );
-  app.post("/registry/tag", ...worker, async (c) =>
-    c.json(await tag(deps, c.var.principal, c.var.accountTag, await readJsonBody(c, tagBody))),
-  );
-  app.post("/registry/deregister", ...worker, async (c) => {
-    const { sessionId } = await readJsonBody(c, deregisterBody);
-    return c.json(await deregister(deps, c.var.principal, c.var.accountTag, sessionId));
-  });
-
-  return app;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import type { OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
+import type { OverviewReply, WorkersReply } from "../../src/cli/replies.ts";
 import { Keys, SINGLE_ENV } from "../../src/redis/keys.ts";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
@@ -64,7 +64,7 @@ function spawnCli(
   });
 }
 
-/** A command's --json output, read as `T` (the answer types of src/cli/schemas.ts). */
+/** A command's --json output, read as `T` (the answer types of src/cli/replies.ts). */
 async function cliJson<T = unknown>(args: readonly string[], env?: Record<string, string>): Promise<T> {
   const run = await cli([...args, "--json"], env ? { env } : {});
   expect(run.stderr).toBe("");
@@ -113,10 +113,7 @@ function expectAligned(table: string, header: string, value: string): void {
 describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
   it("lists workers as an aligned table and as the server's JSON", async () => {
     // The table comes through the launcher, which passes argv, stdout and the exit status on.
-    const [table, json] = await Promise.all([
-      cli(["workers"], { launcher: true }),
-      cliJson<WorkersAnswer>(["workers"]),
-    ]);
+    const [table, json] = await Promise.all([cli(["workers"], { launcher: true }), cliJson<WorkersReply>(["workers"])]);
     expect(table.code).toBe(0);
     expect(table.stderr).toBe("");
     const lines = table.stdout.trim().split("\n");
@@ -155,7 +152,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     });
     await putRows(fleet.t, "/bulk", rows);
     try {
-      const json = await cliJson<OverviewAnswer & { cursor?: string }>(["overview", "--ns", "/bulk", "--tag", "far"]);
+      const json = await cliJson<OverviewReply & { cursor?: string }>(["overview", "--ns", "/bulk", "--tag", "far"]);
       expect(json.cursor).toBeUndefined();
       expect(json.namespaces.map((n) => n.namespace)).toEqual(["/bulk"]);
       expect(json.namespaces[0]!.entries.map((e) => e.id).sort()).toEqual([...far].sort());
@@ -169,7 +166,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
 
   it("shows the overview with its filters ANDed", async () => {
     const [filtered, table, invalid] = await Promise.all([
-      cliJson<OverviewAnswer>(["overview", "--ns", "/threads", "--prefix", "H~", "--tag", "ws:W"]),
+      cliJson<OverviewReply>(["overview", "--ns", "/threads", "--prefix", "H~", "--tag", "ws:W"]),
       cli(["overview", "--ns", "/threads", "--tag", "ws:W"]),
       cli(["overview", "--ns", "threads"]),
     ]);
@@ -220,7 +217,7 @@ describe.concurrent("pinboard CLI reads", { timeout: 120_000 }, () => {
     const [drain, windDown, seen] = await Promise.all([
       cli(["drain", "cli-a", "--token", narrow]),
       cli(["wind-down", "/threads", "H~1", "--deadline", "30"], { env: { PINBOARD_OPERATOR_TOKEN: narrow } }),
-      cliJson<WorkersAnswer>(["workers"], {
+      cliJson<WorkersReply>(["workers"], {
         PINBOARD_OPERATOR_TOKEN: await fleet.pb.operatorCredential({ namespaces: ["/rooms"] }),
       }),
     ]);
@@ -355,7 +352,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
       stderr: "",
     });
     expect(await fleet.t.redis.client.pttl(drainKey)).toBe(-1);
-    const drained = await cliJson<WorkersAnswer>(["workers"]);
+    const drained = await cliJson<WorkersReply>(["workers"]);
     expect(drained.workers.find((w) => w.sessionId === b)?.draining).toBe(true);
 
     // A timed drain forces release at now + max(deadline, lease); its key lives 7 days longer.
@@ -365,7 +362,7 @@ describe.sequential("pinboard CLI writes", { timeout: 120_000 }, () => {
     const undrain = await cli(["undrain", "cli-b"]);
     expect(undrain).toEqual({ code: 0, stdout: "client cli-b undrained\n", stderr: "" });
     expect(await fleet.t.redis.client.exists(drainKey)).toBe(0);
-    const [after, again] = await Promise.all([cliJson<WorkersAnswer>(["workers"]), cliJson(["undrain", "cli-b"])]);
+    const [after, again] = await Promise.all([cliJson<WorkersReply>(["workers"]), cliJson(["undrain", "cli-b"])]);
     expect(after.workers.find((w) => w.sessionId === b)?.draining).toBe(false);
     expect(again).toEqual({ revoked: false });
   });

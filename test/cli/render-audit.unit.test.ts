@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localTime, renderAudit, targetText } from "../../src/cli/render-audit.ts";
-import type { AuditAnswer } from "../../src/cli/schemas.ts";
+import type { AuditReply } from "../../src/cli/replies.ts";
 
 /** `pinboard audit` for humans: local times, who, how, what it touched and what it said. */
 
@@ -39,7 +39,7 @@ describe("pinboard audit's rendering", () => {
   });
 
   it("one line per entry, newest first as the server sent them, and a note when older ones remain", () => {
-    const answer: AuditAnswer = {
+    const answer: AuditReply = {
       entries: [
         {
           id: "2-0",

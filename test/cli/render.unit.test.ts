@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderHealth, renderOverview } from "../../src/cli/render.ts";
-import type { HealthAnswer, OverviewAnswer } from "../../src/cli/schemas.ts";
+import type { HealthReply, OverviewReply } from "../../src/cli/replies.ts";
 
 /**
  * What the CLI prints tells an operator what the next request will see: the cold-start line
@@ -8,13 +8,13 @@ import type { HealthAnswer, OverviewAnswer } from "../../src/cli/schemas.ts";
  * placement's owner by clientId.
  */
 
-const health = (quarantineMs: number, resolutions: Record<string, number> = {}): HealthAnswer => ({
+const health = (quarantineMs: number, resolutions: Record<string, number> = {}): HealthReply => ({
   resolutions,
   connections: 0,
   quarantineMs,
   uptimeMs: 4000,
 });
-const coldStartLine = (answer: HealthAnswer, ready = true) =>
+const coldStartLine = (answer: HealthReply, ready = true) =>
   renderHealth(answer, ready)
     .split("\n")
     .find((l) => l.startsWith("cold start:"))!;
@@ -56,7 +56,7 @@ describe("pinboard overview", () => {
       draining: false,
       expiry: 10_000,
     };
-    const answer: OverviewAnswer = {
+    const answer: OverviewReply = {
       workers: [worker],
       bindings: { hostnames: {}, envs: {} },
       namespaces: [
@@ -81,7 +81,7 @@ describe("pinboard overview", () => {
 
 describe("exact output", () => {
   it("pinboard health: aligned pairs, then the resolutions table sorted by outcome", () => {
-    const answer: HealthAnswer = {
+    const answer: HealthReply = {
       resolutions: { quarantine: 2, forward: 5 },
       connections: 3,
       quarantineMs: 0,
@@ -106,7 +106,7 @@ describe("exact output", () => {
   });
 
   it("an empty fleet: each section says so", () => {
-    const empty: OverviewAnswer = { workers: [], bindings: { hostnames: {}, envs: {} }, namespaces: [] };
+    const empty: OverviewReply = { workers: [], bindings: { hostnames: {}, envs: {} }, namespaces: [] };
     expect(renderOverview(empty, 0)).toBe(
       "WORKERS (0)\nno live workers\n\nNAMESPACES (0)\nno namespaces\n\nPLACEMENTS (0)\nno live placements",
     );
@@ -114,7 +114,7 @@ describe("exact output", () => {
 
   it("hostname-aware mode: each binding's env and that env's takeover, HOSTNAME and ENV columns", () => {
     const s1 = "a".repeat(32);
-    const answer: OverviewAnswer = {
+    const answer: OverviewReply = {
       workers: [
         {
           sessionId: s1,

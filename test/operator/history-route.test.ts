@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HistoryAnswer } from "../../src/metrics/traffic-history.ts";
+import type { HistoryReply } from "../../src/metrics/traffic-history.ts";
 import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
@@ -25,15 +25,15 @@ afterAll(async () => {
   await fleet?.close();
 });
 
-async function history(base: string, token: string): Promise<HistoryAnswer> {
+async function history(base: string, token: string): Promise<HistoryReply> {
   const res = await fetch(`${base}/registry/history`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
   expect(res.status, text).toBe(200);
-  return expectRouteOk("GET /registry/history", text) as HistoryAnswer;
+  return expectRouteOk("GET /registry/history", text) as HistoryReply;
 }
 
 /** Every slot's refusals added up, by kind. */
-function refusalTotals(answer: HistoryAnswer): Record<string, number> {
+function refusalTotals(answer: HistoryReply): Record<string, number> {
   const totals: Record<string, number> = {};
   for (const p of answer.points)
     for (const [kind, n] of Object.entries(p.refusals)) totals[kind] = (totals[kind] ?? 0) + n!;
@@ -117,7 +117,7 @@ describe("GET /registry/history on the Node entry", () => {
     expect((await old.call("GET", "/registry/workers", { token })).status).toBe(503);
     const res = await old.call("GET", "/registry/history", { token });
     expect(res.status).toBe(200);
-    const answer = expectRouteOk("GET /registry/history", await res.text()) as HistoryAnswer;
+    const answer = expectRouteOk("GET /registry/history", await res.text()) as HistoryReply;
     expect(answer.points.every((p) => p.forwards === 0)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/auth/mint.ts";
-import type { HealthAnswer, OverviewAnswer, WorkersAnswer } from "../../src/cli/schemas.ts";
+import type { HealthReply, OverviewReply, WorkersReply } from "../../src/cli/replies.ts";
 import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
@@ -15,7 +15,7 @@ let token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
-/** A read route's status and JSON body, read as `T` (the answer types of src/cli/schemas.ts). */
+/** A read route's status and JSON body, read as `T` (the answer types of src/cli/replies.ts). */
 const get = async <T = unknown>(path: string, tok: string) => {
   const res = await pb.call("GET", path, { token: tok });
   return { status: res.status, body: (await res.json()) as T };
@@ -40,7 +40,7 @@ describe("operator routes", () => {
     expect(status).toBe(200);
     expect(body).toEqual({ resolutions: {}, connections: 0, quarantineMs: 0, uptimeMs: expect.any(Number) });
     await t.redis.client.set("pinboard:{3}:boot_time", String((await t.redis.timeMs()) - 5000));
-    const later = await get<HealthAnswer>("/registry/health", await op());
+    const later = await get<HealthReply>("/registry/health", await op());
     expect(later.body.quarantineMs).toBeGreaterThan(9000);
     expect(later.body.quarantineMs).toBeLessThanOrEqual(10000);
     await t.redis.client.del("pinboard:{3}:boot_time");
@@ -49,7 +49,7 @@ describe("operator routes", () => {
   it("GET /registry/workers lists live records without secret or account, filtered and sorted", async () => {
     const a = await registerOk(pb, token, registerBody(worker, { namespaces: ["/threads", "/rooms"] }));
     const b = await registerOk(pb, token, registerBody(worker, { namespaces: ["/rooms"] }));
-    const all = await get<WorkersAnswer>("/registry/workers", await op());
+    const all = await get<WorkersReply>("/registry/workers", await op());
     const ids = all.body.workers.map((w) => w.sessionId);
     expect(ids).toEqual([...ids].sort());
     const mine = all.body.workers.find((w) => w.sessionId === a.sessionId);
@@ -66,7 +66,7 @@ describe("operator routes", () => {
       expiry: expect.any(Number),
     });
     expect(JSON.stringify(all.body)).not.toContain(worker.secret);
-    const narrow = await get<WorkersAnswer>("/registry/workers", await op({ namespaces: ["/threads"] }));
+    const narrow = await get<WorkersReply>("/registry/workers", await op({ namespaces: ["/threads"] }));
     const seen = narrow.body.workers.map((w) => w.sessionId);
     expect(seen).toContain(a.sessionId);
     expect(seen).not.toContain(b.sessionId);
@@ -80,7 +80,7 @@ describe("operator routes", () => {
     await putRow(t, "/docs", "Z~3", { sessionId: a.sessionId, epoch: "12", tag: "ws:W" });
     await putRow(t, "/docs", "dead", { sessionId: "gone-session", epoch: "13", tag: "ws:W" });
     for (let b = 0; b < 16; b++) await t.redis.client.sadd(`pinboard:{${b}}:spaces`, "*\n/docs");
-    const { status, body } = await get<OverviewAnswer>("/registry/overview?ns=/docs&prefix=H~&tag=ws:W", await op());
+    const { status, body } = await get<OverviewReply>("/registry/overview?ns=/docs&prefix=H~&tag=ws:W", await op());
     expect(status).toBe(200);
     expect(body.namespaces).toEqual([
       {
@@ -91,7 +91,7 @@ describe("operator routes", () => {
         entries: [{ id: "H~1", sessionId: a.sessionId, tag: "ws:W" }],
       },
     ]);
-    const untagged = await get<OverviewAnswer>("/registry/overview?ns=/docs", await op());
+    const untagged = await get<OverviewReply>("/registry/overview?ns=/docs", await op());
     expect(untagged.body.namespaces[0]?.entries.map((e) => e.id)).toEqual(["H~1", "H~2", "Z~3"]);
     expect(await get("/registry/overview?ns=docs", await op())).toEqual({
       status: 400,
@@ -205,7 +205,7 @@ describe("operator routes", () => {
     const body = registerBody(worker);
     const a = await registerOk(pb, token, body);
     const operator = await minted("pinboard:operator");
-    const listed = await get<WorkersAnswer>("/registry/workers", operator);
+    const listed = await get<WorkersReply>("/registry/workers", operator);
     expect(listed.status).toBe(200);
     expect(listed.body.workers.map((w) => w.sessionId)).toContain(a.sessionId);
     expect(await post("/registry/drain", operator, { clientId: body.clientId, deadline: null })).toEqual({

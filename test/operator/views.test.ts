@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { OverviewAnswer } from "../../src/cli/schemas.ts";
+import type { OverviewReply } from "../../src/cli/replies.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
@@ -22,7 +22,7 @@ let w: ScriptedWorker;
 useScriptedWorker((x) => (w = x));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
-/** A read route's status and JSON body, read as `T` (the answer types of src/cli/schemas.ts). */
+/** A read route's status and JSON body, read as `T` (the answer types of src/cli/replies.ts). */
 async function get<T = unknown>(path: string, tok: string): Promise<{ status: number; body: T }> {
   const res = await pb.call("GET", path, { token: tok });
   return { status: res.status, body: (await res.json()) as T };
@@ -75,7 +75,7 @@ describe("GET /registry/workers in hostname-aware mode", () => {
     const listed = await get("/registry/workers", await op({ namespaces: ["/sort"] }));
     expect(listed).toEqual({ status: 200, body: { workers: expected } });
     // The overview lists the same workers in the same order.
-    const overview = await get<OverviewAnswer>("/registry/overview?ns=/sort", await op({ namespaces: ["/sort"] }));
+    const overview = await get<OverviewReply>("/registry/overview?ns=/sort", await op({ namespaces: ["/sort"] }));
     expect(overview.status).toBe(200);
     expect(overview.body.workers).toEqual(expected);
   });
@@ -147,7 +147,7 @@ describe("GET /registry/overview's bindings", () => {
     });
 
     const bindingsFor = async (claim: Record<string, unknown>) => {
-      const res = await get<OverviewAnswer>("/registry/overview", await op(claim));
+      const res = await get<OverviewReply>("/registry/overview", await op(claim));
       expect(res.status).toBe(200);
       return res.body.bindings;
     };

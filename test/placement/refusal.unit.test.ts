@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { RefusalOutcome } from "../../src/contract/refusal-outcomes.ts";
 import { PinboardError } from "../../src/errors/pinboard-error.ts";
-import { REFUSAL_ERRORS, Refusal, type RefusalOutcome } from "../../src/placement/refusal.ts";
+import { REFUSAL_ERRORS, Refusal } from "../../src/placement/refusal.ts";
 
 /**
  * The refusals of a resolution (docs/protocol.md, Refusals): 404 `unknown namespace`, and for every

@@ -53,7 +53,7 @@ import { slowUpload } from "../support/slow-upload.ts";
  * in-process app over a real Redis with real workers behind it:
  *   - never a 500 and never a hang (each request races a timeout);
  *   - the status is one the spec gives the route, with a JSON {"error"} (text/plain 400 for ids);
- *   - a 200 of a JSON route matches the contract's body for that route (src/api/answers.ts),
+ *   - a 200 of a JSON route matches the contract's body for that route (its declared reply),
  *     a relayed 200 the worker's echo;
  *   - a request Pinboard refuses (any non-2xx answer of its own, 4xx and 5xx alike) changes no
  *     Redis key (the whole keyspace before = after), but for the writes the spec itself makes on

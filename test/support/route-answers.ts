@@ -1,11 +1,11 @@
-import { ROUTE_OK } from "../../src/api/catalogue.ts";
+import { ROUTE_REPLY } from "../../src/api/catalogue.ts";
 
 /**
- * Parses a 200 body of `route` ("POST /registry/tag") with the route's answer schema (strict:
+ * Parses a 200 body of `route` ("POST /registry/tag") with the route's reply schema (strict:
  * exact keys, the protocol's types and literals); throws with the route and zod's issues.
  */
 export function expectRouteOk(route: string, text: string, context = ""): unknown {
-  const schema = ROUTE_OK[route];
+  const schema = ROUTE_REPLY[route];
   if (!schema) throw new Error(`no 200 schema for ${route}`);
   let body: unknown;
   try {

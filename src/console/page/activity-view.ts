@@ -1,11 +1,11 @@
 import type { z } from "zod";
-import type { auditOk } from "../../api/answers.ts";
+import type { auditReply } from "../../operator/audit-reply.ts";
 import { call, explain } from "./api.ts";
 import { h, render } from "./dom.ts";
 import { readableValue, timeAgo } from "./time.ts";
 
 /** One entry of GET /registry/audit: an operator's action or a fleet event (its schema, as a type only). */
-export type AuditEntry = z.infer<typeof auditOk>["entries"][number];
+export type AuditEntry = z.infer<typeof auditReply>["entries"][number];
 
 const WORDS: Record<string, string> = {
   wind_down: "wound down",

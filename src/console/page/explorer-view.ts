@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { overviewOk } from "../../api/answers.ts";
+import type { overviewReply } from "../../operator/replies.ts";
 import { call, explain } from "./api.ts";
 import { h, render, table } from "./dom.ts";
 import { windDown } from "./explorer-actions.ts";
@@ -7,7 +7,7 @@ import { PlacementDetail } from "./placement-detail.ts";
 import { relative } from "./time.ts";
 
 /** GET /registry/overview's answer (its schema, as a type only). */
-type Overview = z.infer<typeof overviewOk>;
+type Overview = z.infer<typeof overviewReply>;
 
 const PAGE = 50;
 

@@ -1,8 +1,7 @@
-import type { z } from "zod";
-import type { publicWorker } from "../../api/answers.ts";
+import type { PublicWorker } from "../../operator/replies.ts";
 
-/** A worker as GET /registry/workers lists it (the answer's schema, as a type only). */
-export type Worker = z.infer<typeof publicWorker>;
+/** A worker as GET /registry/workers lists it (its reply schema, as a type only). */
+export type Worker = PublicWorker;
 
 /** What a worker's own GET /_pinned/stats said, through GET /registry/stats. */
 export type WorkerStats =

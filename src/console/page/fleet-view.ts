@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { spreadOk } from "../../api/answers.ts";
+import type { spreadReply } from "../../operator/replies.ts";
 import { h, render, term } from "./dom.ts";
 import { type CardState, cardState, meanHeadroom, sortFleet, type Worker, type WorkerStats } from "./fleet-order.ts";
 import { count } from "./numbers.ts";
@@ -7,7 +7,7 @@ import { relative, timeAgo } from "./time.ts";
 import { actOnWorker, type WorkerActionKind } from "./worker-actions.ts";
 
 /** GET /registry/spread: placements per live session, counted in Redis (its schema, as a type only). */
-export type Spread = z.infer<typeof spreadOk>;
+export type Spread = z.infer<typeof spreadReply>;
 
 export interface FleetState {
   /** The live workers, or why they are unknown. */

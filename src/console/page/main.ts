@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { healthOk } from "../../api/answers.ts";
+import type { healthReply } from "../../operator/replies.ts";
 import { ActivityView } from "./activity-view.ts";
 import { type Answer, basePath, call, credentialStore, explain } from "./api.ts";
 import { render } from "./dom.ts";
@@ -23,7 +23,7 @@ const REFRESH_MS = 4000;
 const STATS_EVERY = 3;
 const TABS = ["fleet", "traffic", "placements", "activity"] as const;
 type Tab = (typeof TABS)[number];
-type Health = z.infer<typeof healthOk>;
+type Health = z.infer<typeof healthReply>;
 
 const $ = (id: string) => document.getElementById(id)!;
 

@@ -1,12 +1,12 @@
 import type { z } from "zod";
-import type { placementOk } from "../../api/answers.ts";
+import type { placementReply } from "../../operator/replies.ts";
 import { call, explain } from "./api.ts";
 import { h, render, term } from "./dom.ts";
 import { windDown } from "./explorer-actions.ts";
 import { timeAgo } from "./time.ts";
 
 /** One row of GET /registry/placement: a placement of the id in one env, with its owner's view of it. */
-export type PlacementStory = z.infer<typeof placementOk>["placements"][number];
+export type PlacementStory = z.infer<typeof placementReply>["placements"][number];
 
 /**
  * One placement's story: its owner (live or dead), epoch, wind-down fence, tag and durable alarm,

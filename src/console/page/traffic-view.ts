@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { historyOk } from "../../api/answers.ts";
+import { REFUSAL_KINDS, type RefusalKind } from "../../metrics/refusal-kinds.ts";
+import type { historyReply } from "../../operator/replies.ts";
 import { type Answer, explain } from "./api.ts";
 import { type ChartFrame, type ChartSeries, lines, seriesClass, stackedBars } from "./chart.ts";
 import { h, render } from "./dom.ts";
@@ -7,31 +8,10 @@ import { perSecond } from "./numbers.ts";
 import { duration } from "./time.ts";
 
 /** GET /registry/history: this node's last 15 minutes in slots, oldest first (its schema, as a type only). */
-export type History = z.infer<typeof historyOk>;
+export type History = z.infer<typeof historyReply>;
 
-/** Refusal kinds in a fixed order, so each keeps its colour from one refresh (and page) to the next. */
-type Kind = keyof History["points"][number]["refusals"];
-
-const KNOWN_REFUSALS = [
-  "unknown-ns",
-  "no-backends",
-  "quarantine",
-  "not-serving",
-  "no-hostname-workers",
-  "binding-quarantine",
-  "takeover-pending",
-  "env-conflict",
-  "nack",
-  "takeover-denied",
-  "inflight",
-  "bad_gateway",
-  "upstream_timeout",
-] as const satisfies readonly Kind[];
-// Fails to compile when the history gains a kind this list lacks (it would have no colour of its own).
-const everyKind: Exclude<Kind, (typeof KNOWN_REFUSALS)[number]> extends never ? true : never = true;
-void everyKind;
 /** The words shown for a kind where its name would mislead. */
-const LABELS: Partial<Record<Kind, string>> = {
+const LABELS: Partial<Record<RefusalKind, string>> = {
   quarantine: "cold start",
   "binding-quarantine": "binding displaced",
   inflight: "inflight cap",
@@ -105,7 +85,9 @@ function charts(history: History): HTMLElement {
     kinds.length === 0
       ? h("p", { class: "muted" }, `None in the last ${span}.`)
       : stackedBars(frame("refusals per second, by kind", perSecond), refusals),
-    legend(refusals, (s) => String(history.points.reduce((sum, p) => sum + (p.refusals[s.name as Kind] ?? 0), 0))),
+    legend(refusals, (s) =>
+      String(history.points.reduce((sum, p) => sum + (p.refusals[s.name as RefusalKind] ?? 0), 0)),
+    ),
     h("h3", {}, "Forward latency (ms)"),
     totalForwards === 0
       ? h("p", { class: "muted" }, `No forward in the last ${span}.`)
@@ -125,15 +107,15 @@ function charts(history: History): HTMLElement {
   );
 }
 
-function refusalKinds(history: History): Kind[] {
-  const seen = new Set<Kind>();
-  for (const p of history.points) for (const kind of KNOWN_REFUSALS) if ((p.refusals[kind] ?? 0) > 0) seen.add(kind);
+function refusalKinds(history: History): RefusalKind[] {
+  const seen = new Set<RefusalKind>();
+  for (const p of history.points) for (const kind of REFUSAL_KINDS) if ((p.refusals[kind] ?? 0) > 0) seen.add(kind);
   return [...seen].sort((a, b) => colourOf(a) - colourOf(b) || a.localeCompare(b));
 }
 
 /** Forwards take colour 1; refusal kinds the others, by their place in the known list. */
-function colourOf(kind: Kind): number {
-  return KNOWN_REFUSALS.indexOf(kind) + 2;
+function colourOf(kind: RefusalKind): number {
+  return REFUSAL_KINDS.indexOf(kind) + 2;
 }
 
 function legend(series: readonly ChartSeries[], total: (s: ChartSeries) => string): HTMLElement | null {

@@ -1,6 +1,18 @@
-import { drainBody, undrainBody, windDownBody } from "../operator/schemas.ts";
-import * as answers from "./answers.ts";
-import type { ErrorAnswer, RouteEntry } from "./route-entry.ts";
+import type { ErrorAnswer, RouteTable } from "../http/route-declaration.ts";
+import { auditReply } from "./audit-reply.ts";
+import {
+  drainReply,
+  healthReply,
+  historyReply,
+  overviewReply,
+  placementReply,
+  spreadReply,
+  statsReply,
+  undrainReply,
+  windDownReply,
+  workersReply,
+} from "./replies.ts";
+import { drainBody, undrainBody, windDownBody } from "./schemas.ts";
 
 const outOfScope: ErrorAnswer = {
   status: 403,
@@ -8,28 +20,31 @@ const outOfScope: ErrorAnswer = {
   when: "the target is outside the credential's claims",
 };
 
-/** The operator routes (pinboard:operator): reads, the console's extensions, and the actions. */
-export const OPERATOR_ROUTES: RouteEntry[] = [
-  {
+/**
+ * The operator routes (pinboard:operator), declared once: reads, the console's extensions, and the
+ * actions. ./routes.ts gives each its handler; /openapi.json and the CLI read them from here.
+ */
+export const OPERATOR_ROUTES = {
+  health: {
     method: "get",
     path: "/registry/health",
     summary: "This node's resolution counts, connections, cold-start window and uptime",
     tag: "operator",
     credential: "pinboard:operator",
-    ok: answers.healthOk,
-    okDescription: "this node's counters; answers while booting or draining",
+    reply: healthReply,
+    replyDescription: "this node's counters; answers while booting or draining",
     errors: [],
     servingOnly: false,
   },
-  {
+  history: {
     method: "get",
     path: "/registry/history",
     summary:
       "This node's last 15 minutes (an extension): forwards, refusals by kind and forward latency p50/p99 per 10 s slot",
     tag: "operator",
     credential: "pinboard:operator",
-    ok: answers.historyOk,
-    okDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
+    reply: historyReply,
+    replyDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
     errors: [
       {
         status: 403,
@@ -39,18 +54,18 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     ],
     servingOnly: false,
   },
-  {
+  workers: {
     method: "get",
     path: "/registry/workers",
     summary: "Live workers within the credential's claims, without secrets",
     tag: "operator",
     credential: "pinboard:operator",
-    ok: answers.workersOk,
-    okDescription: "live records, sorted by hostname then session",
+    reply: workersReply,
+    replyDescription: "live records, sorted by hostname then session",
     errors: [],
     servingOnly: true,
   },
-  {
+  overview: {
     method: "get",
     path: "/registry/overview",
     summary: "Workers, hostname bindings and live placements, filtered",
@@ -70,8 +85,8 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
           "with the same filters",
       },
     },
-    ok: answers.overviewOk,
-    okDescription: "the fleet as this credential may see it",
+    reply: overviewReply,
+    replyDescription: "the fleet as this credential may see it",
     errors: [
       {
         status: 400,
@@ -81,18 +96,18 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     ],
     servingOnly: true,
   },
-  {
+  stats: {
     method: "get",
     path: "/registry/stats",
     summary: "Each visible worker's /_pinned/stats (3 s timeout, 8 at a time)",
     tag: "operator",
     credential: "pinboard:operator",
-    ok: answers.statsOk,
-    okDescription: "per worker, its stats or `unreachable`",
+    reply: statsReply,
+    replyDescription: "per worker, its stats or `unreachable`",
     errors: [],
     servingOnly: true,
   },
-  {
+  placement: {
     method: "get",
     path: "/registry/placement",
     summary:
@@ -103,8 +118,8 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
       ns: { description: "the namespace, e.g. /threads (required)" },
       id: { description: "the instance id (required)" },
     },
-    ok: answers.placementOk,
-    okDescription: "the id's rows the credential may see, one per env",
+    reply: placementReply,
+    replyDescription: "the id's rows the credential may see, one per env",
     errors: [
       {
         status: 400,
@@ -119,19 +134,19 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     ],
     servingOnly: true,
   },
-  {
+  spread: {
     method: "get",
     path: "/registry/spread",
     summary:
       "Placements per visible live worker (an extension), counted inside Redis; kept 10 s (or 20× its cost) per node and claim scope",
     tag: "operator",
     credential: "pinboard:operator",
-    ok: answers.spreadOk,
-    okDescription: "`complete: false` when the census stopped at its budget (the counts are then lower bounds)",
+    reply: spreadReply,
+    replyDescription: "`complete: false` when the census stopped at its budget (the counts are then lower bounds)",
     errors: [],
     servingOnly: true,
   },
-  {
+  audit: {
     method: "get",
     path: "/registry/audit",
     summary:
@@ -144,8 +159,8 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
       kind: { description: "`action` or `event`" },
       type: { description: "one entry type, e.g. `drain` or `worker.died`" },
     },
-    ok: answers.auditOk,
-    okDescription:
+    reply: auditReply,
+    replyDescription:
       "the entries this credential may see among at most 500 of the trail (whatever it may see); `cursor` (the last entry looked at) goes on to older ones, and an answer with no entries but a cursor is normal for a narrow credential",
     errors: [
       {
@@ -161,15 +176,15 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     ],
     servingOnly: true,
   },
-  {
+  windDown: {
     method: "post",
     path: "/registry/wind_down",
     summary: "Set a placement's (or a namespace's) wind-down deadline and tell the owner",
     tag: "operator",
     credential: "pinboard:operator",
     body: windDownBody,
-    ok: answers.windDownOk,
-    okDescription: "whether the message was queued, or how many placements a namespace wind-down covered",
+    reply: windDownReply,
+    replyDescription: "whether the message was queued, or how many placements a namespace wind-down covered",
     errors: [
       {
         status: 400,
@@ -184,28 +199,28 @@ export const OPERATOR_ROUTES: RouteEntry[] = [
     ],
     servingOnly: true,
   },
-  {
+  drain: {
     method: "post",
     path: "/registry/drain",
     summary: "Cordon a client (deadline null) or force its release by a deadline",
     tag: "operator",
     credential: "pinboard:operator",
     body: drainBody,
-    ok: answers.drainOk,
-    okDescription: "the drain is written",
+    reply: drainReply,
+    replyDescription: "the drain is written",
     errors: [outOfScope],
     servingOnly: true,
   },
-  {
+  undrain: {
     method: "post",
     path: "/registry/undrain",
     summary: "Revoke a client's drain",
     tag: "operator",
     credential: "pinboard:operator",
     body: undrainBody,
-    ok: answers.undrainOk,
-    okDescription: "whether a drain was revoked",
+    reply: undrainReply,
+    replyDescription: "whether a drain was revoked",
     errors: [outOfScope],
     servingOnly: true,
   },
-];
+} satisfies RouteTable;
