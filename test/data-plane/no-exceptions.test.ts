@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import "../../scripts/lua/all-scripts.generated.ts";
+import { registeredScripts } from "../../src/contract/lua-script.ts";
 import { CENSUS } from "../support/error-census.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { until } from "../support/local-worker.ts";
@@ -104,6 +106,11 @@ beforeAll(async () => {
     preloads: ["./test/support/error-census.ts"],
   });
   await fleet.skipColdStart();
+  // A fresh Redis answers each script's first EVALSHA with NOSCRIPT (then Pinboard EVALs it): a
+  // first use, not a forward's error, and one the rounds would meet whenever a background pass
+  // (the worker's first heartbeat, a sweep) first runs during them. Every script is loaded first.
+  for (const node of await fleet.t.primaries())
+    for (const script of registeredScripts()) await node.script("LOAD", script.script);
   const url = /Debugger listening on (ws:\/\/\S+)/.exec(fleet.pb.output())?.[1];
   if (!url) throw new Error(`no inspector URL in Pinboard's output:\n${fleet.pb.output()}`);
   watch = await ExceptionWatch.open(url);
