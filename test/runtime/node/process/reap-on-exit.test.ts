@@ -8,7 +8,7 @@ const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 /** A parent that spawns `count` sleeping children through reapOnExit, prints their pids and the number of its 'exit' listeners, then exits. */
 const PARENT = `
 import { spawn } from "node:child_process";
-import { reapOnExit } from "./src/runtime/node/reap-on-exit.ts";
+import { reapOnExit } from "./src/runtime/node/process/reap-on-exit.ts";
 const before = process.listenerCount("exit");
 const pids = [];
 for (let i = 0; i < Number(process.argv.at(-1)); i++) {
