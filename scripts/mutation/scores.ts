@@ -15,6 +15,7 @@ const FLOORS: Readonly<Record<string, number>> = {
   "src/auth": 93,
   "src/contract": 82,
   "src/data-plane": 80,
+  "src/metrics": 88,
   "src/pinned": 85,
   "src/placement": 98,
 };
