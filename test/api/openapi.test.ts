@@ -140,18 +140,8 @@ describe("/openapi.json", () => {
 
   it("describes request bodies with the schemas the routes validate with", () => {
     const register = schemaOf("/registry/register", "post");
-    expect(register.required).toEqual(
-      expect.arrayContaining([
-        "clientId",
-        "secret",
-        "namespaces",
-        "advertiseUrl",
-        "headroom",
-        "draining",
-        "challenge",
-        "challengeValue",
-      ]),
-    );
+    const registerRequired = "clientId secret namespaces advertiseUrl headroom draining challenge challengeValue";
+    expect(register.required).toEqual(expect.arrayContaining(registerRequired.split(" ")));
     const takeover = register.properties?.takeover;
     expect(takeover?.anyOf ?? [takeover]).toEqual(
       expect.arrayContaining([expect.objectContaining({ enum: ["wind_down", "deny"] })]),
