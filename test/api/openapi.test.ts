@@ -39,10 +39,7 @@ type Doc = {
   paths: Record<string, Record<string, Operation>>;
 };
 
-let t: TestRedis;
-let pb: TestPinboard;
-let node: PinboardProcess;
-let doc: Doc;
+let t: TestRedis, pb: TestPinboard, node: PinboardProcess, doc: Doc;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -30,9 +30,7 @@ const LEAVE_AFTER_MS = 100;
 
 let t: TestRedis;
 let proxy: { delayMs: number; close(): Promise<void> };
-let node: PinboardProcess;
-let inProcess: TestPinboard;
-let worker: HostileWorker;
+let node: PinboardProcess, inProcess: TestPinboard, worker: HostileWorker;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -19,10 +19,7 @@ import { listeningSink, type ServedPinboard, startServedPinboard } from "../supp
  * answers 200 and lists every forward it received) and Redis is real.
  */
 
-let t: TestRedis;
-let pb: ServedPinboard;
-let worker: HostileWorker;
-let sessionId: string;
+let t: TestRedis, pb: ServedPinboard, worker: HostileWorker, sessionId: string;
 
 const clock = { skewMs: 0 };
 /** How long (ms, on the node's clock) the n-th resolve of the current test takes (n from 0). */

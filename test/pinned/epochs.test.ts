@@ -77,10 +77,7 @@ describe("epoch guard", () => {
 });
 
 describe("two workers sharing a Redis durability store", () => {
-  let a: LocalWorker;
-  let b: LocalWorker;
-  let storeA: RedisDurabilityStore;
-  let storeB: RedisDurabilityStore;
+  let a: LocalWorker, b: LocalWorker, storeA: RedisDurabilityStore, storeB: RedisDurabilityStore;
   beforeAll(async () => {
     storeA = durableStore(redis, "fight:");
     storeB = durableStore(redis, "fight:");

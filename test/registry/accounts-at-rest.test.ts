@@ -21,12 +21,7 @@ import { getRow, putRow } from "../support/rows.ts";
 const ACCOUNT = "acct-Zq9-unique";
 const keys = new Keys("pinboard:", 16);
 
-let t: TestRedis;
-let pb: TestPinboard;
-let foreign: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-let otherAccount: string;
+let t: TestRedis, pb: TestPinboard, foreign: TestPinboard, worker: ChallengeServer, token: string, otherAccount: string;
 useRegistryFixture(
   {},
   (f) =>

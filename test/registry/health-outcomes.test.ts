@@ -103,14 +103,15 @@ describe("GET /registry/health counts every resolution outcome", () => {
     await displace(single, singleEnv);
     expect(await request(single, "/q/doc")).toEqual(refusal("not the serving fleet"));
 
-    expect(await resolutions(single)).toEqual({
+    const singleCounts = {
       quarantine: 1,
       forward: 1,
       "unknown-ns": 1,
       "no-backends": 1,
       nack: 1,
       "not-serving": 1,
-    });
+    };
+    expect(await resolutions(single)).toEqual(singleCounts);
 
     // ── A hostname-aware node ───────────────────────────────────────────────────────────────
     const awareEnv = { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" };
@@ -180,13 +181,6 @@ describe("GET /registry/health counts every resolution outcome", () => {
       "not-serving": 1,
     });
     // Counts are per node: the single-mode node's are as they were.
-    expect(await resolutions(single)).toEqual({
-      quarantine: 1,
-      forward: 1,
-      "unknown-ns": 1,
-      "no-backends": 1,
-      nack: 1,
-      "not-serving": 1,
-    });
+    expect(await resolutions(single)).toEqual(singleCounts);
   });
 });

@@ -18,11 +18,7 @@ const OWNERS = "pinboard:{global}:session-owners";
 const CHECKS = "pinboard:{global}:session-owner-checks";
 const LEASE_MS = 15_000;
 
-let t: TestRedis;
-let pb: TestPinboard;
-let workerA: ChallengeServer;
-let acme: string;
-let globex: string;
+let t: TestRedis, pb: TestPinboard, workerA: ChallengeServer, acme: string, globex: string;
 useRegistryFixture(
   {},
   (f) =>

@@ -6,11 +6,7 @@ import { heartbeatBody, registerBody, registerOk } from "../support/registration
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-let otherAccount: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string, otherAccount: string;
 useRegistryFixture(
   {},
   (f) =>

@@ -39,17 +39,8 @@ export async function startLatencyProxy(targetPort: number, delayMs = 0): Promis
     pipe(client, upstream);
     pipe(upstream, client);
   });
-  return {
-    port: proxy.port,
-    url: `redis://127.0.0.1:${proxy.port}`,
-    get delayMs() {
-      return state.delayMs;
-    },
-    set delayMs(ms: number) {
-      state.delayMs = ms;
-    },
-    close: proxy.close,
-  };
+  // The handle is the state itself: setting its `delayMs` is what the piping reads.
+  return Object.assign(state, { port: proxy.port, url: `redis://127.0.0.1:${proxy.port}`, close: proxy.close });
 }
 
 export interface ClusterLatencyProxy {

@@ -13,9 +13,7 @@ import { bridgeTarget } from "../../support/rest-bridge.ts";
 // On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
 // MULTI/EXEC, MGET or MSET names share a hash tag, as they must on a cluster.
 const TOKEN = "bridge-test-token";
-let t: TestRedis;
-let bridge: RedisRestServer;
-let adapter: UpstashRedis;
+let t: TestRedis, bridge: RedisRestServer, adapter: UpstashRedis;
 
 beforeAll(async () => {
   t = await startTestRedis();
