@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import type { TestRedis } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
 import { startTcpProxy } from "./tcp-proxy.ts";
 
@@ -89,4 +90,19 @@ export async function startClusterLatencyProxy(cluster: RedisCluster): Promise<C
       await Promise.all(proxies.map((p) => p.close()));
     },
   };
+}
+
+/**
+ * A latency proxy in front of `t` (one per node when it is a cluster), and the Redis target that
+ * reaches `t` through it, for startPinboardProcess's `redis` or startTestPinboard.
+ */
+export async function startLatencyProxyFor(
+  t: TestRedis,
+): Promise<{ proxy: LatencyProxy | ClusterLatencyProxy; target: { url: string } | { clusterNodes: string } }> {
+  if (t.cluster) {
+    const proxies = await startClusterLatencyProxy(t.cluster);
+    return { proxy: proxies, target: { clusterNodes: proxies.nodes } };
+  }
+  const single = await startLatencyProxy(t.server.port);
+  return { proxy: single, target: { url: single.url } };
 }

@@ -1,4 +1,5 @@
 import { createWorker, type InstanceClass, type PinnedWorker } from "../../src/pinned/index.ts";
+import { inOrder } from "./in-order.ts";
 import { credential } from "./pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "./redis.ts";
 import { startWorkersEntry, type WorkersEntry } from "./workerd-entry.ts";
@@ -33,11 +34,11 @@ export async function startWorkersFleet(options: {
     t,
     entry,
     worker,
-    async stop() {
-      await worker.stop();
-      await listening.close();
-      await entry.stop();
-      await t.stop();
-    },
+    stop: inOrder(
+      () => worker.stop(),
+      () => listening.close(),
+      () => entry.stop(),
+      () => t.stop(),
+    ),
   };
 }
