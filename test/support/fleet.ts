@@ -8,7 +8,6 @@ import {
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { durableStore } from "./durability.ts";
 import { Echo } from "./echo-instance.ts";
-import { inOrder } from "./in-order.ts";
 import { type PinboardProcess, startPinboardProcess } from "./pinboard-process.ts";
 import { startTestRedis, type TestRedis, testRedisOnCluster } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
@@ -156,10 +155,10 @@ export async function startOneWorkerFleet(options: {
     worker,
     durable,
     store,
-    close: inOrder(
-      () => fleet.close(),
-      () => store.close(),
-      () => durable.stop(),
-    ),
+    async close() {
+      await fleet.close();
+      await store.close();
+      await durable.stop();
+    },
   };
 }

@@ -1,6 +1,5 @@
 import { type RedisRestServer, startRedisRest } from "../../scripts/redis-rest.ts";
 import { UpstashRedis } from "../../src/redis/rest/upstash-redis.ts";
-import { inOrder } from "./in-order.ts";
 import { startTestRedis, type TestRedis } from "./redis.ts";
 import { useForFile } from "./use-for-file.ts";
 
@@ -24,11 +23,11 @@ export async function startRestBridge(token: string): Promise<RestBridge> {
     t,
     bridge,
     rest,
-    stop: inOrder(
-      () => rest.close(),
-      () => bridge.close(),
-      () => t.stop(),
-    ),
+    async stop() {
+      await rest.close();
+      await bridge.close();
+      await t.stop();
+    },
   };
 }
 

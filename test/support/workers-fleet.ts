@@ -1,5 +1,4 @@
 import { createWorker, type InstanceClass, type PinnedWorker } from "../../src/pinned/index.ts";
-import { inOrder } from "./in-order.ts";
 import { credential } from "./pinboard-app.ts";
 import { endColdStart, startTestRedis, type TestRedis } from "./redis.ts";
 import { startWorkersEntry, type WorkersEntry } from "./workerd-entry.ts";
@@ -34,11 +33,11 @@ export async function startWorkersFleet(options: {
     t,
     entry,
     worker,
-    stop: inOrder(
-      () => worker.stop(),
-      () => listening.close(),
-      () => entry.stop(),
-      () => t.stop(),
-    ),
+    async stop() {
+      await worker.stop();
+      await listening.close();
+      await entry.stop();
+      await t.stop();
+    },
   };
 }
