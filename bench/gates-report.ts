@@ -113,35 +113,41 @@ export function table(header: string[], body: string[][]): string {
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
 
-export function rowTable(all: Row[]): string {
+/** A table of `items` whose first two columns are each item's store and load. */
+function storeLoadTable<T extends { store: string; load: string }>(
+  header: string[],
+  items: T[],
+  cells: (item: T) => string[],
+): string {
   return table(
-    ["store", "load", "gates", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "non-2xx+err"],
-    all.map((r) => [
-      r.store,
-      r.load,
-      r.mode,
-      r.rps.toFixed(0),
-      r.p50Ms.toFixed(2),
-      r.p99Ms.toFixed(2),
-      r.cpuUsPerRequest.toFixed(1),
-      String(r.bad),
-    ]),
+    ["store", "load", ...header],
+    items.map((item) => [item.store, item.load, ...cells(item)]),
   );
+}
+
+export function rowTable(all: Row[]): string {
+  return storeLoadTable(["gates", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "non-2xx+err"], all, (r) => [
+    r.mode,
+    r.rps.toFixed(0),
+    r.p50Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    r.cpuUsPerRequest.toFixed(1),
+    String(r.bad),
+  ]);
 }
 
 export function comparisonTable(all: Comparison[]): string {
   const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)}`;
-  return table(
-    ["store", "load", "pair", "req/s ratio", "CPU/req ratio", "CPU µs/req Δ", "CPU higher in", "p50 ratio"],
-    all.map((c) => [
-      c.store,
-      c.load,
+  return storeLoadTable(
+    ["pair", "req/s ratio", "CPU/req ratio", "CPU µs/req Δ", "CPU higher in", "p50 ratio"],
+    all,
+    (c) => [
       c.pair,
       `${c.rpsRatio.toFixed(3)}×`,
       `${c.cpuRatio.toFixed(3)}×`,
       signed(c.cpuUsDelta),
       `${c.cpuHigherRounds}/${c.rounds} rounds`,
       `${c.p50Ratio.toFixed(3)}×`,
-    ]),
+    ],
   );
 }

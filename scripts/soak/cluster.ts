@@ -22,6 +22,7 @@ import type { Listening } from "../../src/pinned/node-server.ts";
 import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/dev-store/embedded-redis.ts";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
+import { nodeEntryEnv } from "../node-entry-env.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -86,16 +87,9 @@ export class SoakCluster {
     this.url = `http://127.0.0.1:${port}`;
     this.pinboard = spawn(process.execPath, [...startNodeFlags(), "--import", "tsx", "src/node.ts"], {
       cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        REDIS_URL: this.redis.url,
-        PINBOARD_PASSPORT_SECRET: secret,
+      env: nodeEntryEnv(port, { REDIS_URL: this.redis.url }, secret, {
         PINBOARD_LEASE_TTL_MS: String(this.options.leaseMs),
-        PINBOARD_LOG_LEVEL: "warn",
-      },
+      }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     reapOnExit(this.pinboard);

@@ -20,6 +20,9 @@ const outOfScope: ErrorAnswer = {
   when: "the target is outside the credential's claims",
 };
 
+/** What every operator route shares: its OpenAPI tag and the credential it takes. */
+const operatorTagged = { tag: "operator", credential: "pinboard:operator" } as const;
+
 /**
  * The operator routes (pinboard:operator), declared once: reads, the console's extensions, and the
  * actions. ./routes.ts gives each its handler; /openapi.json and the CLI read them from here.
@@ -29,8 +32,7 @@ export const OPERATOR_ROUTES = {
     method: "get",
     path: "/registry/health",
     summary: "This node's resolution counts, connections, cold-start window and uptime",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     reply: healthReply,
     replyDescription: "this node's counters; answers while booting or draining",
     errors: [],
@@ -41,8 +43,7 @@ export const OPERATOR_ROUTES = {
     path: "/registry/history",
     summary:
       "This node's last 15 minutes (an extension): forwards, refusals by kind and forward latency p50/p99 per 10 s slot",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     reply: historyReply,
     replyDescription: "90 slots, oldest first, the current one last; answers while booting or draining",
     errors: [
@@ -58,8 +59,7 @@ export const OPERATOR_ROUTES = {
     method: "get",
     path: "/registry/workers",
     summary: "Live workers within the credential's claims, without secrets",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     reply: workersReply,
     replyDescription: "live records, sorted by hostname then session",
     errors: [],
@@ -69,8 +69,7 @@ export const OPERATOR_ROUTES = {
     method: "get",
     path: "/registry/overview",
     summary: "Workers, hostname bindings and live placements, filtered",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     query: {
       ns: { description: "exact namespace, e.g. /threads" },
       prefix: { description: "id prefix" },
@@ -100,8 +99,7 @@ export const OPERATOR_ROUTES = {
     method: "get",
     path: "/registry/stats",
     summary: "Each visible worker's /_pinned/stats (3 s timeout, 8 at a time)",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     reply: statsReply,
     replyDescription: "per worker, its stats or `unreachable`",
     errors: [],
@@ -112,8 +110,7 @@ export const OPERATOR_ROUTES = {
     path: "/registry/placement",
     summary:
       "One placement's story (an extension): its row in each env, owner, epoch, wind-down fence, tag, alarm and the owner's view of the instance",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     query: {
       ns: { description: "the namespace, e.g. /threads (required)" },
       id: { description: "the instance id (required)" },
@@ -139,8 +136,7 @@ export const OPERATOR_ROUTES = {
     path: "/registry/spread",
     summary:
       "Placements per visible live worker (an extension), counted inside Redis; kept 10 s (or 20× its cost) per node and claim scope",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     reply: spreadReply,
     replyDescription: "`complete: false` when the census stopped at its budget (the counts are then lower bounds)",
     errors: [],
@@ -151,8 +147,7 @@ export const OPERATOR_ROUTES = {
     path: "/registry/audit",
     summary:
       "The audit trail (an extension): operator actions and fleet events, newest first, within the credential's claims",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     query: {
       limit: { description: "at most this many entries, 1–500 (default 100)" },
       before: { description: "the `cursor` of the previous answer (an entry id): only older entries" },
@@ -180,8 +175,7 @@ export const OPERATOR_ROUTES = {
     method: "post",
     path: "/registry/wind_down",
     summary: "Set a placement's (or a namespace's) wind-down deadline and tell the owner",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     body: windDownBody,
     reply: windDownReply,
     replyDescription: "whether the message was queued, or how many placements a namespace wind-down covered",
@@ -203,8 +197,7 @@ export const OPERATOR_ROUTES = {
     method: "post",
     path: "/registry/drain",
     summary: "Cordon a client (deadline null) or force its release by a deadline",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     body: drainBody,
     reply: drainReply,
     replyDescription: "the drain is written",
@@ -215,8 +208,7 @@ export const OPERATOR_ROUTES = {
     method: "post",
     path: "/registry/undrain",
     summary: "Revoke a client's drain",
-    tag: "operator",
-    credential: "pinboard:operator",
+    ...operatorTagged,
     body: undrainBody,
     reply: undrainReply,
     replyDescription: "whether a drain was revoked",

@@ -39,10 +39,7 @@ type Doc = {
   paths: Record<string, Record<string, Operation>>;
 };
 
-let t: TestRedis;
-let pb: TestPinboard;
-let node: PinboardProcess;
-let doc: Doc;
+let t: TestRedis, pb: TestPinboard, node: PinboardProcess, doc: Doc;
 
 beforeAll(async () => {
   t = await startTestRedis();
@@ -140,18 +137,8 @@ describe("/openapi.json", () => {
 
   it("describes request bodies with the schemas the routes validate with", () => {
     const register = schemaOf("/registry/register", "post");
-    expect(register.required).toEqual(
-      expect.arrayContaining([
-        "clientId",
-        "secret",
-        "namespaces",
-        "advertiseUrl",
-        "headroom",
-        "draining",
-        "challenge",
-        "challengeValue",
-      ]),
-    );
+    const registerRequired = "clientId secret namespaces advertiseUrl headroom draining challenge challengeValue";
+    expect(register.required).toEqual(expect.arrayContaining(registerRequired.split(" ")));
     const takeover = register.properties?.takeover;
     expect(takeover?.anyOf ?? [takeover]).toEqual(
       expect.arrayContaining([expect.objectContaining({ enum: ["wind_down", "deny"] })]),

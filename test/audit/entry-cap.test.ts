@@ -7,7 +7,7 @@ import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
+import { useAwareRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * An audit entry has a byte cap (AUDIT_ENTRY_MAX_BYTES), whatever a worker or an operator sends:
@@ -15,23 +15,8 @@ import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fix
  * then namespacesOmitted), a name scope is judged on that is too long is left out, never cut.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let aware: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-useRegistryFixture(
-  {},
-  (f) =>
-    ({
-      t,
-      pb,
-      worker,
-      token,
-      pinboards: { aware },
-    } = f),
-  WITH_AWARE_PINBOARD,
-);
+let t: TestRedis, pb: TestPinboard, aware: TestPinboard, worker: ChallengeServer, token: string;
+useAwareRegistryFixture((f) => ({ t, pb, worker, token, aware } = f));
 
 const MAX_NAMESPACES = 256;
 /** The longest namespaces register accepts, as many as it accepts. */

@@ -6,7 +6,7 @@ import type { ChallengeServer } from "../support/challenge-server.ts";
 import { credential, type TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
+import { useAwareRegistryFixture } from "../support/registry-fixture.ts";
 import { putRow } from "../support/rows.ts";
 
 /**
@@ -16,23 +16,8 @@ import { putRow } from "../support/rows.ts";
  * out. Events have no subject; `via` names the part of Pinboard that noticed them.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-let aware: TestPinboard;
-useRegistryFixture(
-  {},
-  (f) =>
-    ({
-      t,
-      pb,
-      worker,
-      token,
-      pinboards: { aware },
-    } = f),
-  WITH_AWARE_PINBOARD,
-);
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string, aware: TestPinboard;
+useAwareRegistryFixture((f) => ({ t, pb, worker, token, aware } = f));
 
 const SESSIONS = "pinboard:{global}:sessions";
 const EXPIRIES = "pinboard:{global}:session-expiries";

@@ -13,6 +13,9 @@ const claim: PinboardClaim = { namespaces: ["/threads"], allowedBackendHosts: ["
 const passport = createPassport({ secret });
 const bearer = (token: string) => `Bearer ${token}`;
 const nowS = () => Math.floor(Date.now() / 1000);
+/** A pinboard:worker credential for sub "w" with `claim`, minted with `more` (ttlSeconds, nowSeconds). */
+const workerCredential = (more: Partial<Parameters<typeof mintCredential>[0]>) =>
+  mintCredential({ secret, sub: "w", scopes: ["pinboard:worker"], pinboard: claim, ...more });
 
 async function rejection(promise: Promise<unknown>): Promise<{ status: number; body: unknown }> {
   const err = await promise.then(
@@ -61,13 +64,7 @@ describe("HS256 passport", () => {
   });
 
   it("accepts a credential without exp (minted with --ttl 0)", async () => {
-    const token = await mintCredential({
-      secret,
-      sub: "w",
-      scopes: ["pinboard:worker"],
-      pinboard: claim,
-      ttlSeconds: 0,
-    });
+    const token = await workerCredential({ ttlSeconds: 0 });
     await expect(passport.authenticate(bearer(token), "pinboard:worker")).resolves.toMatchObject({ sub: "w" });
   });
 
@@ -84,27 +81,13 @@ describe("HS256 passport", () => {
     });
 
     it("for an expired credential", async () => {
-      const token = await mintCredential({
-        secret,
-        sub: "w",
-        scopes: ["pinboard:worker"],
-        pinboard: claim,
-        ttlSeconds: 60,
-        nowSeconds: nowS() - 3600,
-      });
+      const token = await workerCredential({ ttlSeconds: 60, nowSeconds: nowS() - 3600 });
       expect(await rejection(passport.authenticate(bearer(token), "pinboard:worker"))).toEqual(UNAUTHORIZED);
     });
 
     it("within the clock tolerance, not beyond it", async () => {
       const at = (expiredFor: number) =>
-        mintCredential({
-          secret,
-          sub: "w",
-          scopes: ["pinboard:worker"],
-          pinboard: claim,
-          ttlSeconds: 60,
-          nowSeconds: 1_800_000_000 - 60 - expiredFor,
-        });
+        workerCredential({ ttlSeconds: 60, nowSeconds: 1_800_000_000 - 60 - expiredFor });
       const clocked = createPassport({ secret }, { now: () => 1_800_000_000_000 });
       await expect(clocked.authenticate(bearer(await at(20)), "pinboard:worker")).resolves.toBeDefined();
       expect(await rejection(clocked.authenticate(bearer(await at(31)), "pinboard:worker"))).toEqual(UNAUTHORIZED);

@@ -14,7 +14,13 @@ import { type Fleet, type FleetWorker, startFleet } from "../support/fleet.ts";
 import { credential, startTestPinboard, TEST_PASSPORT_SECRET, type TestPinboard } from "../support/pinboard-app.ts";
 import { rawSocketRequest } from "../support/raw-socket.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
-import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import {
+  answerElsewhere,
+  heartbeatBody,
+  registerBody,
+  registerBodyRedirectedTo,
+  registerOk,
+} from "../support/registration.ts";
 import { openSocket } from "../support/ws-client.ts";
 import { WsProbe } from "../support/ws-instances.ts";
 
@@ -80,10 +86,7 @@ interface Echoed {
 // The real Node entry with worker-library workers
 
 describe("on the Node entry with real workers", () => {
-  let fleet: Fleet;
-  let a: FleetWorker;
-  let b: FleetWorker;
-  let target: Awaited<ReturnType<typeof recorder>>;
+  let fleet: Fleet, a: FleetWorker, b: FleetWorker, target: Awaited<ReturnType<typeof recorder>>;
   const url = (path: string) => `${fleet.pb.url}${path}`;
   let operator: string;
 
@@ -602,10 +605,7 @@ describe("on the Node entry with real workers", () => {
 // The registry, in-process, with scripted workers
 
 describe("registry (in-process app)", () => {
-  let t: TestRedis;
-  let pb: TestPinboard;
-  let cs: ChallengeServer;
-  let token: string;
+  let t: TestRedis, pb: TestPinboard, cs: ChallengeServer, token: string;
 
   beforeAll(async () => {
     t = await startTestRedis();
@@ -774,10 +774,7 @@ describe("registry (in-process app)", () => {
       const followed = await startChallengeServer(cs.secret);
       const redirecting = await startChallengeServer(cs.secret);
       try {
-        redirecting.mode = "redirect";
-        redirecting.redirectTo = followed.url;
-        const body = registerBody(redirecting);
-        followed.challenges.set(body.challenge as string, body.challengeValue as string);
+        const body = registerBodyRedirectedTo(redirecting, followed);
         const res = await unchanged(() => pb.call("POST", "/registry/register", { token, body }));
         expect(res.status).toBe(400);
         expect(await res.json()).toEqual({ error: "registration probe failed" });
@@ -796,7 +793,7 @@ describe("registry (in-process app)", () => {
         worker.mode = "redirect";
         worker.redirectTo = followed.url;
         const body = heartbeatBody(worker, sessionId);
-        followed.challenges.set(body.challenge as string, body.challengeValue as string);
+        answerElsewhere(followed, body);
         const res = await pb.call("POST", "/registry/heartbeat", { token, body });
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ degraded: true });

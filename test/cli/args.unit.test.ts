@@ -105,33 +105,17 @@ describe("parseCommandLine: where the URL and the credential come from", () => {
     });
   });
 
-  it("refuses a URL that is not http(s), and a missing or blank credential", () => {
-    expect(usageError(["health", "--url", "ftp://x"])).toEqual({
-      message: '--url: expected an http(s) URL, got "ftp://x"',
-      command: "health",
-    });
-    expect(usageError(["health", "--url", "not a url"])).toEqual({
-      message: '--url: expected an http(s) URL, got "not a url"',
-      command: "health",
-    });
-    const noToken = {
-      message: "no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN",
-      command: "stats",
-    };
-    expect(usageError(["stats"], {})).toEqual(noToken);
-    expect(usageError(["stats"], { PINBOARD_OPERATOR_TOKEN: "  " })).toEqual(noToken);
-    expect(usageError(["stats", "--token", ""], {})).toEqual(noToken);
-  });
-
-  it("refuses --url and --token for sweep-now", () => {
-    expect(usageError(["sweep-now", "--url", "http://x"])).toEqual({
-      message: "sweep-now talks to Redis directly and does not take --url",
-      command: "sweep-now",
-    });
-    expect(usageError(["sweep-now", "--token", "t"])).toEqual({
-      message: "sweep-now talks to Redis directly and does not take --token",
-      command: "sweep-now",
-    });
+  const NO_TOKEN = "no operator credential: pass --token or set PINBOARD_OPERATOR_TOKEN";
+  it.each<[argv: string[], env: Record<string, string> | undefined, message: string]>([
+    [["health", "--url", "ftp://x"], undefined, '--url: expected an http(s) URL, got "ftp://x"'],
+    [["health", "--url", "not a url"], undefined, '--url: expected an http(s) URL, got "not a url"'],
+    [["stats"], {}, NO_TOKEN],
+    [["stats"], { PINBOARD_OPERATOR_TOKEN: "  " }, NO_TOKEN],
+    [["stats", "--token", ""], {}, NO_TOKEN],
+    [["sweep-now", "--url", "http://x"], undefined, "sweep-now talks to Redis directly and does not take --url"],
+    [["sweep-now", "--token", "t"], undefined, "sweep-now talks to Redis directly and does not take --token"],
+  ])("refuses %j (env %j): %s", (argv, env, message) => {
+    expect(usageError(argv, env)).toEqual({ message, command: argv[0] });
   });
 });
 

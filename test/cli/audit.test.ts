@@ -17,10 +17,7 @@ import { useRegistryFixture } from "../support/registry-fixture.ts";
  * credential: straight to Redis) as the local user, and `pinboard audit` lists the trail.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 async function cli(args: string[], env: Record<string, string> = {}) {

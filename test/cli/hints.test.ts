@@ -14,10 +14,7 @@ import { type CliRun, spawnCli } from "./cli-process.ts";
 
 const LEASE_MS = 3000;
 
-let t: TestRedis;
-let pb: PinboardProcess;
-let origin: string;
-let operatorToken: string;
+let t: TestRedis, pb: PinboardProcess, origin: string, operatorToken: string;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -39,6 +39,7 @@ describe("pinboard audit's rendering", () => {
   });
 
   it("one line per entry, newest first as the server sent them, and a note when older ones remain", () => {
+    const clientA = { sessionId: "s", clientId: "w-a", namespaces: ["/a"] };
     const answer: AuditReply = {
       entries: [
         {
@@ -48,7 +49,7 @@ describe("pinboard audit's rendering", () => {
           type: "drain",
           subject: "alice",
           via: "console",
-          target: { sessionId: "s", clientId: "w-a", namespaces: ["/a"] },
+          target: clientA,
           detail: { deadline: null },
         },
         {
@@ -58,7 +59,7 @@ describe("pinboard audit's rendering", () => {
           type: "worker.ejected",
           subject: null,
           via: "data-plane",
-          target: { sessionId: "s", clientId: "w-a", namespaces: ["/a"] },
+          target: clientA,
           detail: { ejectedUntil: 5, ejections: 1 },
         },
       ],

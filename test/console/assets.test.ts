@@ -15,9 +15,7 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
  * credential, never taking it for a data-plane path.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let node: PinboardProcess;
+let t: TestRedis, pb: TestPinboard, node: PinboardProcess;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -15,10 +15,7 @@ import { putRow } from "../support/rows.ts";
  *   outside serves /other only
  */
 
-let fleet: Fleet;
-let caller: FleetWorker;
-let peer: FleetWorker;
-let outside: FleetWorker;
+let fleet: Fleet, caller: FleetWorker, peer: FleetWorker, outside: FleetWorker;
 const FROM = "/peer/caller-1";
 
 beforeAll(async () => {

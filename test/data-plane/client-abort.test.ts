@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../src/redis/keys.ts";
 import { type HostileWorker, startHostileWorker } from "../support/hostile-worker.ts";
-import { startClusterLatencyProxy, startLatencyProxy } from "../support/latency-proxy.ts";
+import { startLatencyProxyFor } from "../support/latency-proxy.ts";
 import { until } from "../support/local-worker.ts";
 import { startTestPinboard, type TestPinboard } from "../support/pinboard-app.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
@@ -30,20 +30,13 @@ const LEAVE_AFTER_MS = 100;
 
 let t: TestRedis;
 let proxy: { delayMs: number; close(): Promise<void> };
-let node: PinboardProcess;
-let inProcess: TestPinboard;
-let worker: HostileWorker;
+let node: PinboardProcess, inProcess: TestPinboard, worker: HostileWorker;
 
 beforeAll(async () => {
   t = await startTestRedis();
-  let target: { url: string } | { clusterNodes: string };
-  if (t.cluster) {
-    const proxies = await startClusterLatencyProxy(t.cluster);
-    [proxy, target] = [proxies, { clusterNodes: proxies.nodes }];
-  } else {
-    const single = await startLatencyProxy(t.server.port);
-    [proxy, target] = [single, { url: single.url }];
-  }
+  const through = await startLatencyProxyFor(t);
+  proxy = through.proxy;
+  const target = through.target;
   // A long lease: no lease runs out while Redis is slow.
   const env = { PINBOARD_LEASE_TTL_MS: "60000" };
   node = await startPinboardProcess({ redis: target, env });

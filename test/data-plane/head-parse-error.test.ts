@@ -33,9 +33,9 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function entryOn(
-  start: () => Promise<Entry>,
-): Promise<{ entry: Entry; get: (id: string) => string; head: (id: string) => string }> {
+type EntryOn = { entry: Entry; get: (id: string) => string; head: (id: string) => string };
+
+async function entryOn(start: () => Promise<Entry>): Promise<EntryOn> {
   const entry = await start();
   await worker.register(entry.url, await credential("pinboard:worker"), NS);
   await endColdStart(t);
@@ -61,12 +61,23 @@ function cases(get: (id: string) => string, head: (id: string) => string) {
   };
 }
 
-describe("the Node entry", () => {
-  let env: Awaited<ReturnType<typeof entryOn>>;
+/** entryOn for the enclosing describe: started before its tests (within `timeoutMs`), stopped after them. */
+function useEntryOn(start: () => Promise<Entry>, timeoutMs: number, ready: (env: EntryOn) => void): void {
+  let env: EntryOn | undefined;
   beforeAll(async () => {
-    env = await entryOn(() => nodeEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }));
-  }, 60_000);
+    env = await entryOn(start);
+    ready(env);
+  }, timeoutMs);
   afterAll(() => env?.entry.stop());
+}
+
+describe("the Node entry", () => {
+  let env: EntryOn;
+  useEntryOn(
+    () => nodeEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }),
+    60_000,
+    (e) => (env = e),
+  );
 
   it.each([
     "after a GET, in one write",
@@ -98,11 +109,12 @@ describe("the Node entry", () => {
 });
 
 describe("the Workers entry (workerd's own parser)", () => {
-  let env: Awaited<ReturnType<typeof entryOn>>;
-  beforeAll(async () => {
-    env = await entryOn(() => workersEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }));
-  }, 90_000);
-  afterAll(() => env?.entry.stop());
+  let env: EntryOn;
+  useEntryOn(
+    () => workersEntry(t, { PINBOARD_LEASE_TTL_MS: "60000" }),
+    90_000,
+    (e) => (env = e),
+  );
 
   it("answers a HEAD's parse error 400 before the Worker runs, with its text body (recorded)", async () => {
     const { parts, methods } = cases(env.get, env.head)["after a GET, the bad line in a later write"];

@@ -92,17 +92,10 @@ describe("forwardRequestHeaders: what a client cannot make Pinboard drop or pass
   });
 
   const FORWARDING_STYLE = [
-    "x-forwarded-port",
-    "x-forwarded-prefix",
-    "x-forwarded-scheme",
-    "x-forwarded-ssl",
-    "x-forwarded-server",
-    "x-forwarded-uri",
-    "true-client-ip",
-    "x-client-ip",
-    "x-cluster-client-ip",
-    "x-original-url",
-    "cf-connecting-ip",
+    ..."x-forwarded-port x-forwarded-prefix x-forwarded-scheme x-forwarded-ssl x-forwarded-server x-forwarded-uri".split(
+      " ",
+    ),
+    ..."true-client-ip x-client-ip x-cluster-client-ip x-original-url cf-connecting-ip".split(" "),
   ];
 
   it("drops every forwarding-style header (and its underscore spelling) from an untrusted peer, passes them from a trusted one", () => {

@@ -19,10 +19,7 @@ import { listeningSink, type ServedPinboard, startServedPinboard } from "../supp
  * answers 200 and lists every forward it received) and Redis is real.
  */
 
-let t: TestRedis;
-let pb: ServedPinboard;
-let worker: HostileWorker;
-let sessionId: string;
+let t: TestRedis, pb: ServedPinboard, worker: HostileWorker, sessionId: string;
 
 const clock = { skewMs: 0 };
 /** How long (ms, on the node's clock) the n-th resolve of the current test takes (n from 0). */
@@ -92,34 +89,35 @@ describe("a resolution older than 5 s when the forward is about to leave", () =>
     expect(r.forwardOutcomes).toBe(1);
   });
 
-  it("a stale first resolution is resolved once more; the fresh second one is forwarded", async () => {
-    took = (n) => (n === 0 ? STALE_RESOLUTION_MS + 1000 : 0);
-    const r = await get("stale-once");
+  const stale = STALE_RESOLUTION_MS + 1000;
+  it.each<[name: string, id: string, resolveCount: number, tookMs: (n: number) => number]>([
+    [
+      "a stale first resolution is resolved once more; the fresh second one is forwarded",
+      "stale-once",
+      2,
+      (n) => (n === 0 ? stale : 0),
+    ],
+    [
+      "two stale resolutions, then a fresh third: three resolves, one forward",
+      "stale-twice",
+      3,
+      (n) => (n < 2 ? stale : 0),
+    ],
+    [
+      "a resolution well under 5 s old is forwarded as it is: one resolve",
+      "quick",
+      1,
+      () => STALE_RESOLUTION_MS - 3000,
+    ],
+  ])("%s", async (_name, id, resolveCount, tookMs) => {
+    took = tookMs;
+    const r = await get(id);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ method: "GET", bodyBytes: 0 });
-    expect(r.resolves).toBe(2);
+    expect(r.resolves).toBe(resolveCount);
     expect(r.reached).toHaveLength(1);
-    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", "stale-once"))!.epoch);
+    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", id))!.epoch);
     expect(r.forwardOutcomes).toBe(1);
-  });
-
-  it("two stale resolutions, then a fresh third: three resolves, one forward", async () => {
-    took = (n) => (n < 2 ? STALE_RESOLUTION_MS + 1000 : 0);
-    const r = await get("stale-twice");
-    expect(r.status).toBe(200);
-    expect(r.resolves).toBe(3);
-    expect(r.reached).toHaveLength(1);
-    expect(r.forwardOutcomes).toBe(1);
-  });
-
-  it("a resolution well under 5 s old is forwarded as it is: one resolve", async () => {
-    took = () => STALE_RESOLUTION_MS - 3000;
-    const r = await get("quick");
-    expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ method: "GET", bodyBytes: 0 });
-    expect(r.resolves).toBe(1);
-    expect(r.reached).toHaveLength(1);
-    expect(r.reached[0]!.headers["pinboard-epoch"]).toBe((await getRow(t, "/stale", "quick"))!.epoch);
   });
 });
 

@@ -78,9 +78,7 @@ async function startLeavingWorker(pinboardUrl: string, token: string, namespace:
   };
 }
 
-let t: TestRedis;
-let pb: PinboardProcess;
-let leaving: LeavingWorker;
+let t: TestRedis, pb: PinboardProcess, leaving: LeavingWorker;
 
 beforeAll(async () => {
   t = await startTestRedis();

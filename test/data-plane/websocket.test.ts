@@ -17,11 +17,7 @@ import { WsProbe, type WsProbeHello } from "../support/ws-instances.ts";
  *   /cap           one worker for the WebSocket cap (PINBOARD_MAX_WEBSOCKETS=4, PINBOARD_MAX_INFLIGHT=4)
  *   /gone          a worker whose server is closed under it
  */
-let fleet: Fleet;
-let main: FleetWorker;
-let mover: FleetWorker;
-let target: FleetWorker;
-let gone: FleetWorker;
+let fleet: Fleet, main: FleetWorker, mover: FleetWorker, target: FleetWorker, gone: FleetWorker;
 
 beforeAll(async () => {
   // A 60 s lease: workers heartbeat every 20 s, so the worker closed under Pinboard in the 502 test

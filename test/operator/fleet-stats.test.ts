@@ -54,11 +54,10 @@ const bySession = <T extends { sessionId: string }>(entries: T[]): T[] =>
 
 describe("GET /registry/stats relays each worker's stats, filtered", () => {
   it("drops namespaces keys and instances items the operator may not see or the worker did not register", async () => {
+    /** The worker's fields besides namespaces and instances, relayed as they are. */
+    const relayed = { draining: false, leaseFlaps: 2, reregistrations: 1, process: { uptimeMs: 1234, rssBytes: 5678 } };
     const raw = {
-      draining: false,
-      leaseFlaps: 2,
-      reregistrations: 1,
-      process: { uptimeMs: 1234, rssBytes: 5678 },
+      ...relayed,
       namespaces: { "/sa": { instances: 1 }, "/sb": { instances: 2 }, "/sc": { instances: 3 } },
       instances: [
         { ns: "/sa", id: "a-1" },
@@ -69,6 +68,7 @@ describe("GET /registry/stats relays each worker's stats, filtered", () => {
     };
     const w = await scripted(json(raw));
     const sid = await w.register(viaApp(pb), token, { clientId: "stats-both", namespaces: ["/sa", "/sb"] });
+    const statsBoth = { sessionId: sid, clientId: "stats-both", hostname: null };
     const other = await scripted(json({ namespaces: { "/sb": {} }, instances: [{ ns: "/sb", id: "x" }] }));
     const otherSid = await other.register(viaApp(pb), token, { clientId: "stats-sb-only", namespaces: ["/sb"] });
 
@@ -78,14 +78,9 @@ describe("GET /registry/stats relays each worker's stats, filtered", () => {
     expect(wide.body).toEqual({
       workers: bySession([
         {
-          sessionId: sid,
-          clientId: "stats-both",
-          hostname: null,
+          ...statsBoth,
           stats: {
-            draining: false,
-            leaseFlaps: 2,
-            reregistrations: 1,
-            process: { uptimeMs: 1234, rssBytes: 5678 },
+            ...relayed,
             namespaces: { "/sa": { instances: 1 }, "/sb": { instances: 2 } },
             instances: [
               { ns: "/sa", id: "a-1" },
@@ -109,14 +104,9 @@ describe("GET /registry/stats relays each worker's stats, filtered", () => {
     expect(narrow.body).toEqual({
       workers: [
         {
-          sessionId: sid,
-          clientId: "stats-both",
-          hostname: null,
+          ...statsBoth,
           stats: {
-            draining: false,
-            leaseFlaps: 2,
-            reregistrations: 1,
-            process: { uptimeMs: 1234, rssBytes: 5678 },
+            ...relayed,
             namespaces: { "/sa": { instances: 1 } },
             instances: [
               { ns: "/sa", id: "a-1" },

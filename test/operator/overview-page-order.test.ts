@@ -18,10 +18,7 @@ import { putRows } from "../support/rows.ts";
  * seen exactly once.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 async function walk(query: string): Promise<string[]> {

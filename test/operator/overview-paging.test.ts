@@ -14,10 +14,7 @@ import { useRegistryFixture } from "../support/registry-fixture.ts";
  * nothing. Without `limit` the answer is the protocol's, with no cursor.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const keys = new Keys("pinboard:", 16);

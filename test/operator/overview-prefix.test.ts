@@ -18,10 +18,7 @@ import { putRows } from "../support/rows.ts";
  * and a walk never starts a round trip past its budget of fields scanned.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 interface Entry {

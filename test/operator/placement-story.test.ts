@@ -20,11 +20,7 @@ import { type ServedPinboard, startServedPinboard } from "../support/served-pinb
  */
 
 const keys = new Keys("pinboard:", 16);
-let t: TestRedis;
-let pb: ServedPinboard;
-let worker: PinnedWorker;
-let listening: Listening;
-let silent: ScriptedWorker;
+let t: TestRedis, pb: ServedPinboard, worker: PinnedWorker, listening: Listening, silent: ScriptedWorker;
 let silentSid: string;
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 

@@ -21,10 +21,7 @@ const keys = new Keys("pinboard:", 16);
 let t: TestRedis;
 let pb: ServedPinboard;
 let skew = 0;
-let a: ScriptedWorker;
-let b: ScriptedWorker;
-let sidA: string;
-let sidB: string;
+let a: ScriptedWorker, b: ScriptedWorker, sidA: string, sidB: string;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -13,9 +13,7 @@ import { type ScriptedWorker, useScriptedWorker, viaApp } from "../support/scrip
  * filtering its namespaces by the env claim.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let token: string;
+let t: TestRedis, pb: TestPinboard, token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
 let w: ScriptedWorker;

@@ -16,15 +16,21 @@ import { type ScriptedWorker, useScriptedWorker, viaApp } from "../support/scrip
  * the re-placement.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let token: string;
+let t: TestRedis, pb: TestPinboard, token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, token } = f));
 
 let w: ScriptedWorker;
 useScriptedWorker((x) => (w = x));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);
+/** A row as a wind-down leaves it: owner, epoch, hostname and tag as stated, an expiry (the fence) stamped. */
+const fencedRow = (sessionId: string, epoch: string, hostname: string, tag: string) => ({
+  sessionId,
+  epoch,
+  expiry: expect.stringMatching(/^\d+$/),
+  hostname,
+  tag,
+});
 async function post(path: string, tok: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const res = await pb.call("POST", path, { token: tok, body });
   return { status: res.status, body: await res.json() };
@@ -74,13 +80,7 @@ describe("wind_down's env in hostname-aware mode", () => {
       body: { queued: true },
     });
     const fenced = (await getRow(t, "/wenv", "doc", "staging"))!;
-    expect(fenced).toEqual({
-      sessionId: staging,
-      epoch: "21",
-      expiry: expect.stringMatching(/^\d+$/),
-      hostname: "",
-      tag: "",
-    });
+    expect(fenced).toEqual(fencedRow(staging, "21", "", ""));
     expect(Number(fenced.expiry)).toBeGreaterThanOrEqual(before + 300_000);
     expect(Number(fenced.expiry)).toBeLessThan(before + 360_000);
     expect(await getRow(t, "/wenv", "doc", "prod")).toEqual({
@@ -205,13 +205,7 @@ describe("wind_down judges a row on its owner record, or on the row once the rec
       body: { queued: false },
     });
     const c1 = (await getRow(t, "/wsc", "c1", "canary"))!;
-    expect(c1).toEqual({
-      sessionId: owner,
-      epoch: "30",
-      expiry: expect.stringMatching(/^\d+$/),
-      hostname: "row.example",
-      tag: "",
-    });
+    expect(c1).toEqual(fencedRow(owner, "30", "row.example", ""));
     expect(Number(c1.expiry)).toBeGreaterThanOrEqual(stampedAt + 60_000);
     // … and the env is the hash's (the request's): prod's operator reaches the prod row now.
     expect(await windDown(prodOnly, { namespace: "/wsc", env: "prod", deadline: 60 })).toEqual({

@@ -15,10 +15,7 @@ import { getRow, putRow, rowKey } from "../support/rows.ts";
  * answers an out-of-scope operator alike whether or not the row exists.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, worker, token } = f));
 
 const op = (claim = {}) => credential("pinboard:operator", claim);

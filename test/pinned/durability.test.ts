@@ -16,10 +16,7 @@ import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/d
 import { durableStore } from "../support/durability.ts";
 import { onCluster, startTestRedis, type TestRedis } from "../support/redis.ts";
 
-let single: TestRedis;
-let clusterNode: EmbeddedRedis;
-let clusterDir: string;
-let cluster: Cluster;
+let single: TestRedis, clusterNode: EmbeddedRedis, clusterDir: string, cluster: Cluster;
 
 beforeAll(async () => {
   single = await startTestRedis();

@@ -15,6 +15,20 @@ afterAll(() => redis.stop());
 
 const body = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
+/** Wakes until one is not 202 {activating:true} (each 202 checked), and that one is 200 {ok:true}. */
+async function wakesUntilDone(wake: () => Promise<Response>): Promise<void> {
+  const done = await until(async () => {
+    const res = await wake();
+    if (res.status === 202) {
+      expect(await res.json()).toEqual({ activating: true });
+      return null;
+    }
+    return res;
+  }, 10_000);
+  expect(done.status).toBe(200);
+  expect(await done.json()).toEqual({ ok: true });
+}
+
 describe("epoch guard", () => {
   let w: LocalWorker;
   beforeAll(async () => {
@@ -77,10 +91,7 @@ describe("epoch guard", () => {
 });
 
 describe("two workers sharing a Redis durability store", () => {
-  let a: LocalWorker;
-  let b: LocalWorker;
-  let storeA: RedisDurabilityStore;
-  let storeB: RedisDurabilityStore;
+  let a: LocalWorker, b: LocalWorker, storeA: RedisDurabilityStore, storeB: RedisDurabilityStore;
   beforeAll(async () => {
     storeA = durableStore(redis, "fight:");
     storeB = durableStore(redis, "fight:");
@@ -187,16 +198,7 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
     // Hydrating from Redis may outlast wakeWaitMs (100 ms) on a loaded machine: until then every
     // wake answers 202 {activating:true}; the first other answer is 200 {ok:true}.
     const wake = () => w.call("/counter/k1/_wake", { method: "POST", epoch: "12" });
-    const first = await until(async () => {
-      const res = await wake();
-      if (res.status === 202) {
-        expect(await res.json()).toEqual({ activating: true });
-        return null;
-      }
-      return res;
-    }, 10_000);
-    expect(first.status).toBe(200);
-    expect(await first.json()).toEqual({ ok: true });
+    await wakesUntilDone(wake);
     // Resident now: a wake answers 200 at once, without waiting.
     const res = await wake();
     expect(res.status).toBe(200);
@@ -210,16 +212,7 @@ describe("POST /{ns}/{id}/_wake with a durability store", () => {
     expect(first.status).toBe(202);
     expect(await first.json()).toEqual({ activating: true });
     // Every wake answers 202 {activating:true} until the activation is done, then 200 {ok:true}.
-    const second = await until(async () => {
-      const res = await w.call("/slow/k2/_wake", { method: "POST", epoch: "12" });
-      if (res.status === 202) {
-        expect(await res.json()).toEqual({ activating: true });
-        return null;
-      }
-      return res;
-    }, 10_000);
-    expect(second.status).toBe(200);
-    expect(await second.json()).toEqual({ ok: true });
+    await wakesUntilDone(() => w.call("/slow/k2/_wake", { method: "POST", epoch: "12" }));
     expect((await body(await w.call("/slow/k2", { epoch: "12" }))).ready).toBe(true);
   });
 

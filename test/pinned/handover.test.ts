@@ -21,10 +21,7 @@ const LEASE = 15_000;
 const HANDOVER_MS = 3000;
 const IDS = Array.from({ length: 12 }, (_, i) => `h${i}`);
 
-let t: TestRedis;
-let pb: PinboardProcess;
-let workers: Map<string, WorkerProcess>;
-let fleet: DurableFleet;
+let t: TestRedis, pb: PinboardProcess, workers: Map<string, WorkerProcess>, fleet: DurableFleet;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {

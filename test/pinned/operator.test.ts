@@ -8,10 +8,7 @@ import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
 /** What operators do to a worker through the real Pinboard: wind_down, drain, stats. */
 
 const LEASE_MS = 3000;
-let fleet: Fleet;
-let w: FleetWorker;
-let operator: string;
-let one: OneWorkerFleet;
+let fleet: Fleet, w: FleetWorker, operator: string, one: OneWorkerFleet;
 
 beforeAll(async () => {
   one = await startOneWorkerFleet({ leaseMs: LEASE_MS, namespaces: { "/counter": Counter }, clientId: "op-worker" });

@@ -9,10 +9,7 @@ import { Counter, type CounterAnswer, Room } from "../support/sample-instances.t
 /** The library against the real Pinboard Node entry: registration, heartbeats, forwards, a flushed Redis. */
 
 const LEASE_MS = 3000;
-let fleet: Fleet;
-let store: RedisDurabilityStore;
-let w: FleetWorker;
-let one: OneWorkerFleet;
+let fleet: Fleet, store: RedisDurabilityStore, w: FleetWorker, one: OneWorkerFleet;
 
 beforeAll(async () => {
   one = await startOneWorkerFleet({

@@ -38,17 +38,22 @@ function recordingLogger(): PinnedLogger & { entries: LogEntry[] } {
 const retries = (logger: { entries: LogEntry[] }) =>
   logger.entries.filter((e) => e.message.startsWith("register failed, retrying"));
 
-/** A worker's first register retry, as its console logger prints it; the worker is closed, its start() stopped. */
-async function firstRetryMessage(options: Partial<WorkerOptions>): Promise<string> {
+/** A worker's first `count` register retries as its logger got them; the worker is closed, its start() stopped. */
+async function firstRetries(options: Partial<WorkerOptions>, count: number, timeoutMs: number): Promise<LogEntry[]> {
   const w = await trialWorker(options);
   const started = w.start();
   try {
-    await until(() => retries(w.logger).length >= 1, 10_000);
+    await until(() => retries(w.logger).length >= count, timeoutMs);
   } finally {
     await w.close();
   }
   await expect(started).rejects.toThrow(/stopped/);
-  return retries(w.logger)[0]!.message;
+  return retries(w.logger).slice(0, count);
+}
+
+/** A worker's first register retry, as its console logger prints it. */
+async function firstRetryMessage(options: Partial<WorkerOptions>): Promise<string> {
+  return (await firstRetries(options, 1, 10_000))[0]!.message;
 }
 
 let fleet: Fleet;
@@ -199,16 +204,7 @@ describe("a refused credential says why and what to pass", () => {
 describe("Pinboard could not probe the advertise URL (400 registration probe failed)", () => {
   it("nothing answers there: each retry is one line with the probed URL, the self-probe's error and a growing delay", async () => {
     const closed = await freePort();
-    const w = await trialWorker({ advertiseUrl: `http://127.0.0.1:${closed}` });
-    const started = w.start();
-    try {
-      await until(() => retries(w.logger).length >= 4, 20_000);
-    } finally {
-      await w.close();
-    }
-    await expect(started).rejects.toThrow(/stopped/);
-
-    const lines = retries(w.logger).slice(0, 4);
+    const lines = await firstRetries({ advertiseUrl: `http://127.0.0.1:${closed}` }, 4, 20_000);
     const delays: number[] = [];
     for (const [i, entry] of lines.entries()) {
       // A logger of the user's own gets the same as fields; the console's is one line.

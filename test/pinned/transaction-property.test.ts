@@ -18,9 +18,7 @@ import { startTestRedis, type TestRedis } from "../support/redis.ts";
  * after a throw or a rollback.
  */
 
-let redis: TestRedis;
-let memory: DurabilityStore;
-let onRedis: DurabilityStore;
+let redis: TestRedis, memory: DurabilityStore, onRedis: DurabilityStore;
 beforeAll(async () => {
   redis = await startTestRedis();
   memory = new MemoryDurabilityStore();

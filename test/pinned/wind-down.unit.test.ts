@@ -38,6 +38,13 @@ function setup(graceMs = 2000) {
   return { table, windDowns, released, calls };
 }
 
+/** setup(), with a /counter instance `id` resident at epoch 1 (acquired and left). */
+async function setupHolding(id: string) {
+  const s = setup();
+  (await s.table.acquire("/counter", id, "1")).leave();
+  return s;
+}
+
 const message = (id: string, deadline: number | null) => ({
   msgId: "1",
   type: "wind_down",
@@ -97,9 +104,8 @@ describe("wind_down", () => {
   });
 
   it("is revoked by a null deadline", async () => {
-    const s = setup();
+    const s = await setupHolding("c");
     const { table, windDowns, released } = s;
-    (await table.acquire("/counter", "c", "1")).leave();
     windDowns.handle(message("c", 0.2));
     windDowns.handle(message("c", null));
     const sentinel = await afterTimersDue(s, 0.2);
@@ -109,9 +115,8 @@ describe("wind_down", () => {
   });
 
   it("lets the latest deadline win", async () => {
-    const s = setup();
+    const s = await setupHolding("d");
     const { table, windDowns, released } = s;
-    (await table.acquire("/counter", "d", "1")).leave();
     const d = table.get("/counter", "d")!;
     const handledAt = Date.now();
     windDowns.handle(message("d", 0.1));
@@ -130,9 +135,8 @@ describe("wind_down", () => {
   });
 
   it("does nothing when a newer epoch replaced the activation before the deadline", async () => {
-    const s = setup();
+    const s = await setupHolding("e");
     const { table, windDowns, released } = s;
-    (await table.acquire("/counter", "e", "1")).leave();
     windDowns.handle(message("e", 0.1));
     (await table.acquire("/counter", "e", "2")).leave();
     const sentinel = await afterTimersDue(s, 0.1);
@@ -161,9 +165,8 @@ describe("wind_down", () => {
   });
 
   it("cancels the drain deadline when the drain is lifted", async () => {
-    const s = setup();
+    const s = await setupHolding("h");
     const { table, windDowns, released } = s;
-    (await table.acquire("/counter", "h", "1")).leave();
     windDowns.drain(true, 0.2);
     windDowns.drain(false, undefined);
     // Had the drain's timer fired, it would have wound down every instance, the sentinel too.

@@ -18,13 +18,8 @@ import { startWorkersEntry } from "../support/workerd-entry.ts";
  * flush interval, so a worker is not chosen up to shards × its headroom between two heartbeats.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-useRegistryFixture({}, (f) => {
-  ({ t, pb, worker, token } = f);
-});
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
+useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const keys = () => pb.deps.keys;
 

@@ -98,10 +98,7 @@ describe("a bucket that lost its namespace list, on the Node entry with a real w
 });
 
 describe("the copy and the heartbeat, in-process", () => {
-  let t: TestRedis;
-  let pb: TestPinboard;
-  let worker: ChallengeServer;
-  let token: string;
+  let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
   useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
   beforeAll(async () => {
     await endColdStart(t, keys);
@@ -193,10 +190,7 @@ describe("the copy and the heartbeat, in-process", () => {
 });
 
 describe("hostname-aware: the list of {hostname}{ns}", () => {
-  let t: TestRedis;
-  let pb: TestPinboard;
-  let worker: ChallengeServer;
-  let token: string;
+  let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
   useRegistryFixture({ PINBOARD_HOSTNAME_AWARE: "true" }, (f) => ({ t, pb, worker, token } = f));
 
   it("is copied from the previous bucket, the binding's env and the hostname kept", async () => {

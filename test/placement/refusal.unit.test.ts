@@ -8,20 +8,23 @@ import { REFUSAL_ERRORS, Refusal } from "../../src/placement/refusal.ts";
  * other outcome 503 with its own error string and `Retry-After: max(1, ceil(remaining / 1000))`.
  */
 
+/** [outcome, status, error] of every 503 refusal, as docs/protocol.md states them. */
+const REFUSALS_503: readonly (readonly [Exclude<RefusalOutcome, "unknown-ns">, 503, string])[] = [
+  ["no-backends", 503, "no live backends for namespace"],
+  ["quarantine", 503, "registry cold start, retry"],
+  ["not-serving", 503, "not the serving fleet"],
+  ["no-hostname-workers", 503, "no live workers for hostname"],
+  ["binding-quarantine", 503, "hostname binding displaced, retry"],
+  ["env-conflict", 503, "hostname bindings inconsistent, retry"],
+  ["takeover-pending", 503, "takeover in progress, retry"],
+  ["takeover-denied", 503, "placement held by another hostname"],
+  ["inflight", 503, "worker inflight cap exceeded, retry"],
+  ["nack", 503, "worker refused activation, retry"],
+];
+
 describe("REFUSAL_ERRORS", () => {
   it("holds the protocol's 503 error string of each refusal", () => {
-    expect(REFUSAL_ERRORS).toEqual({
-      "no-backends": "no live backends for namespace",
-      quarantine: "registry cold start, retry",
-      "not-serving": "not the serving fleet",
-      "no-hostname-workers": "no live workers for hostname",
-      "binding-quarantine": "hostname binding displaced, retry",
-      "env-conflict": "hostname bindings inconsistent, retry",
-      "takeover-pending": "takeover in progress, retry",
-      "takeover-denied": "placement held by another hostname",
-      inflight: "worker inflight cap exceeded, retry",
-      nack: "worker refused activation, retry",
-    });
+    expect(REFUSAL_ERRORS).toEqual(Object.fromEntries(REFUSALS_503.map(([outcome, , error]) => [outcome, error])));
   });
 });
 
@@ -37,16 +40,14 @@ describe("Refusal", () => {
     });
   });
 
-  it("every other outcome is 503 with its error string and Retry-After: 1 by default", () => {
-    for (const [outcome, error] of Object.entries(REFUSAL_ERRORS)) {
-      const refusal = new Refusal(outcome as RefusalOutcome);
-      expect({
-        outcome: refusal.outcome,
-        status: refusal.status,
-        body: refusal.body,
-        headers: refusal.headers,
-      }).toEqual({ outcome, status: 503, body: { error }, headers: { "Retry-After": "1" } });
-    }
+  it.each(REFUSALS_503)("%s is %i %s with Retry-After: 1 by default", (outcome, status, error) => {
+    const refusal = new Refusal(outcome);
+    expect({
+      outcome: refusal.outcome,
+      status: refusal.status,
+      body: refusal.body,
+      headers: refusal.headers,
+    }).toEqual({ outcome, status, body: { error }, headers: { "Retry-After": "1" } });
   });
 
   it("rounds the remaining window up to whole seconds, at least 1", () => {

@@ -36,7 +36,7 @@
  * the shrunk action list into REGRESSION_CASES, which survives changes to the generators).
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resolvePlacement } from "../../src/placement/resolver.ts";
 import {
   type Action,
@@ -242,30 +242,34 @@ function pairable(a: ApiAction, b: ApiAction): boolean {
   return kinds.size === 2 && kinds.has("heartbeat") && kinds.has("deregister");
 }
 
-const apiAction: fc.Arbitrary<ApiAction> = fc.oneof(
+/** Weight of each API call in a step of its own and as one side of a concurrent pair. */
+const API_WEIGHTS: Record<keyof typeof api, { alone: number; paired: number }> = {
+  register: { alone: 5, paired: 3 },
+  heartbeat: { alone: 5, paired: 3 },
+  resolve: { alone: 9, paired: 4 },
+  release: { alone: 4, paired: 2 },
+  tag: { alone: 2, paired: 1 },
+  windDown: { alone: 2, paired: 1 },
+  drain: { alone: 1, paired: 1 },
+  undrain: { alone: 1, paired: 1 },
+  deregister: { alone: 1, paired: 1 },
+};
+const API_KINDS = Object.keys(API_WEIGHTS) as (keyof typeof api)[];
+
+const pairedApi: Record<keyof typeof api, fc.Arbitrary<ApiAction>> = {
+  ...api,
   // In a pair, a concurrent drop of the quoted session could turn "another client's session on
   // record" into one gone from the record, which no check can refuse: quote only the own session.
-  { arbitrary: api.register.map((r) => ({ ...r, prev: r.prev === "other" ? ("own" as const) : r.prev })), weight: 3 },
-  { arbitrary: api.heartbeat, weight: 3 },
-  { arbitrary: api.resolve.map((r) => ({ ...r, node: r.node === "both" ? 0 : r.node })), weight: 4 },
-  { arbitrary: api.release, weight: 2 },
-  { arbitrary: api.tag, weight: 1 },
-  { arbitrary: api.windDown, weight: 1 },
-  { arbitrary: api.drain, weight: 1 },
-  { arbitrary: api.undrain, weight: 1 },
-  { arbitrary: api.deregister, weight: 1 },
+  register: api.register.map((r) => ({ ...r, prev: r.prev === "other" ? ("own" as const) : r.prev })),
+  resolve: api.resolve.map((r) => ({ ...r, node: r.node === "both" ? 0 : r.node })),
+};
+
+const apiAction: fc.Arbitrary<ApiAction> = fc.oneof(
+  ...API_KINDS.map((kind) => ({ arbitrary: pairedApi[kind], weight: API_WEIGHTS[kind].paired })),
 );
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { arbitrary: api.register, weight: 5 },
-  { arbitrary: api.heartbeat, weight: 5 },
-  { arbitrary: api.resolve, weight: 9 },
-  { arbitrary: api.release, weight: 4 },
-  { arbitrary: api.tag, weight: 2 },
-  { arbitrary: api.windDown, weight: 2 },
-  { arbitrary: api.drain, weight: 1 },
-  { arbitrary: api.undrain, weight: 1 },
-  { arbitrary: api.deregister, weight: 1 },
+  ...API_KINDS.map((kind) => ({ arbitrary: api[kind] as fc.Arbitrary<Action>, weight: API_WEIGHTS[kind].alone })),
   { arbitrary: clock.expire as fc.Arbitrary<ClockAction>, weight: 3 },
   { arbitrary: clock.windDownPasses as fc.Arbitrary<ClockAction>, weight: 2 },
   { arbitrary: clock.drainPasses as fc.Arbitrary<ClockAction>, weight: 1 },
@@ -492,9 +496,12 @@ describe("single activation: minimal reproductions", () => {
       registerBody(world.workers[w]!, { clientId: clientIdOf(w), namespaces: [NS], ...extra }),
     );
 
-  it("a register quoting another client's session as prevSessionId does not take over its rows at their epoch", async () => {
+  beforeEach(async () => {
     await world.flush();
     await endColdStart(world);
+  });
+
+  it("a register quoting another client's session as prevSessionId does not take over its rows at their epoch", async () => {
     const victim = await register(0);
     const placed = await resolveOn(0, "a");
     expect(placed.sessionId).toBe(victim.sessionId);
@@ -514,8 +521,6 @@ describe("single activation: minimal reproductions", () => {
   // and queued nothing (queued 0, where either order queues 1). Fixed in register-bucket: a
   // bucket's first chunk of reclaimed rows re-binds in the same script that moves the mirror.
   it("a namespace wind_down right after a re-register's bucket mirror finds the reclaimed row with its owner", async () => {
-    await world.flush();
-    await endColdStart(world);
     const first = await register(1);
     const placed = await resolveOn(0, "a");
     expect(placed.sessionId).toBe(first.sessionId);
@@ -547,8 +552,6 @@ describe("single activation: minimal reproductions", () => {
   });
 
   it("a drain racing the client's re-register applies to the new session instead of answering 403", async () => {
-    await world.flush();
-    await endColdStart(world);
     const first = await register(2);
     const node = world.nodes[1];
     const original = node.deps.redis.hget.bind(node.deps.redis);
@@ -631,8 +634,6 @@ describe("single activation: minimal reproductions", () => {
   }
 
   it("a cordon applied while the worker's heartbeat is in flight is not undone in the bucket mirrors", async () => {
-    await world.flush();
-    await endColdStart(world);
     const { sessionId } = await register(0);
     const node = world.nodes[0];
     const original = node.deps.redis.runMany.bind(node.deps.redis);
@@ -671,8 +672,6 @@ describe("single activation: minimal reproductions", () => {
   });
 
   it("a cordon applied to a registration before its bucket mirrors are written is not undone by them", async () => {
-    await world.flush();
-    await endColdStart(world);
     const first = await register(1);
     const node = world.nodes[0];
     const original = node.deps.redis.run.bind(node.deps.redis);

@@ -37,12 +37,7 @@ const ENV = {
 /** The spawned Node entry runs strict scripts too (tsx first: the preload is TypeScript). */
 const STRICT_PROCESS = { NODE_OPTIONS: "--import tsx --import ./test/support/strict-lua-preload.ts" };
 
-let cluster: RedisCluster;
-let fleet: Fleet;
-let pb: TestPinboard;
-let aware: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let cluster: RedisCluster, fleet: Fleet, pb: TestPinboard, aware: TestPinboard, worker: ChallengeServer, token: string;
 /** In this process every script call runs strictly (installed before the spy, which sees the original scripts). */
 const restoreLua = installStrictLua();
 /** Every script call of the in-process Pinboards (and the sweep), with its keys. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorker } from "../../src/pinned/index.ts";
 import type { Listening } from "../../src/pinned/node-server.ts";
 import { Echo } from "../support/echo-instance.ts";
-import { startClusterLatencyProxy, startLatencyProxy } from "../support/latency-proxy.ts";
+import { startLatencyProxyFor } from "../support/latency-proxy.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
 import { startTestRedis, type TestRedis } from "../support/redis.ts";
 
@@ -16,16 +16,10 @@ beforeAll(async () => {
   t = await startTestRedis();
   // Pinboard reaches Redis only through the latency proxy (one per node of a cluster); its
   // commands time out after 500 ms.
-  let target: { redisUrl: string } | { clusterNodes: string };
-  if (t.cluster) {
-    const proxies = await startClusterLatencyProxy(t.cluster);
-    [proxy, target] = [proxies, { clusterNodes: proxies.nodes }];
-  } else {
-    const single = await startLatencyProxy(t.server.port);
-    [proxy, target] = [single, { redisUrl: single.url }];
-  }
+  const through = await startLatencyProxyFor(t);
+  proxy = through.proxy;
   pb = await startPinboardProcess({
-    ...target,
+    redis: through.target,
     env: { PINBOARD_REDIS_TIMEOUT_MS: "500", PINBOARD_LEASE_TTL_MS: "60000" },
   });
   const worker = createWorker({

@@ -21,12 +21,7 @@ import { getRow, putRow } from "../support/rows.ts";
 const ACCOUNT = "acct-Zq9-unique";
 const keys = new Keys("pinboard:", 16);
 
-let t: TestRedis;
-let pb: TestPinboard;
-let foreign: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-let otherAccount: string;
+let t: TestRedis, pb: TestPinboard, foreign: TestPinboard, worker: ChallengeServer, token: string, otherAccount: string;
 useRegistryFixture(
   {},
   (f) =>
@@ -72,6 +67,15 @@ async function accountsInRedis(): Promise<string[]> {
  * account itself where the tag now goes, so the record, the client owner and the remembered owner
  * hold the plaintext account, exactly as the previous version stored them.
  */
+/** Re-registers `clientId` quoting `prev` and holding /threads `id`: the row is reclaimed (no duplicates). The new session. */
+async function reclaims(clientId: string, prev: string, id: string): Promise<string> {
+  const body = registerBody(worker, { clientId, prevSessionId: prev, instances: { "/threads": [id] } });
+  const { sessionId, duplicates } = await registerOk(pb, token, body);
+  expect(duplicates).toBeUndefined();
+  expect((await getRow(t, "/threads", id))!.sessionId).toBe(sessionId);
+  return sessionId;
+}
+
 async function legacyRegister(body: Record<string, unknown>): Promise<string> {
   const principal = await pb.deps.passport.authenticate(`Bearer ${token}`, "pinboard:worker");
   const written = await register(pb.deps, principal, principal.account, registerSchema.schema.parse(body));
@@ -162,14 +166,8 @@ describe("accounts at rest", () => {
     // A legacy client owner: its own account re-registers the client (no 409) and reclaims its rows.
     const held = await legacyRegister(registerBody(worker, { clientId: "legacy-client" }));
     await putRow(t, "/threads", "kept", { sessionId: held, epoch: "9" });
-    const again = await registerOk(
-      pb,
-      token,
-      registerBody(worker, { clientId: "legacy-client", prevSessionId: held, instances: { "/threads": ["kept"] } }),
-    );
-    expect(again.duplicates).toBeUndefined();
-    expect((await getRow(t, "/threads", "kept"))!.sessionId).toBe(again.sessionId);
-    expect(await storedOwners(again.sessionId, "legacy-client")).toEqual({ owner: tag, client: tag });
+    const again = await reclaims("legacy-client", held, "kept");
+    expect(await storedOwners(again, "legacy-client")).toEqual({ owner: tag, client: tag });
 
     // Re-registered without prevSessionId: the replaced session's remembered owner gets the tag too.
     const plain = await legacyRegister(registerBody(worker, { clientId: "legacy-plain" }));
@@ -186,13 +184,7 @@ describe("accounts at rest", () => {
     ).toBe(200);
     expect(await answer(await post("/registry/deregister", { sessionId: left }))).toEqual({ status: 200, body: {} });
     expect(JSON.parse((await t.redis.hget(keys.sessionOwners, left))!).a).toBe(ACCOUNT);
-    const back = await registerOk(
-      pb,
-      token,
-      registerBody(worker, { clientId: "legacy-gone", prevSessionId: left, instances: { "/threads": ["left"] } }),
-    );
-    expect(back.duplicates).toBeUndefined();
-    expect((await getRow(t, "/threads", "left"))!.sessionId).toBe(back.sessionId);
+    await reclaims("legacy-gone", left, "left");
     expect(JSON.parse((await t.redis.hget(keys.sessionOwners, left))!)).toEqual({
       a: tag,
       c: "legacy-gone",

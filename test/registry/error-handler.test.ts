@@ -15,9 +15,7 @@ import { type ScriptedWorker, useScriptedWorker, viaUrl } from "../support/scrip
  */
 
 const keys = new Keys("pinboard:", 16);
-let t: TestRedis;
-let pb: PinboardProcess;
-let w: ScriptedWorker;
+let t: TestRedis, pb: PinboardProcess, w: ScriptedWorker;
 
 usePinboardProcess({ PINBOARD_LOG_LEVEL: "error" }, (f) => ({ t, pb } = f));
 useScriptedWorker((x) => (w = x));
@@ -35,6 +33,16 @@ function logLines(): LogLine[] {
 /** The "unhandled error" line the request to `path` left (waiting for the pipe). */
 const loggedFor = (path: string) =>
   until(() => logLines().find((l) => l.msg === "unhandled error" && l.path === path), 10_000);
+
+/** The log line of an unhandled error on `method path`, `error` matching its error text. */
+const unhandledErrorLine = (method: string, path: string, error: unknown) => ({
+  level: "error",
+  time: expect.any(String),
+  msg: "unhandled error",
+  method,
+  path,
+  error,
+});
 
 /** Sends a request and checks the answer is exactly the contract's 500, with nothing else in it. */
 async function expectInternalError(path: string, init: RequestInit = {}): Promise<void> {
@@ -63,14 +71,7 @@ describe("a handler throw", () => {
       for (const path of ["/registry/workers", "/registry/overview", "/registry/stats"]) {
         await expectInternalError(path, auth);
         const line = await loggedFor(path);
-        expect(line).toEqual({
-          level: "error",
-          time: expect.any(String),
-          msg: "unhandled error",
-          method: "GET",
-          path,
-          error: expect.stringContaining("SyntaxError"),
-        });
+        expect(line).toEqual(unhandledErrorLine("GET", path, expect.stringContaining("SyntaxError")));
       }
     } finally {
       await t.redis.client.hdel(keys.sessions, "broken-session");
@@ -101,14 +102,7 @@ describe("a handler throw", () => {
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(text).toBe(INTERNAL);
       const line = await loggedFor("/registry/heartbeat");
-      expect(line).toEqual({
-        level: "error",
-        time: expect.any(String),
-        msg: "unhandled error",
-        method: "POST",
-        path: "/registry/heartbeat",
-        error: expect.stringContaining("TypeError"),
-      });
+      expect(line).toEqual(unhandledErrorLine("POST", "/registry/heartbeat", expect.stringContaining("TypeError")));
     } finally {
       await t.redis.client.hset(keys.sessions, sessionId, record);
     }
@@ -132,14 +126,9 @@ describe("a handler throw", () => {
       await expectInternalError("/err3/doc");
       const line = await loggedFor("/err3/doc");
       // The error itself (the script's decode failure, as Redis reported it) is in the log, not in the answer.
-      expect(line).toEqual({
-        level: "error",
-        time: expect.any(String),
-        msg: "unhandled error",
-        method: "GET",
-        path: "/err3/doc",
-        error: expect.stringMatching(/^ReplyError: ERR user_script:\d+: /),
-      });
+      expect(line).toEqual(
+        unhandledErrorLine("GET", "/err3/doc", expect.stringMatching(/^ReplyError: ERR user_script:\d+: /)),
+      );
     } finally {
       await t.redis.client.hset(mirror, sessionId, saved);
     }

@@ -7,10 +7,7 @@ import type { TestRedis } from "../support/redis.ts";
 import { registerBody, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 beforeAll(async () => {
   await registerOk(pb, token, registerBody(worker));

@@ -5,11 +5,7 @@ import type { TestRedis } from "../support/redis.ts";
 import { registerBody } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 
-let t: TestRedis;
-let single: TestPinboard;
-let aware: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, single: TestPinboard, aware: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture(
   {},
   (f) =>
@@ -27,6 +23,8 @@ useRegistryFixture(
 );
 
 /** Registers and expects a refusal that changed nothing and never probed the worker. */
+type Claim = Parameters<typeof credential>[1];
+
 async function refused(pb: TestPinboard, body: Record<string, unknown>, status: number, error: string, tok = token) {
   const before = await t.snapshot();
   const probes = worker.seen.length;
@@ -117,48 +115,22 @@ describe("credential scope is checked before the probe", () => {
   it("answers each 403 string of the spec", async () => {
     const host = new URL(worker.url).hostname;
     const port = new URL(worker.url).port;
-    await refused(
-      single,
-      registerBody(worker),
-      403,
-      "namespace not allowed: /threads",
-      await credential("pinboard:worker", { namespaces: ["/rooms"] }),
-    );
-    await refused(
-      single,
-      registerBody(worker),
-      403,
-      `backend host not allowed: ${host}`,
-      await credential("pinboard:worker", { allowedBackendHosts: ["10.0.0.1"] }),
-    );
-    await refused(
-      single,
-      registerBody(worker),
-      403,
-      `advertiseUrl port not allowed: ${port}`,
-      await credential("pinboard:worker", { allowedPorts: [1] }),
-    );
-    await refused(
-      aware,
-      registerBody(worker, { hostname: "a.example" }),
-      403,
-      "hostname not allowed: a.example",
-      await credential("pinboard:worker", { hostnames: ["b.example"] }),
-    );
-    await refused(
-      aware,
-      registerBody(worker, { hostname: "a.example", env: "prod" }),
-      403,
-      "env not allowed: prod",
-      await credential("pinboard:worker", { envs: ["staging"] }),
-    );
-    await refused(
-      aware,
-      registerBody(worker, { hostname: "a.example", envs: { "/threads": "prod" } }),
-      403,
-      "env not allowed: prod",
-      await credential("pinboard:worker", { envs: ["a.example"] }),
-    );
+    const cases: [on: TestPinboard, fields: Record<string, unknown>, claim: Claim, error: string][] = [
+      [single, {}, { namespaces: ["/rooms"] }, "namespace not allowed: /threads"],
+      [single, {}, { allowedBackendHosts: ["10.0.0.1"] }, `backend host not allowed: ${host}`],
+      [single, {}, { allowedPorts: [1] }, `advertiseUrl port not allowed: ${port}`],
+      [aware, { hostname: "a.example" }, { hostnames: ["b.example"] }, "hostname not allowed: a.example"],
+      [aware, { hostname: "a.example", env: "prod" }, { envs: ["staging"] }, "env not allowed: prod"],
+      [
+        aware,
+        { hostname: "a.example", envs: { "/threads": "prod" } },
+        { envs: ["a.example"] },
+        "env not allowed: prod",
+      ],
+    ];
+    for (const [on, fields, claim, error] of cases) {
+      await refused(on, registerBody(worker, fields), 403, error, await credential("pinboard:worker", claim));
+    }
   });
 
   it("accepts a credential whose claims cover the body exactly", async () => {

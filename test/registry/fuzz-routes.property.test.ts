@@ -113,12 +113,7 @@ class FuzzEcho implements Instance {
   }
 }
 
-let t: TestRedis;
-let pb: TestPinboard;
-let hb: TestPinboard;
-let cs: ChallengeServer;
-let wl: PinnedWorker;
-let wlListening: Listening;
+let t: TestRedis, pb: TestPinboard, hb: TestPinboard, cs: ChallengeServer, wl: PinnedWorker, wlListening: Listening;
 let closedPort: number;
 
 const sessions = { tester: "", other: "", wl: "", hb: "" };

@@ -14,13 +14,8 @@ import { startWorkersEntry } from "../support/workerd-entry.ts";
  * own bucket, so each bucket counts its placements per session and the read sums them.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-useRegistryFixture({}, (f) => {
-  ({ t, pb, worker, token } = f);
-});
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
+useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const keys = () => pb.deps.keys;
 

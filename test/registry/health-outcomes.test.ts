@@ -47,6 +47,13 @@ async function request(pb: TestPinboard, path: string, host?: string) {
 }
 const refusal = (error: string, retryAfter = "1") => ({ status: 503, retryAfter, body: { error } });
 
+/** A refusal whose Retry-After is what is left of a cold-start window (one lease, 15 s): 1 to 15. */
+function expectWindowRefusal(answer: { retryAfter: string | null }, error: string): void {
+  expect(answer).toEqual(refusal(error, expect.stringMatching(/^\d+$/)));
+  expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(Number(answer.retryAfter)).toBeLessThanOrEqual(15);
+}
+
 async function resolutions(pb: TestPinboard): Promise<Record<string, number>> {
   const res = await pb.call("GET", "/registry/health", { token: await credential("pinboard:operator") });
   expect(res.status).toBe(200);
@@ -73,13 +80,7 @@ describe("GET /registry/health counts every resolution outcome", () => {
 
     // quarantine: the bucket's first resolve starts its cold-start window (one lease, 15 s).
     const cold = await request(single, "/q/doc");
-    expect(cold).toEqual({
-      status: 503,
-      retryAfter: expect.stringMatching(/^\d+$/),
-      body: { error: "registry cold start, retry" },
-    });
-    expect(Number(cold.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(Number(cold.retryAfter)).toBeLessThanOrEqual(15);
+    expectWindowRefusal(cold, "registry cold start, retry");
     await endColdStart(t, new Keys("single:", 16));
 
     // forward
@@ -102,14 +103,15 @@ describe("GET /registry/health counts every resolution outcome", () => {
     await displace(single, singleEnv);
     expect(await request(single, "/q/doc")).toEqual(refusal("not the serving fleet"));
 
-    expect(await resolutions(single)).toEqual({
+    const singleCounts = {
       quarantine: 1,
       forward: 1,
       "unknown-ns": 1,
       "no-backends": 1,
       nack: 1,
       "not-serving": 1,
-    });
+    };
+    expect(await resolutions(single)).toEqual(singleCounts);
 
     // ── A hostname-aware node ───────────────────────────────────────────────────────────────
     const awareEnv = { PINBOARD_PREFIX: "aware:", PINBOARD_HOSTNAME_AWARE: "true" };
@@ -120,11 +122,7 @@ describe("GET /registry/health counts every resolution outcome", () => {
 
     // quarantine, as in single mode.
     const awareCold = await request(aware, "/echo/cold", "t1.example");
-    expect(awareCold).toEqual({
-      status: 503,
-      retryAfter: expect.stringMatching(/^\d+$/),
-      body: { error: "registry cold start, retry" },
-    });
+    expectWindowRefusal(awareCold, "registry cold start, retry");
     await endColdStart(t, new Keys("aware:", 16));
 
     // forward, then takeover-pending: another hostname of env t asks for the same id.
@@ -156,13 +154,7 @@ describe("GET /registry/health counts every resolution outcome", () => {
     await reg(ok, { hostname: "q.example", env: "q-blue", epoch: 1 });
     await reg(ok, { hostname: "q.example", env: "q-green", epoch: 2 });
     const displaced = await request(aware, "/echo/fresh", "q.example");
-    expect(displaced).toEqual({
-      status: 503,
-      retryAfter: expect.stringMatching(/^\d+$/),
-      body: { error: "hostname binding displaced, retry" },
-    });
-    expect(Number(displaced.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(Number(displaced.retryAfter)).toBeLessThanOrEqual(15);
+    expectWindowRefusal(displaced, "hostname binding displaced, retry");
 
     // env-conflict: the (hostname, ns) binding names an env without an agreed takeover.
     await reg(ok, { hostname: "o.example", env: "o" });
@@ -189,13 +181,6 @@ describe("GET /registry/health counts every resolution outcome", () => {
       "not-serving": 1,
     });
     // Counts are per node: the single-mode node's are as they were.
-    expect(await resolutions(single)).toEqual({
-      quarantine: 1,
-      forward: 1,
-      "unknown-ns": 1,
-      "no-backends": 1,
-      nack: 1,
-      "not-serving": 1,
-    });
+    expect(await resolutions(single)).toEqual(singleCounts);
   });
 });

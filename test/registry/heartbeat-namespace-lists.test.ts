@@ -5,7 +5,7 @@ import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import { endColdStart, type TestRedis } from "../support/redis.ts";
 import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
-import { useRegistryFixture, WITH_AWARE_PINBOARD } from "../support/registry-fixture.ts";
+import { useAwareRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
  * "Heartbeat re-adds the worker to every namespace list in its bucket" — what
@@ -27,18 +27,7 @@ let token: string;
 const singleKeys = new Keys("pinboard:", 16);
 const awareKeys = new Keys("aware:", 16);
 
-useRegistryFixture(
-  {},
-  (f) =>
-    ({
-      t,
-      pb: single,
-      pinboards: { aware },
-      worker: a,
-      token,
-    } = f),
-  WITH_AWARE_PINBOARD,
-);
+useAwareRegistryFixture((f) => ({ t, pb: single, aware, worker: a, token } = f));
 // Both fleets past their cold start, and a second worker (closed before the fixture's teardown).
 beforeAll(async () => {
   await endColdStart(t, singleKeys);

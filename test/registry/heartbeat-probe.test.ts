@@ -5,7 +5,7 @@ import { type ChallengeMode, type ChallengeServer, startChallengeServer } from "
 import { until } from "../support/local-worker.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { answerElsewhere, heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 
 /**
@@ -25,10 +25,7 @@ const LEASE = 15_000;
 // Long enough that a passing probe never times out on a loaded machine.
 const VERIFY_TIMEOUT_MS = 1000;
 
-let t: TestRedis;
-let pb: TestPinboard;
-let token: string;
-let operator: string;
+let t: TestRedis, pb: TestPinboard, token: string, operator: string;
 // Each test starts its own worker.
 useRegistryFixture(
   { PINBOARD_VERIFY_TIMEOUT_MS: String(VERIFY_TIMEOUT_MS), PINBOARD_LEASE_TTL_MS: String(LEASE) },
@@ -210,7 +207,7 @@ describe("a failing heartbeat probe renews the lease and marks the worker degrad
         () => void (worker.mode = "redirect"),
         () => void (worker.mode = "answer"),
         // The redirect target knows the heartbeat's challenge and would answer it correctly.
-        (hb) => void elsewhere.challenges.set(hb.challenge as string, hb.challengeValue as string),
+        (hb) => answerElsewhere(elsewhere, hb),
       );
       // Two redirecting heartbeats and the passing one reached the worker; nothing reached the target.
       expect(redirected() - before).toBe(3);

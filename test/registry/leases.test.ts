@@ -15,12 +15,7 @@ import { useRegistryFixture } from "../support/registry-fixture.ts";
  */
 const LEASE = 1000;
 const STEADY_LEASE = 3000;
-let t: TestRedis;
-let pb: TestPinboard;
-let aware: TestPinboard;
-let steady: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, aware: TestPinboard, steady: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture(
   { PINBOARD_LEASE_TTL_MS: String(LEASE) },
   (f) =>

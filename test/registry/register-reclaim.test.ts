@@ -18,11 +18,7 @@ const OWNERS = "pinboard:{global}:session-owners";
 const CHECKS = "pinboard:{global}:session-owner-checks";
 const LEASE_MS = 15_000;
 
-let t: TestRedis;
-let pb: TestPinboard;
-let workerA: ChallengeServer;
-let acme: string;
-let globex: string;
+let t: TestRedis, pb: TestPinboard, workerA: ChallengeServer, acme: string, globex: string;
 useRegistryFixture(
   {},
   (f) =>
@@ -70,6 +66,9 @@ async function reclaim(
     registerBody(workerA, { namespaces: [ns], prevSessionId, instances: { [ns]: ids }, ...overrides }),
   );
 }
+
+/** A row as putRow writes it: owner and epoch, no fence, hostname or tag. */
+const plainRow = (sessionId: string, epoch: string) => ({ sessionId, epoch, expiry: "", hostname: "", tag: "" });
 
 describe("reclaim through prevSessionId is only for the same account", () => {
   it("another account cannot take over a deregistered session's placement: the id comes back in duplicates and its next forward carries a new epoch", async () => {
@@ -139,13 +138,7 @@ describe("reclaim through prevSessionId is only for the same account", () => {
     const b = await reclaim(globex, a.sessionId, "/threads", ["pruned-1"], { clientId: fresh("pruned-b") });
     expect(await t.redis.hget(SESSIONS, a.sessionId)).toBeNull(); // this register pruned it first
     expect(b.duplicates).toEqual([{ ns: "/threads", id: "pruned-1" }]);
-    expect(await getRow(t, "/threads", "pruned-1")).toEqual({
-      sessionId: a.sessionId,
-      epoch: "501",
-      expiry: "",
-      hostname: "",
-      tag: "",
-    });
+    expect(await getRow(t, "/threads", "pruned-1")).toEqual(plainRow(a.sessionId, "501"));
   });
 
   it("another account cannot reclaim through the prevSessionId of a live session", async () => {
@@ -153,13 +146,7 @@ describe("reclaim through prevSessionId is only for the same account", () => {
     await putRow(t, "/threads", "live-1", { sessionId: a.sessionId, epoch: "502" });
     const b = await reclaim(globex, a.sessionId, "/threads", ["live-1"], { clientId: fresh("live-b") });
     expect(b.duplicates).toEqual([{ ns: "/threads", id: "live-1" }]);
-    expect(await getRow(t, "/threads", "live-1")).toEqual({
-      sessionId: a.sessionId,
-      epoch: "502",
-      expiry: "",
-      hostname: "",
-      tag: "",
-    });
+    expect(await getRow(t, "/threads", "live-1")).toEqual(plainRow(a.sessionId, "502"));
   });
 
   it("another client of the same account cannot reclaim a deregistered session's rows either", async () => {

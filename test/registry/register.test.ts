@@ -2,13 +2,10 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type ChallengeServer, startChallengeServer } from "../support/challenge-server.ts";
 import type { TestPinboard } from "../support/pinboard-app.ts";
 import type { TestRedis } from "../support/redis.ts";
-import { heartbeatBody, registerBody, registerOk } from "../support/registration.ts";
+import { heartbeatBody, registerBody, registerBodyRedirectedTo, registerOk } from "../support/registration.ts";
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({ PINBOARD_VERIFY_TIMEOUT_MS: "300" }, (f) => ({ t, pb, worker, token } = f));
 beforeEach(() => {
   worker.mode = "answer";
@@ -58,10 +55,7 @@ describe("POST /registry/register", () => {
   it("never follows a redirect from the probe", async () => {
     const target = await startChallengeServer(worker.secret);
     try {
-      worker.mode = "redirect";
-      worker.redirectTo = target.url;
-      const body = registerBody(worker);
-      target.challenges.set(body.challenge as string, body.challengeValue as string);
+      const body = registerBodyRedirectedTo(worker, target);
       const before = await t.snapshot();
       const res = await pb.call("POST", "/registry/register", { token, body });
       expect(res.status).toBe(400);

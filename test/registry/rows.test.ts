@@ -6,11 +6,7 @@ import { heartbeatBody, registerBody, registerOk } from "../support/registration
 import { useRegistryFixture } from "../support/registry-fixture.ts";
 import { getRow, putRow } from "../support/rows.ts";
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
-let otherAccount: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string, otherAccount: string;
 useRegistryFixture(
   {},
   (f) =>
@@ -29,6 +25,12 @@ useRegistryFixture(
 
 async function json(res: Response): Promise<unknown> {
   return res.json();
+}
+
+/** POST /registry/tag as `tok`: its status and JSON body. */
+async function tagAs(tok: string, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+  const res = await pb.call("POST", "/registry/tag", { token: tok, body });
+  return { status: res.status, body: await json(res) };
 }
 
 describe("POST /registry/release", () => {
@@ -168,28 +170,16 @@ describe("POST /registry/tag", () => {
     ).toEqual({ tagged: false });
     // Refusals answer the contract's body and leave the keyspace (the row's tag too) as it was.
     const before = await t.snapshot();
-    const ghost = await pb.call("POST", "/registry/tag", {
-      token,
-      body: { sessionId: "ghost", namespace: "/threads", id: "t1", epoch: "42", tag: "x" },
-    });
-    expect({ status: ghost.status, body: await json(ghost) }).toEqual({
+    expect(await tagAs(token, { sessionId: "ghost", namespace: "/threads", id: "t1", epoch: "42", tag: "x" })).toEqual({
       status: 409,
       body: { error: "unknown session", reregister: true },
     });
-    const foreign = await pb.call("POST", "/registry/tag", {
-      token: otherAccount,
-      body: { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" },
-    });
-    expect({ status: foreign.status, body: await json(foreign) }).toEqual({
+    expect(await tagAs(otherAccount, { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" })).toEqual({
       status: 403,
       body: { error: "forbidden" },
     });
     const narrow = await credential("pinboard:worker", { namespaces: ["/rooms"] }, { sub: "w", account: "acme" });
-    const outside = await pb.call("POST", "/registry/tag", {
-      token: narrow,
-      body: { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" },
-    });
-    expect({ status: outside.status, body: await json(outside) }).toEqual({
+    expect(await tagAs(narrow, { sessionId, namespace: "/threads", id: "t1", epoch: "42", tag: "x" })).toEqual({
       status: 403,
       body: { error: "forbidden" },
     });

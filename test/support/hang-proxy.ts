@@ -22,14 +22,6 @@ export async function startHangProxy(targetPort: number): Promise<HangProxy> {
       if (!state.hanging) client.write(chunk);
     });
   });
-  return {
-    url: `http://127.0.0.1:${proxy.port}`,
-    get hanging() {
-      return state.hanging;
-    },
-    set hanging(on: boolean) {
-      state.hanging = on;
-    },
-    close: proxy.close,
-  };
+  // The handle is the state itself: setting its `hanging` is what the piping reads.
+  return Object.assign(state, { url: `http://127.0.0.1:${proxy.port}`, close: proxy.close });
 }

@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import type { TestRedis } from "./redis.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
 import { startTcpProxy } from "./tcp-proxy.ts";
 
@@ -39,17 +40,8 @@ export async function startLatencyProxy(targetPort: number, delayMs = 0): Promis
     pipe(client, upstream);
     pipe(upstream, client);
   });
-  return {
-    port: proxy.port,
-    url: `redis://127.0.0.1:${proxy.port}`,
-    get delayMs() {
-      return state.delayMs;
-    },
-    set delayMs(ms: number) {
-      state.delayMs = ms;
-    },
-    close: proxy.close,
-  };
+  // The handle is the state itself: setting its `delayMs` is what the piping reads.
+  return Object.assign(state, { port: proxy.port, url: `redis://127.0.0.1:${proxy.port}`, close: proxy.close });
 }
 
 export interface ClusterLatencyProxy {
@@ -98,4 +90,19 @@ export async function startClusterLatencyProxy(cluster: RedisCluster): Promise<C
       await Promise.all(proxies.map((p) => p.close()));
     },
   };
+}
+
+/**
+ * A latency proxy in front of `t` (one per node when it is a cluster), and the Redis target that
+ * reaches `t` through it, for startPinboardProcess's `redis` or startTestPinboard.
+ */
+export async function startLatencyProxyFor(
+  t: TestRedis,
+): Promise<{ proxy: LatencyProxy | ClusterLatencyProxy; target: { url: string } | { clusterNodes: string } }> {
+  if (t.cluster) {
+    const proxies = await startClusterLatencyProxy(t.cluster);
+    return { proxy: proxies, target: { clusterNodes: proxies.nodes } };
+  }
+  const single = await startLatencyProxy(t.server.port);
+  return { proxy: single, target: { url: single.url } };
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { get } from "node:http";
 import { fileURLToPath } from "node:url";
+import { nodeEntryEnv } from "../../scripts/node-entry-env.ts";
 import type { PinboardClaim } from "../../src/auth/claims.ts";
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
@@ -75,16 +76,7 @@ async function startOnce(options: PinboardProcessOptions): Promise<PinboardProce
     ],
     {
       cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        ...redis,
-        PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
-        PINBOARD_LOG_LEVEL: "warn",
-        ...options.env,
-      },
+      env: nodeEntryEnv(port, redis, TEST_PASSPORT_SECRET, options.env),
       stdio: ["ignore", "pipe", "pipe"],
     },
   );

@@ -25,6 +25,24 @@ export function registerBody(
   };
 }
 
+/** Teaches `elsewhere` the body's challenge too, so that a probe which followed a redirect there would pass. */
+export function answerElsewhere(elsewhere: ChallengeServer, body: Record<string, unknown>): void {
+  elsewhere.challenges.set(body.challenge as string, body.challengeValue as string);
+}
+
+/** Sets `worker` to redirect its probes to `elsewhere`, and a register body for it whose challenge `elsewhere` answers too. */
+export function registerBodyRedirectedTo(
+  worker: ChallengeServer,
+  elsewhere: ChallengeServer,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  worker.mode = "redirect";
+  worker.redirectTo = elsewhere.url;
+  const body = registerBody(worker, overrides);
+  answerElsewhere(elsewhere, body);
+  return body;
+}
+
 /** A heartbeat body that the worker will answer. */
 export function heartbeatBody(
   worker: ChallengeServer,

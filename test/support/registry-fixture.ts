@@ -77,3 +77,14 @@ export function useRegistryFixture<O extends RegistryFixtureOptions = Record<nev
     await t?.stop();
   });
 }
+
+/**
+ * useRegistryFixture with WITH_AWARE_PINBOARD, handing the hostname-aware Pinboard as `aware`:
+ *
+ *     useAwareRegistryFixture((f) => ({ t, pb, worker, token, aware } = f));
+ */
+export function useAwareRegistryFixture(
+  ready: (f: RegistryFixture<typeof WITH_AWARE_PINBOARD> & { aware: TestPinboard }) => void,
+): void {
+  useRegistryFixture({}, (f) => ready({ ...f, aware: f.pinboards.aware }), WITH_AWARE_PINBOARD);
+}

@@ -16,10 +16,7 @@ import { getRow, putRow } from "../support/rows.ts";
  * heartbeat carries the surviving wind_down.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const keys = new Keys("pinboard:", 16);

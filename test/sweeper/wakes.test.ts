@@ -18,10 +18,7 @@ import { useRegistryFixture } from "../support/registry-fixture.ts";
  * its marker is dropped without a call.
  */
 
-let t: TestRedis;
-let pb: TestPinboard;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, pb: TestPinboard, worker: ChallengeServer, token: string;
 useRegistryFixture({}, (f) => ({ t, pb, worker, token } = f));
 
 const keys = new Keys("pinboard:", 16);

@@ -33,11 +33,7 @@ const HEARTBEAT = LEASE / 3;
 const MARGIN = 2000;
 const IDS = Array.from({ length: 12 }, (_, i) => `k${i}`);
 
-let t: TestRedis;
-let durable: TestRedis;
-let pb: PinboardProcess;
-let workers: Map<string, WorkerProcess>;
-let fleet: DurableFleet;
+let t: TestRedis, durable: TestRedis, pb: PinboardProcess, workers: Map<string, WorkerProcess>, fleet: DurableFleet;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

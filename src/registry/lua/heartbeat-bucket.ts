@@ -1,5 +1,6 @@
 import type { Keys } from "../../redis/keys.ts";
 import type { ScriptCall } from "../../redis/port.ts";
+import { bucketMirrorKeys } from "./bucket-mirror-keys.ts";
 import { heartbeatBucketScriptCall } from "./scripts.generated.ts";
 
 export interface HeartbeatBucketInput {
@@ -16,13 +17,7 @@ export interface HeartbeatBucketInput {
 export function heartbeatBucketCall(keys: Keys, input: HeartbeatBucketInput): ScriptCall {
   const { bucket, record } = input;
   return heartbeatBucketScriptCall(
-    {
-      workers: keys.workers(bucket),
-      clients: keys.clients(bucket),
-      workerExpiries: keys.workerExpiries(bucket),
-      spent: keys.spent(bucket),
-      nsLists: keys.nsListKeysFor(bucket, record.hostname, record.namespaces),
-    },
+    { ...bucketMirrorKeys(keys, bucket, record), spent: keys.spent(bucket) },
     { sessionId: record.sessionId, json: input.json, spentElsewhere: input.spentElsewhere },
   );
 }

@@ -1,4 +1,5 @@
 import type { Keys } from "../../redis/keys.ts";
+import { bucketMirrorKeys } from "./bucket-mirror-keys.ts";
 import { type RebindRowsCall, rebindPairs } from "./rebind-rows.ts";
 import { registerBucketScriptCall } from "./scripts.generated.ts";
 
@@ -20,17 +21,11 @@ export interface RegisterBucketInput {
  */
 export function registerBucketCall(keys: Keys, input: RegisterBucketInput): RebindRowsCall {
   const { bucket, record } = input;
-  const nsLists = keys.nsListKeysFor(bucket, record.hostname, record.namespaces);
-  const headLength = 3 + nsLists.length;
+  const mirror = bucketMirrorKeys(keys, bucket, record);
+  const headLength = 3 + mirror.nsLists.length;
   const { placements, placementNs, pairs } = rebindPairs(keys, bucket, input.rows, headLength);
   const call = registerBucketScriptCall(
-    {
-      workers: keys.workers(bucket),
-      clients: keys.clients(bucket),
-      workerExpiries: keys.workerExpiries(bucket),
-      nsLists,
-      placements,
-    },
+    { ...mirror, placements },
     {
       sessionId: record.sessionId,
       json: input.json,

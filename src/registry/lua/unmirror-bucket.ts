@@ -1,5 +1,6 @@
 import type { Keys } from "../../redis/keys.ts";
 import type { ScriptCall } from "../../redis/port.ts";
+import { bucketMirrorKeys } from "./bucket-mirror-keys.ts";
 import { unmirrorBucketScriptCall } from "./scripts.generated.ts";
 
 export interface UnmirrorBucketInput {
@@ -13,13 +14,9 @@ export interface UnmirrorBucketInput {
 /** Removes a dropped session from one bucket, leaving a tombstone (lua/unmirror-bucket-3.lua). */
 export function unmirrorBucketCall(keys: Keys, input: UnmirrorBucketInput): ScriptCall {
   const { bucket, record } = input;
-  return unmirrorBucketScriptCall(
-    {
-      workers: keys.workers(bucket),
-      clients: keys.clients(bucket),
-      workerExpiries: keys.workerExpiries(bucket),
-      nsLists: keys.nsListKeysFor(bucket, record.hostname, record.namespaces),
-    },
-    { sessionId: record.sessionId, clientId: record.clientId, generation: input.generation },
-  );
+  return unmirrorBucketScriptCall(bucketMirrorKeys(keys, bucket, record), {
+    sessionId: record.sessionId,
+    clientId: record.clientId,
+    generation: input.generation,
+  });
 }

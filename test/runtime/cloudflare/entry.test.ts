@@ -13,7 +13,7 @@ import { type ChallengeServer, startChallengeServer } from "../../support/challe
 import { credential, TEST_PASSPORT_SECRET } from "../../support/pinboard-app.ts";
 import { startPinboardProcess } from "../../support/pinboard-process.ts";
 import type { TestRedis } from "../../support/redis.ts";
-import { heartbeatBody, registerBody } from "../../support/registration.ts";
+import { answerElsewhere, heartbeatBody, registerBody } from "../../support/registration.ts";
 import { expectRouteOk } from "../../support/route-answers.ts";
 import { bundleWorker, startWorkersEntry, type WorkersEntry } from "../../support/workerd-entry.ts";
 import { useWorkersEntryFixture } from "../../support/workers-entry-fixture.ts";
@@ -225,7 +225,7 @@ describe("the Workers entry in workerd", () => {
         worker.mode = mode;
         worker.redirectTo = target.url;
         const body = registerBody(worker);
-        target.challenges.set(body.challenge as string, body.challengeValue as string);
+        answerElsewhere(target, body);
         const before = await t.snapshot();
         const res = await post(`${wk.url}/registry/register`, token, body);
         expect(res.status).toBe(400);

@@ -13,11 +13,7 @@ import { startWorkersEntry, type WorkersEntry } from "../../support/workerd-entr
  * counted by the spread-slice script, each in a handful of subrequests.
  */
 
-let t: TestRedis;
-let wk: WorkersEntry;
-let w: ScriptedWorker;
-let sid: string;
-let op: string;
+let t: TestRedis, wk: WorkersEntry, w: ScriptedWorker, sid: string, op: string;
 
 beforeAll(async () => {
   t = await startTestRedis();

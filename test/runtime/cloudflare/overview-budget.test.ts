@@ -18,11 +18,7 @@ const ROWS = 60_000;
 /** The walk's round trips, plus what every overview reads besides: records, spent headroom, fleet check. */
 const MAX_SUBREQUESTS = OVERVIEW_BUDGET.roundTrips + 6;
 
-let t: TestRedis;
-let wk: WorkersEntry;
-let worker: ChallengeServer;
-let op: string;
-let sessionId: string;
+let t: TestRedis, wk: WorkersEntry, worker: ChallengeServer, op: string, sessionId: string;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -19,11 +19,7 @@ const SECRET = "w2-worker-secret-6f1d0c9a27";
 const ACCOUNT = "w2-account-acme-4471";
 const UNAVAILABLE = { error: "redis unavailable, retry" };
 
-let t: TestRedis;
-let wk: WorkersEntry;
-let small: WorkersEntry;
-let worker: ChallengeServer;
-let token: string;
+let t: TestRedis, wk: WorkersEntry, small: WorkersEntry, worker: ChallengeServer, token: string;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -13,9 +13,7 @@ import { bridgeTarget } from "../../support/rest-bridge.ts";
 // On a cluster (PINBOARD_TEST_REDIS=cluster) the bridge runs over every node: the keys that one
 // MULTI/EXEC, MGET or MSET names share a hash tag, as they must on a cluster.
 const TOKEN = "bridge-test-token";
-let t: TestRedis;
-let bridge: RedisRestServer;
-let adapter: UpstashRedis;
+let t: TestRedis, bridge: RedisRestServer, adapter: UpstashRedis;
 
 beforeAll(async () => {
   t = await startTestRedis();
@@ -51,6 +49,18 @@ async function send(path: string, body: unknown, opts: Sent = {}): Promise<{ sta
 }
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** A batch whose fourth command fails with WRONGTYPE while the others run, and its per-item replies. */
+function wrongTypeBatch(key: (name: string) => string): { commands: unknown[][]; replies: unknown[] } {
+  const rows: [command: unknown[], reply: unknown][] = [
+    [["SET", key("a"), "1"], { result: "OK" }],
+    [["INCR", key("a")], { result: 2 }],
+    [["HSET", key("h"), "f", "v"], { result: 1 }],
+    [["INCR", key("h")], { error: "WRONGTYPE Operation against a key holding the wrong kind of value" }],
+    [["GET", key("a")], { result: "2" }],
+  ];
+  return { commands: rows.map(([command]) => command), replies: rows.map(([, reply]) => reply) };
+}
 
 /** Calls of one command, summed over the primaries. */
 async function commandCalls(name: string): Promise<number> {
@@ -167,46 +177,17 @@ describe("redis-rest bridge over raw HTTP", () => {
   });
 
   it("runs /pipeline in order and answers per-item {result}/{error}", async () => {
-    const res = await send("/pipeline", [
-      ["SET", "a", "1"],
-      ["INCR", "a"],
-      ["HSET", "h", "f", "v"],
-      ["INCR", "h"],
-      ["GET", "a"],
-      ["GET", "missing"],
-    ]);
-    expect(res).toEqual({
+    const { commands, replies } = wrongTypeBatch((name) => name);
+    expect(await send("/pipeline", [...commands, ["GET", "missing"]])).toEqual({
       status: 200,
-      json: [
-        { result: "OK" },
-        { result: 2 },
-        { result: 1 },
-        { error: "WRONGTYPE Operation against a key holding the wrong kind of value" },
-        { result: "2" },
-        { result: null },
-      ],
+      json: [...replies, { result: null }],
     });
   });
 
   it("runs /multi-exec as one MULTI/EXEC", async () => {
     const execs = await commandCalls("exec");
-    const res = await send("/multi-exec", [
-      ["SET", "{x}a", "1"],
-      ["INCR", "{x}a"],
-      ["HSET", "{x}h", "f", "v"],
-      ["INCR", "{x}h"],
-      ["GET", "{x}a"],
-    ]);
-    expect(res).toEqual({
-      status: 200,
-      json: [
-        { result: "OK" },
-        { result: 2 },
-        { result: 1 },
-        { error: "WRONGTYPE Operation against a key holding the wrong kind of value" },
-        { result: "2" },
-      ],
-    });
+    const { commands, replies } = wrongTypeBatch((name) => `{x}${name}`);
+    expect(await send("/multi-exec", commands)).toEqual({ status: 200, json: replies });
     expect(await commandCalls("exec")).toBe(execs + 1);
   });
 

@@ -11,9 +11,7 @@ import { eventually, openSocket, rejectedUpgrade } from "../../support/ws-client
  * accepted socket itself and tells Pinboard nothing of its close, so an upgrade holds its
  * WebSocket slot from the forward to the worker's 101, and an HTTP forward never waits on it.
  */
-let t: TestRedis;
-let entry: WorkersEntry;
-let worker: SocketWorker;
+let t: TestRedis, entry: WorkersEntry, worker: SocketWorker;
 
 beforeAll(async () => {
   t = await startTestRedis();

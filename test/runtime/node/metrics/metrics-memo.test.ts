@@ -12,9 +12,7 @@ import { type ScriptedWorker, startScriptedWorker, viaUrl } from "../../../suppo
  * which is not memoized, shows it at once.
  */
 
-let t: TestRedis;
-let pb: PinboardProcess;
-let w: ScriptedWorker;
+let t: TestRedis, pb: PinboardProcess, w: ScriptedWorker;
 
 beforeAll(async () => {
   t = await startTestRedis();

@@ -2,7 +2,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Echo } from "../../../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../../../support/fleet.ts";
-import { startPinboardProcess } from "../../../support/pinboard-process.ts";
+import { type PinboardProcess, startPinboardProcess } from "../../../support/pinboard-process.ts";
 import { startTestRedis } from "../../../support/redis.ts";
 
 let fleet: Fleet;
@@ -15,6 +15,14 @@ afterAll(() => fleet.close());
 const root = () => fleet.pb.url.replace(/\/pb$/, "");
 const scrape = async (token?: string) =>
   fetch(`${root()}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+/** GET /metrics of a Pinboard process with its operator credential: the status and JSON body of a refusal. */
+async function operatorScrape(pb: PinboardProcess): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${pb.url}/metrics`, {
+    headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
+  });
+  return { status: res.status, body: await res.json() };
+}
 
 type Family = {
   name: string;
@@ -101,11 +109,7 @@ describe("GET /metrics (Node entry)", () => {
     const pb = await startPinboardProcess({ redis: t });
     try {
       await t.stopServer();
-      const res = await fetch(`${pb.url}/metrics`, {
-        headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
-      });
-      expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ error: "metrics collection failed" });
+      expect(await operatorScrape(pb)).toEqual({ status: 500, body: { error: "metrics collection failed" } });
     } finally {
       await pb.stop();
       await t.stop();
@@ -118,11 +122,7 @@ describe("GET /metrics (Node entry)", () => {
       env: { PINBOARD_METRICS: "false", PINBOARD_PREFIX: "nometrics:" },
     });
     try {
-      const res = await fetch(`${pb.url}/metrics`, {
-        headers: { authorization: `Bearer ${await pb.operatorCredential()}` },
-      });
-      expect(res.status).toBe(404);
-      expect(await res.json()).toEqual({ error: "unknown namespace" });
+      expect(await operatorScrape(pb)).toEqual({ status: 404, body: { error: "unknown namespace" } });
     } finally {
       await pb.stop();
     }

@@ -23,9 +23,7 @@ import { registerBody } from "../../../support/registration.ts";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
-let t: TestRedis;
-let pb: PinboardProcess;
-let worker: ChallengeServer;
+let t: TestRedis, pb: PinboardProcess, worker: ChallengeServer;
 
 beforeAll(async () => {
   t = await startTestRedis();

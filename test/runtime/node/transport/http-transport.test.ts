@@ -189,9 +189,7 @@ const deliveryOf = (got: Got): unknown => {
 // ---------------------------------------------------------------------------------------------
 // The test worker, in this process.
 
-let worker: Server;
-let workerBase: string;
-let front: Front;
+let worker: Server, workerBase: string, front: Front;
 const transport = new NodeHttpTransport((err) => backgroundErrors.push(err));
 const backgroundErrors: unknown[] = [];
 /** Requests the worker saw, with their header lines as received. */
@@ -693,10 +691,7 @@ describe("a pooled connection the worker closed while Pinboard was stalled", () 
     server.keepAliveTimeout = 2000; // announced as Keep-Alive: timeout=2, so Pinboard may reuse it for 1 s
     server.listen(0, "127.0.0.1", () => console.log(server.address().port));
   `;
-  let child: ChildProcess;
-  let childBase: string;
-  let closes: string;
-  let requests: string;
+  let child: ChildProcess, childBase: string, closes: string, requests: string;
   const gets = new NodeHttpTransport((err) => backgroundErrors.push(err));
   const posts = new NodeHttpTransport((err) => backgroundErrors.push(err));
   let getFront: Front;
