@@ -8,7 +8,7 @@ import type { BodySchema } from "./json-body.ts";
  */
 
 /** The Passport scope a route requires, or none. */
-export type Credential = "none" | "pinboard:worker" | "pinboard:operator";
+export type RequiredCredential = "none" | "pinboard:worker" | "pinboard:operator";
 
 /** An error answer a route may give: its status, exact `error` strings and when. */
 export interface ErrorAnswer {
@@ -24,7 +24,7 @@ export interface RouteDeclaration<Body = unknown, Reply extends z.ZodType = z.Zo
   path: string;
   summary: string;
   tag: "health" | "worker" | "operator" | "description" | "console";
-  credential: Credential;
+  credential: RequiredCredential;
   /** False for the routes that answer while this node is not serving. */
   servingOnly: boolean;
   /** The JSON body: validated before the handler runs (413 and 400 `expected {…}`). */
