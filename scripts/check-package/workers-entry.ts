@@ -39,7 +39,7 @@ export async function checkWorkersEntry(check: WorkersEntryCheck): Promise<strin
   const bridge = await startRedisRest({ redisUrl: check.redisUrl, token });
   const mf = new Miniflare({
     ...bundledWorkerOptions(
-      join(check.dir, "bundle", "worker.js"),
+      join(check.dir, "bundle", "cloudflare.js"),
       await workerCompatibility(join(check.dir, "wrangler.toml")),
     ),
     // Module names are relative to this root; the default (the working folder) is another tree.
