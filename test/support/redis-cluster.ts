@@ -78,6 +78,18 @@ async function clusterPort(taken: Set<number>): Promise<number> {
   throw new Error("no free port pair (port, port + 10000) for a cluster node");
 }
 
+/**
+ * The node itself, not another test file's that took the port between the check and the bind
+ * (its redis-server then exits, and the readiness probe reaches the other one): INFO's process_id
+ * must be this server's pid.
+ */
+async function ownNode(server: EmbeddedRedis): Promise<EmbeddedRedis> {
+  const info = String(await command(server.port, "INFO", "server"));
+  if (/process_id:(\d+)/.exec(info)?.[1] === String(server.process.pid)) return server;
+  server.process.kill("SIGKILL");
+  throw new Error(`port ${server.port} answered from another redis-server`);
+}
+
 function run(binary: string, args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(binary, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
@@ -159,7 +171,7 @@ export async function startRedisCluster(options: RedisClusterOptions): Promise<R
       for (let attempt = 0; !server; attempt++) {
         const port = await clusterPort(taken);
         try {
-          server = await startNode(port);
+          server = await ownNode(await startNode(port));
         } catch (err) {
           if (attempt >= 3) throw err; // a port taken between the check and the bind: try another
         }
