@@ -1,0 +1,64 @@
+/**
+ * The known-bad patches of `npm run chaos -- --mutants`: each breaks one rule the campaign exists
+ * to guard. A patch is a literal replacement that must match exactly once in today's source
+ * (test/scripts/chaos-mutants.unit.test.ts keeps them applicable), so a refactor that moves the
+ * code fails that test instead of silently turning a mutant into a no-op.
+ */
+
+export interface ChaosMutant {
+  name: string;
+  /** What the patch breaks, as the matrix in docs/reliability.md names it. */
+  breaks: string;
+  /** Repository-relative file the patch edits. */
+  file: string;
+  find: string;
+  replace: string;
+}
+
+export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
+  {
+    name: "lease-guard-2s",
+    breaks: "the worker library trusts its lease 2 s too long",
+    file: "src/pinned/lease.ts",
+    find: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs);",
+    replace: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs) + 2000;",
+  },
+  {
+    name: "fence-le",
+    breaks: "the fence compares with <= (refuses the owner's own epoch)",
+    file: "src/pinned/lua/includes/fence.lua",
+    find: "if c < 0 then return {0, stored} end",
+    replace: "if c <= 0 then return {0, stored} end",
+  },
+  {
+    name: "fence-leading-zeros",
+    breaks: "the fence keeps an epoch's leading zeros (compares 0009 above 12)",
+    file: "src/pinned/lua/includes/fence.lua",
+    find: "local t = string.gsub(s, '^0+', '')",
+    replace: "local t = s",
+  },
+  {
+    name: "epoch-not-bumped",
+    breaks: "a takeover keeps the dead owner's epoch instead of minting a higher one",
+    file: "src/placement/lua/resolve-11.lua",
+    find: "local epoch = string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
+    replace:
+      "local epoch = (old and old.epoch ~= '' and old.epoch) or string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
+  },
+  {
+    name: "is-current-true",
+    breaks: "ctx.isCurrent() always answers true",
+    file: "src/pinned/live-instance.ts",
+    find: 'return this.state !== "retired" && !this.deps.lapsed();',
+    replace: "return true;",
+  },
+];
+
+/** Applies `mutant` to `source` (the text of mutant.file); throws unless its pattern matches exactly once. */
+export function applyMutant(mutant: ChaosMutant, source: string): string {
+  const at = source.indexOf(mutant.find);
+  if (at < 0) throw new Error(`mutant ${mutant.name}: pattern not found in ${mutant.file}`);
+  if (source.indexOf(mutant.find, at + 1) >= 0)
+    throw new Error(`mutant ${mutant.name}: pattern found more than once in ${mutant.file}`);
+  return source.slice(0, at) + mutant.replace + source.slice(at + mutant.find.length);
+}
