@@ -118,6 +118,31 @@ describe.each(stores)("%s", (_name, make) => {
     await expect(store.activate(ref, "99999999999999999999999")).rejects.toBeInstanceOf(StaleEpochError);
   });
 
+  it("reads an epoch's leading zeros as nothing at the fence: 0007 is 7, 008 is 8, 0012 is 12", async () => {
+    const behind = fresh();
+    await store.activate(behind, "8");
+    const err = await store.put(behind, "0007", [["k", "zombie"]]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ quoted: "0007", stored: "8" });
+    await expect(store.activate(behind, "0007")).rejects.toBeInstanceOf(StaleEpochError);
+    expect(await store.get(behind, ["k"])).toEqual([null]);
+
+    const ahead = fresh();
+    await store.activate(ahead, "7");
+    await store.put(ahead, "008", [["k", "v8"]]);
+    // Past a zero-padded fence an unpadded newer epoch still writes, and an older one never does.
+    await store.put(ahead, "9", [["k", "v9"]]);
+    await expect(store.put(ahead, "8", [["k", "late"]])).rejects.toBeInstanceOf(StaleEpochError);
+    expect(await store.get(ahead, ["k"])).toEqual(["v9"]);
+
+    const padded = fresh();
+    await store.activate(padded, "9");
+    await store.activate(padded, "0012");
+    await store.put(padded, "12", [["k", "v12"]]);
+    await store.put(padded, "13", [["k", "v13"]]);
+    await expect(store.put(padded, "0011", [["k", "late"]])).rejects.toBeInstanceOf(StaleEpochError);
+    expect(await store.get(padded, ["k"])).toEqual(["v13"]);
+  });
+
   it("lets exactly one of many racing writers at different epochs win the fence", async () => {
     const ref = fresh();
     await store.activate(ref, "1");

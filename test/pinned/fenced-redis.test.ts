@@ -47,6 +47,24 @@ describe("FencedRedis", () => {
     expect(await t.redis.client.get(key)).toBe("x");
   });
 
+  it("reads an epoch's leading zeros as nothing: 0007 is below 8, 008 above 7, 0012 above 9", async () => {
+    await fenced.write("z:behind", "8", ["SET", "owner"]);
+    const stale = fenced.write("z:behind", "0007", ["SET", "zombie"]);
+    await expect(stale).rejects.toMatchObject({ quoted: "0007", stored: "8" });
+    expect(await t.redis.client.get("z:behind")).toBe("owner");
+
+    await fenced.write("z:ahead", "7", ["RPUSH", "7"]);
+    expect(await fenced.write("z:ahead", "008", ["RPUSH", "008"])).toBe(2);
+    expect(await fenced.write("z:ahead", "8", ["RPUSH", "8"])).toBe(3); // the same epoch
+    expect(await fenced.write("z:ahead", "9", ["RPUSH", "9"])).toBe(4);
+
+    await fenced.write("z:padded", "9", ["RPUSH", "9"]);
+    expect(await fenced.write("z:padded", "0012", ["RPUSH", "0012"])).toBe(2);
+    expect(await fenced.write("z:padded", "13", ["RPUSH", "13"])).toBe(3);
+    await expect(fenced.write("z:padded", "0011", ["RPUSH", "0011"])).rejects.toThrow(StaleEpochError);
+    expect(await list("z:padded")).toEqual(["9", "0012", "13"]);
+  });
+
   it("keeps each fence in its key's hash slot, tagged or not, and runs every command it allows", async () => {
     expect(fenceKeyOf("plain")).toBe("pinned-fence:{plain}");
     expect(fenceKeyOf("{user:1}:cart")).toBe("pinned-fence:{user:1}:cart");

@@ -6,6 +6,7 @@ import { mintCredential } from "../../src/auth/mint.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import type { AppDeps, AppEnv } from "../../src/deps/app-deps.ts";
 import { createLogger } from "../../src/log/logger.ts";
+import type { RedisPort } from "../../src/redis/port.ts";
 import { cloudflarePeer } from "../../src/runtime/cloudflare/isolate.ts";
 import { TcpRedis } from "../../src/runtime/node/redis/tcp.ts";
 import { type RedisTarget, redisTargetEnv } from "./redis.ts";
@@ -27,8 +28,13 @@ export interface TestPinboard {
 /**
  * A Pinboard app built exactly as the Node entry builds it, on a test's private Redis: a
  * TestRedis (a cluster when it is one), a URL, or `{ clusterNodes: "host:port,host:port" }`.
+ * `wrapRedis` puts a port of the test's in front of the real one (to fail one call on purpose).
  */
-export async function startTestPinboard(target: RedisTarget, env: Record<string, string> = {}): Promise<TestPinboard> {
+export async function startTestPinboard(
+  target: RedisTarget,
+  env: Record<string, string> = {},
+  options: { wrapRedis?: (port: RedisPort) => RedisPort } = {},
+): Promise<TestPinboard> {
   const config = parseConfig({
     ...redisTargetEnv(target),
     PINBOARD_PASSPORT_SECRET: TEST_PASSPORT_SECRET,
@@ -41,7 +47,7 @@ export async function startTestPinboard(target: RedisTarget, env: Record<string,
   const durableRedis = config.durable.redisUrl ? new TcpRedis({ url: config.durable.redisUrl }) : undefined;
   const deps = buildDeps({
     config,
-    redis,
+    redis: options.wrapRedis ? options.wrapRedis(redis) : redis,
     ...(durableRedis ? { durableRedis } : {}),
     // Node's capabilities without RSS or the synchronous signer: attestations are signed by jose,
     // as on the Workers entry.

@@ -116,9 +116,16 @@ async function claimStore(dataDir: string): Promise<void> {
   await writePrivateFile(join(dataDir, OWNER_FILE), `${process.pid}\n`);
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * Whether process `pid` exists: signal 0 tests without signalling. EPERM means it exists and
+ * belongs to another user (a store's owner started by someone else), so it is alive too.
+ */
+export function isAlive(
+  pid: number,
+  kill: (pid: number, signal: 0) => unknown = (p, s) => process.kill(p, s),
+): boolean {
   try {
-    process.kill(pid, 0);
+    kill(pid, 0);
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
