@@ -203,9 +203,15 @@ function registrationHooks(parts: {
       }
       log.info("evicted duplicates", { count: list.length });
     },
-    message: (message) => windDowns.handle(message),
+    message: (message, sinceSentMs) => windDowns.handle(message, sinceSentMs),
     drain: (isDraining, deadline) => windDowns.drain(isDraining, deadline),
     drainDeadlinePassed: () => void parts.drainEnd().end(),
+    lapsedLeaseRenewed: () => {
+      const resident = table.all();
+      for (const live of resident) table.retire(live, 1012, "lease lapsed");
+      if (resident.length > 0)
+        log.warn("lease lapsed before this renewal: instances retired", { count: resident.length });
+    },
   };
 }
 

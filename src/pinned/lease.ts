@@ -26,12 +26,18 @@ export class Lease {
     private readonly unhealthyAfterMs?: number,
   ) {}
 
-  /** A register or heartbeat sent at `sentAt` was answered 200 with `ttlMs` (when it named one). */
-  renewed(sentAt: number, ttlMs: unknown): void {
+  /**
+   * A register or heartbeat sent at `sentAt` was answered 200 with `ttlMs` (when it named one).
+   * True when the lease had lapsed before this renewal: Pinboard may have given any of this
+   * worker's instances to another meanwhile, so no activation may go on as if it had not.
+   */
+  renewed(sentAt: number, ttlMs: unknown): boolean {
+    const lapsedBefore = this.lapsed();
     if (typeof ttlMs === "number" && ttlMs > 0) this.ttlMs = ttlMs;
     this.lastRenewalAt = this.now();
     this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs);
     this.healthy();
+    return lapsedBefore;
   }
 
   /** True while renewed recently enough to take new activations; counts each healthy → unhealthy flap. */

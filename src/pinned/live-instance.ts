@@ -48,6 +48,8 @@ export const GATES_ON: GateSettings = {
 
 /** How long an activation waits for the durability store by default (createWorker's activationTimeoutMs). */
 export const DEFAULT_ACTIVATION_TIMEOUT_MS = 5000;
+/** The close reason of a socket whose message came after the worker's lease lapsed (code 1012). */
+const LEASE_LAPSED_CLOSE = "lease lapsed";
 
 export type LiveState = "activating" | "active" | "retired";
 
@@ -260,8 +262,12 @@ export class LiveInstance {
   }
 
   readonly socketSink: SocketSink = {
-    message: (socket, data) =>
-      this.hook("webSocketMessage", socket, true, () => this.instance?.webSocketMessage?.(socket, data, this.ctx)),
+    message: (socket, data) => {
+      // No acquire checks the lease for a message, as it does for a request: one that arrives
+      // once the lease lapsed may have another owner by now, so the client reconnects instead.
+      if (!this.isCurrent()) return socket.close(1012, LEASE_LAPSED_CLOSE);
+      this.hook("webSocketMessage", socket, true, () => this.instance?.webSocketMessage?.(socket, data, this.ctx));
+    },
     close: (socket, code, reason) => {
       this.sockets.delete(socket);
       this.hook("webSocketClose", socket, false, () => this.instance?.webSocketClose?.(socket, code, reason, this.ctx));
@@ -288,7 +294,10 @@ export class LiveInstance {
           socket.close(1013, "instance overloaded");
           return;
         }
-        if (err instanceof DeliveryCancelledError) return;
+        if (err instanceof DeliveryCancelledError) {
+          if (err.reason === "lease-lapsed") socket.close(1012, LEASE_LAPSED_CLOSE);
+          return;
+        }
         this.deps.log.error(`${name} failed`, {
           ns: this.ns,
           id: this.id,

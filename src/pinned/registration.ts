@@ -16,11 +16,14 @@ export interface RegistrationHooks {
   /** Resident instances, for `instances` on a re-register. */
   instances(): Record<string, string[]>;
   duplicates(list: { ns: string; id: string }[]): void;
-  message(message: ControlMessage): void;
+  /** `sinceSentMs`: how long ago the heartbeat that brought it was sent (Pinboard counted its deadline from before then). */
+  message(message: ControlMessage, sinceSentMs: number): void;
   /** `draining` as Pinboard sees it (own flag or operator drain) and a timed drain's deadline. */
   drain(draining: boolean, deadlineSeconds: number | undefined): void;
   /** A heartbeat found the session gone once a timed operator drain's deadline had passed. */
   drainDeadlinePassed(): void;
+  /** A renewal came after the lease had lapsed: every activation may have another owner now. */
+  lapsedLeaseRenewed(): void;
 }
 
 export interface RegistrationOptions {
@@ -348,14 +351,14 @@ export class Registration {
 
   private renewed(body: Record<string, unknown>, sentAt: number): void {
     const now = this.options.now();
-    this.lease.renewed(sentAt, body.expiresInMs);
+    if (this.lease.renewed(sentAt, body.expiresInMs)) this.hooks.lapsedLeaseRenewed();
     this.degraded = body.degraded === true;
     this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
     const draining = body.draining === true;
     this.drainEndsAt = draining && this.drainDeadline !== undefined ? now + this.drainDeadline * 1000 : undefined;
     this.operatorDraining = draining && !this.hooks.ownDraining();
     this.hooks.drain(draining, this.drainDeadline);
-    for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message);
+    for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message, now - sentAt);
   }
 
   private headroom(): number {

@@ -1,4 +1,10 @@
-import { type DurabilityStore, type InstanceRef, type ListOptions, StaleEpochError } from "./durability.ts";
+import {
+  compareEpochs,
+  type DurabilityStore,
+  type InstanceRef,
+  type ListOptions,
+  StaleEpochError,
+} from "./durability.ts";
 import { checkKey, checkKeys, checkListOptions, serialiseEntries } from "./storage-limits.ts";
 import { BufferedTransaction } from "./transaction.ts";
 import type { InstanceStorage, Transaction } from "./types.ts";
@@ -46,8 +52,22 @@ export class EpochStorage implements InstanceStorage {
     private readonly gates: StorageGates = UNGATED,
   ) {}
 
+  /**
+   * Reads are fenced too: the stored epoch is read just after the values (same connection, same
+   * slot), and a higher one means another activation has claimed the instance, so what this one
+   * would answer may already be stale. Without it, an activation that a late link let claim the
+   * instance first answers reads beside the newer owner, which only writes would ever notice.
+   */
   private read<T>(op: () => Promise<T>): Promise<T> {
-    return this.gates.read(op);
+    return this.gates.read(async () => {
+      const [value, stored] = await Promise.all([op(), this.store.epochOf(this.ref)]);
+      if (stored !== null && compareEpochs(stored, this.epoch) > 0) {
+        const err = new StaleEpochError(this.epoch, stored);
+        this.hooks.onStale(err);
+        throw err;
+      }
+      return value;
+    });
   }
 
   private write<T>(op: () => Promise<T>): Promise<T> {

@@ -37,7 +37,12 @@ export class WindDowns {
 
   constructor(private readonly deps: WindDownDeps) {}
 
-  handle(message: ControlMessage): void {
+  /**
+   * Pinboard frees the row `deadline` seconds (rounded down) after it read the message for a
+   * heartbeat that left `sinceSentMs` ago: counted from that sending, the instance winds down no
+   * later than Pinboard lets another worker take it.
+   */
+  handle(message: ControlMessage, sinceSentMs = 0): void {
     if (message.type !== "wind_down") {
       this.deps.log.warn("unknown control message acked", { type: message.type });
       return;
@@ -59,7 +64,7 @@ export class WindDowns {
         if (this.pending.get(key)?.timer === timer) this.pending.delete(key);
         void this.windDown(live);
       },
-      Math.max(0, message.deadline * 1000),
+      Math.max(0, message.deadline * 1000 - sinceSentMs),
     );
     timer.unref?.();
     this.pending.set(key, { timer, live });

@@ -52,7 +52,7 @@ export function deliverMessages(flat: string[], nowMs: number): DeliveredMessage
   for (let i = 0; i < flat.length; i += 2) {
     const stored = JSON.parse(flat[i + 1]!) as StoredMessage;
     const deadline =
-      typeof stored.deadlineAt === "number" ? Math.max(0, Math.ceil((stored.deadlineAt - nowMs) / 1000)) : null;
+      typeof stored.deadlineAt === "number" ? Math.max(0, Math.floor((stored.deadlineAt - nowMs) / 1000)) : null;
     out.push({ msgId: flat[i]!, type: stored.type, ns: stored.ns, id: stored.id, deadline });
   }
   return out.sort((a, b) => Number(a.msgId) - Number(b.msgId));

@@ -129,6 +129,36 @@ describe("two workers sharing a Redis durability store", () => {
   });
 });
 
+describe("a read at an epoch another worker has claimed since", () => {
+  let a: LocalWorker, b: LocalWorker, storeA: RedisDurabilityStore, storeB: RedisDurabilityStore;
+  beforeAll(async () => {
+    storeA = durableStore(redis, "reads:");
+    storeB = durableStore(redis, "reads:");
+    a = await startLocalWorker({ durability: storeA });
+    b = await startLocalWorker({ durability: storeB });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await storeA.close();
+    await storeB.close();
+  });
+
+  it("is refused 409 and evicts the stale activation: reads are fenced, not only writes", async () => {
+    expect((await body(await a.call("/counter/r/increment", { method: "POST", epoch: "5" }))).count).toBe(1);
+    // B claims the instance at 6 and writes; A's activation at 5 is still resident and hears of it
+    // only from the store.
+    expect((await body(await b.call("/counter/r/increment", { method: "POST", epoch: "6" }))).count).toBe(2);
+    expect(a.worker.instances()).toHaveLength(1);
+
+    const stale = await a.call("/counter/r", { epoch: "5" });
+    expect(stale.status).toBe(409);
+    expect(await stale.json()).toEqual({ detail: "stale placement epoch" });
+    expect(a.worker.instances()).toEqual([]);
+    expect((await body(await b.call("/counter/r", { epoch: "6" }))).count).toBe(2);
+  });
+});
+
 describe("refusing new activations", () => {
   it("refuses while draining, with 503, Retry-After: 1 and Pinned-Refusal: lease-unhealthy", async () => {
     const w = await startLocalWorker();

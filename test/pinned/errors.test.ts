@@ -66,6 +66,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
         message: () => {},
         drain: () => {},
         drainDeadlinePassed: () => {},
+        lapsedLeaseRenewed: () => {},
       },
       { log: logger, now: Date.now },
     );

@@ -33,6 +33,18 @@ describe("Lease", () => {
     expect(lease.lapsed()).toBe(false);
   });
 
+  it("tells a renewal that comes after a lapse from one in time", () => {
+    const c = clock();
+    const lease = new Lease(c.now);
+    lease.held = true;
+    expect(lease.renewed(c.t, 2000)).toBe(false); // the first grant: nothing had lapsed
+    c.t += 1899;
+    expect(lease.renewed(c.t, 2000)).toBe(false); // renewed 1 ms before its view ran out
+    c.t += 1900;
+    expect(lease.renewed(c.t, 2000)).toBe(true); // its view had run out: instances may have moved
+    expect(lease.lapsed()).toBe(false);
+  });
+
   it("never lapses while not held (before start, after stop)", () => {
     const c = clock();
     const lease = new Lease(c.now);

@@ -25,6 +25,7 @@ function registrationOn(clock: { ms: number }): Registration {
     message: () => {},
     drain: () => {},
     drainDeadlinePassed: () => {},
+    lapsedLeaseRenewed: () => {},
   };
   const fields = { clientId: "c-unit", secret: "s", namespaces: ["/n"], advertiseUrl: () => "http://w.invalid" };
   const registration = new Registration(client, new ChallengeState(), fields, hooks, {

@@ -58,7 +58,8 @@ describe.each(storeKinds(() => redis))("storage.transaction on %s", (_name, make
       return "done";
     });
     expect(result).toBe("done");
-    expect(Object.fromEntries(calls)).toEqual({ get: 1, commit: 1 });
+    // Each read is fenced: the stored epoch is read beside the values.
+    expect(Object.fromEntries(calls)).toEqual({ get: 1, epochOf: 1, commit: 1 });
     expect(await stateOf(store, ref)).toEqual({
       epoch: "5",
       alarm: null,
@@ -249,7 +250,7 @@ describe.each(storeKinds(() => redis))("storage.transaction on %s", (_name, make
     const { store: spy, calls } = counted(store);
     const value = await storageOn(spy, ref, "5").storage.transaction(async (txn) => txn.get("a"));
     expect(value).toBe(1);
-    expect(Object.fromEntries(calls)).toEqual({ get: 1 });
+    expect(Object.fromEntries(calls)).toEqual({ get: 1, epochOf: 1 });
   });
 
   it("fences the commit: at a stale epoch it changes nothing, rejects with StaleEpochError and calls onStale", async () => {

@@ -95,6 +95,19 @@ describe("wind_down", () => {
     expect(live.state).toBe("retired");
   });
 
+  it("counts the deadline from the heartbeat's sending: a message that took 900 ms to arrive has 100 ms of 1 s left", async () => {
+    const { table, windDowns } = setup(60_000);
+    const late = await table.acquire("/counter", "late", "3");
+    late.leave();
+    const prompt = await table.acquire("/counter", "prompt", "3");
+    prompt.leave();
+    windDowns.handle(message("late", 1), 900);
+    windDowns.handle(message("prompt", 1), 0);
+    await until(() => late.closing, 10_000);
+    expect(prompt.closing).toBe(false);
+    await until(() => prompt.closing, 10_000);
+  });
+
   it("evicts after the grace period even when a request never finishes", async () => {
     const { table, windDowns, released } = setup(200);
     await table.acquire("/counter", "b", "7");

@@ -7,6 +7,7 @@
  * campaign (npm run chaos), which saw a paused worker answer a read 17 ms after SIGCONT.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { durableEnv } from "../support/durability.ts";
 import { until } from "../support/local-worker.ts";
 import { type PinboardProcess, startPinboardProcess } from "../support/pinboard-process.ts";
@@ -39,8 +40,9 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function spawn(name: string): Promise<WorkerProcess> {
+async function spawn(name: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
   const w = await spawnWorkerProcess("durable-worker-main.ts", {
+    ...env,
     COUNTER: "identity",
     PINBOARD_URL: pb.url,
     CREDENTIAL: await pb.workerCredential(),
@@ -90,5 +92,53 @@ describe("a worker paused past its lease", () => {
       status: 200,
       body: { count: 0, epoch: moved.body.epoch, worker: "b", pid: heir.process.pid },
     });
+  }, 60_000);
+});
+
+describe("a WebSocket of a worker paused past its lease", () => {
+  it("is closed 1012 when a message arrives after the lease lapsed, and the instance never sees it", async () => {
+    // Only this worker serves /probe (an echo), so the socket is surely on it.
+    const zombie = await spawn("c", { WS_PROBE: "1" });
+    const socket = new WebSocket(`${pb.url.replace("http", "ws")}/probe/z2`);
+    const frames: string[] = [];
+    socket.on("message", (data) => frames.push(String(data)));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+    await until(async () => (frames.length > 0 ? true : null), 10_000);
+    expect(JSON.parse(frames[0]!)).toMatchObject({ hello: true, path: "" });
+    socket.send("before");
+    await until(async () => (frames.includes("before") ? true : null), 10_000);
+
+    zombie.process.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, LEASE + 500));
+    // Sent while the worker is stopped: it waits in the worker's socket until SIGCONT.
+    socket.send("after the lease");
+    await new Promise((r) => setTimeout(r, 300));
+    zombie.process.kill("SIGCONT");
+
+    const noClose = new Promise((resolve) => setTimeout(() => resolve({ code: "none within 10 s", frames }), 10_000));
+    expect(await Promise.race([closed, noClose])).toEqual({ code: 1012, reason: "lease lapsed" });
+    expect(frames).not.toContain("after the lease");
+    await zombie.kill();
+  }, 60_000);
+
+  it("is closed 1012 once a renewal comes after the lapse, though no message came: the instance may have moved", async () => {
+    const zombie = await spawn("d", { WS_PROBE: "1" });
+    const socket = new WebSocket(`${pb.url.replace("http", "ws")}/probe/z3`);
+    const frames: string[] = [];
+    socket.on("message", (data) => frames.push(String(data)));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+    await until(async () => (frames.length > 0 ? true : null), 10_000);
+
+    zombie.process.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, LEASE + 500));
+    zombie.process.kill("SIGCONT");
+
+    const noClose = new Promise((resolve) => setTimeout(() => resolve({ code: "none within 10 s", frames }), 10_000));
+    expect(await Promise.race([closed, noClose])).toEqual({ code: 1012, reason: "lease lapsed" });
+    await zombie.kill();
   }, 60_000);
 });

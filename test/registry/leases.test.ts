@@ -58,7 +58,8 @@ async function bracketed<T>(call: () => Promise<T>): Promise<{ value: T; before:
 }
 
 /** Remaining whole seconds (rounded up) from `nowMs` to `deadlineMs`, as the registry reports them. */
-const secondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.ceil((deadlineMs - nowMs) / 1000));
+// Rounded down: the worker must wind down no later than Pinboard frees the row.
+const secondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
 
 describe("leases", () => {
   it("a session is dead once expiry ≤ now and pruned by the next register once expiry + lease < now", async () => {
@@ -157,7 +158,7 @@ describe("control messages", () => {
     const msgId = await queueWindDown(steady.deps, a.sessionId, "/threads", "doc-1", deadlineAt);
     const revoke = await queueWindDown(steady.deps, a.sessionId, "/threads", "doc-2", null);
     type Delivered = { messages?: Array<{ deadline: number | null }> };
-    /** The deadline a peek between `before` and `after` (Redis clock) reports: 30 s less the time gone, rounded up. */
+    /** The deadline a peek between `before` and `after` (Redis clock) reports: 30 s less the time gone, rounded down. */
     const expectDeadline = (deadline: number | null | undefined, before: number, after: number) => {
       expect(deadline).toBeGreaterThanOrEqual(secondsLeft(deadlineAt, after));
       expect(deadline).toBeLessThanOrEqual(secondsLeft(deadlineAt, before));
