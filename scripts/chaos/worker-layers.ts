@@ -52,13 +52,19 @@ export class WorkerLayers {
     };
   }
 
-  /** is-current: may this activation still answer a read? Counts a refusal. Off: always yes. */
+  /**
+   * is-current: may this activation still answer a read? Counts a refusal. Off: always yes. It is
+   * ctx.isCurrent() (not retired, lease not lapsed); with lease-guard off, the library's view of the
+   * lease never lapses, so the lapse is read from the lease itself. With lease-guard on it is
+   * ctx.isCurrent() alone, so a library whose isCurrent() is broken is not covered up here.
+   */
   owner(ctx: RequestContext): boolean {
     if (!this.on.has("is-current")) return true;
     this.asking = true;
     let current: boolean;
     try {
-      current = ctx.isCurrent() && !(this.lease !== undefined && this.realLapsed.call(this.lease));
+      const lapsed = !this.on.has("lease-guard") && this.lease !== undefined && this.realLapsed.call(this.lease);
+      current = ctx.isCurrent() && !lapsed;
     } finally {
       this.asking = false;
     }
