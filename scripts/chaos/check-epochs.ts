@@ -56,7 +56,9 @@ export function checkServed(served: readonly Served[], log: ViolationLog): void 
     for (const { late, ahead, count, lastAt } of overlaps(entries, true, (e) => e.start ?? e.at)) {
       const times = count > 1 ? ` (${count} times, until ${lastAt})` : "";
       const detail = `worker ${late.worker} served ${key} at epoch ${late.epoch} at ${late.at}${times} after worker ${ahead.worker} had served epoch ${ahead.epoch} at ${ahead.at}`;
-      log.add({ kind: "split-brain", key, detail, ...who(ahead, late) });
+      // A zombie's read, which no fence can refuse: only is-current and the lease guard stop it.
+      const kind = late.kind === "read" ? "zombie-read" : "split-brain";
+      log.add({ kind, key, detail, ...who(ahead, late) });
     }
   }
 }

@@ -36,6 +36,23 @@ export function parseLayers(text: string): Layer[] {
   return LAYERS.filter((layer) => names.includes(layer));
 }
 
+/**
+ * Violations that only some layers prevent: with every one of them off (a partial --layers run),
+ * such a violation is what that run expects to see, reported but not failing it. A zombie's read
+ * is fenced by nothing (reads write nothing); a stale user-database write only by its fence.
+ */
+export const PREVENTED_ONLY_BY: Readonly<Record<string, readonly Layer[]>> = {
+  "zombie-read": ["is-current", "lease-guard"],
+  "user-db-stale-write": ["user-fence"],
+};
+
+/** The violation kinds a run keeping `on` expects, because every layer that prevents them is off. */
+export function expectedKinds(on: readonly Layer[]): string[] {
+  return Object.entries(PREVENTED_ONLY_BY)
+    .filter(([, layers]) => layers.every((layer) => !on.includes(layer)))
+    .map(([kind]) => kind);
+}
+
 export function countRefusals(refusals: readonly LayerRefusal[]): Record<Layer, number> {
   const counts = Object.fromEntries(LAYERS.map((layer) => [layer, 0])) as Record<Layer, number>;
   for (const refusal of refusals) counts[refusal.layer]++;

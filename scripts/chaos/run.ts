@@ -26,7 +26,7 @@ import { seededRandom } from "../seeded-random.ts";
 import { checkHistory } from "./checker.ts";
 import { type FaultKind, Nemesis } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
-import { LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
+import { expectedKinds, LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
 import { readStores } from "./read-stores.ts";
 import { summarize, writeReport } from "./report.ts";
 import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
@@ -256,7 +256,13 @@ function exitStatus(options: RunOptions, verdict: ReturnType<typeof checkHistory
   const refusals = verdict.stats.layers?.refusals;
   const idle = options.layers.filter((layer) => !refusals || refusals[layer] === 0);
   if (idle.length > 0) console.error(`chaos: layers kept on but never refusing: ${idle.join(", ")}`);
-  return verdict.valid && idle.length === 0 ? 0 : 1;
+  const expected = expectedKinds(options.layers);
+  const unexpected = Object.entries(verdict.violationCounts).filter(([kind]) => !expected.includes(kind));
+  if (!verdict.valid)
+    console.log(
+      `chaos: with these layers off, expected: ${expected.join(", ") || "nothing"}; the rest: ${unexpected.map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
+    );
+  return unexpected.length === 0 && idle.length === 0 ? 0 : 1;
 }
 
 process.exitCode = await main();

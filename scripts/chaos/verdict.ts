@@ -22,6 +22,7 @@ export type ViolationKind =
   | "lost-increment"
   | "duplicated-increment"
   | "never-recovered"
+  | "zombie-read"
   | "shared-epoch-write"
   | "spurious-fence-refusal"
   | "unlogged-answer"

@@ -137,3 +137,12 @@ describe("two workers writing at one epoch", () => {
     expect(kinds(history({ userDb: apart }))).toEqual([]);
   });
 });
+
+describe("a zombie's read", () => {
+  it("reports a read begun after another worker served a higher epoch apart from a write doing so", () => {
+    const zombieRead = [served("w2", "5", 20), { ...served("w1", "4", 30), kind: "read" as const }];
+    expect(kinds(history({ served: zombieRead }))).toEqual(["zombie-read"]);
+    const zombieWrite = [served("w2", "5", 20), served("w1", "4", 30)];
+    expect(kinds(history({ served: zombieWrite }))).toEqual(["split-brain"]);
+  });
+});
