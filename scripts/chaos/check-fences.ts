@@ -16,14 +16,22 @@ export function checkFenceRefusals(writes: readonly UserDbWrite[], log: Violatio
       .filter((w) => w.accepted || w.error !== undefined)
       .map((w) => ({ write: w, epoch: parseEpoch(w.epoch), sent: w.start ?? w.at }))
       .sort((a, b) => a.sent - b.sent);
+    // One violation per (worker, quoted epoch): a broken fence refuses every write of an activation.
+    const spurious = new Map<string, { first: UserDbWrite; count: number }>();
     for (const refused of entries) {
       if (refused.accepted || refused.error !== undefined) continue;
       const epoch = parseEpoch(refused.epoch);
       if (epoch === undefined) continue;
       const higher = mayHaveRaised.find((w) => w.sent < refused.at && w.epoch !== undefined && w.epoch > epoch);
       if (higher !== undefined) continue;
-      const detail = `the user database refused worker ${refused.worker}'s write of ${key} at epoch ${refused.epoch} at ${refused.at}, but no write at a higher epoch was sent before it`;
-      log.add({ kind: "spurious-fence-refusal", key, detail, workers: [refused.worker], epochs: [refused.epoch] });
+      const seen = spurious.get(`${refused.worker}@${refused.epoch}`);
+      if (seen === undefined) spurious.set(`${refused.worker}@${refused.epoch}`, { first: refused, count: 1 });
+      else seen.count++;
+    }
+    for (const { first, count } of spurious.values()) {
+      const times = count > 1 ? ` (${count} writes)` : "";
+      const detail = `the user database refused worker ${first.worker}'s write of ${key} at epoch ${first.epoch} at ${first.at}${times}, but no write at a higher epoch was sent before it`;
+      log.add({ kind: "spurious-fence-refusal", key, detail, workers: [first.worker], epochs: [first.epoch] });
     }
   }
 }

@@ -110,8 +110,15 @@ describe("the user database's fence refusing", () => {
   });
 
   it("reports a refusal of an epoch no higher one superseded: equal, lower, or only sent later", () => {
-    const equal = [userDbWrite("w1", "01", 10, true), userDbWrite("w1", "01", 20, false)];
-    expect(kinds(history({ userDb: equal }))).toEqual(["spurious-fence-refusal"]);
+    const equal = [
+      userDbWrite("w1", "01", 10, true),
+      userDbWrite("w1", "01", 20, false),
+      userDbWrite("w1", "01", 30, false),
+    ];
+    const [once] = checkHistory(history({ userDb: equal })).violations;
+    expect(once?.detail).toBe(
+      "the user database refused worker w1's write of /lists/a at epoch 01 at 20 (2 writes), but no write at a higher epoch was sent before it",
+    );
     // A fence comparing "07" with the stored "006" as strings (longer is larger) refuses epoch 7.
     const padded = [userDbWrite("w2", "006", 10, true), userDbWrite("w1", "07", 20, false)];
     expect(checkHistory(history({ userDb: padded })).violations[0]!.detail).toContain("at epoch 07 at 20");
