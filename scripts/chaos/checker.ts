@@ -29,9 +29,18 @@ export type {
   ViolationKind,
 } from "./verdict.ts";
 
+/** A key never served at the end; checkLists already names a list with acknowledged appends. */
+function checkUnserved(history: History, log: ViolationLog): void {
+  for (const key of history.unserved ?? []) {
+    if (history.operations.some((op) => op.key === key && op.kind === "append" && op.outcome === "ok")) continue;
+    log.add({ kind: "missing-final-read", key, detail: `the final read of ${key} was never served` });
+  }
+}
+
 export function checkHistory(history: History): Verdict {
   const log = new ViolationLog();
   checkLists(history.operations, history.finalReads, log);
+  checkUnserved(history, log);
   checkClientEpochs(history.operations, log);
   checkServed(history.served, log);
   checkUserDb(history.userDb, log);

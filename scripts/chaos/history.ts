@@ -94,6 +94,8 @@ export interface History {
   userDb: UserDbWrite[];
   /** The final read of every key, after all faults healed, through a Pinboard node. */
   finalReads: Record<string, string[]>;
+  /** The keys whose final read was never served (run.ts gives up after 60 s). */
+  unserved?: string[];
   /** The lease TTL the run used: a key must be served again within lease + 2 s of its owner's death. */
   leaseTtlMs: number;
   started: number;

@@ -153,3 +153,14 @@ describe("a zombie's read", () => {
     expect(kinds(history({ served: zombieWrite }))).toEqual(["split-brain"]);
   });
 });
+
+describe("a key never served at the end", () => {
+  it("is reported once, by the list check when it has acknowledged appends", () => {
+    const unserved = history({ operations: [incr(1, { id: 1, start: 0, end: 10 })], unserved: ["/counters/c"] });
+    expect(checkHistory(unserved).violations.map((v) => v.detail)).toEqual([
+      "the final read of /counters/c was never served",
+    ]);
+    const list = history({ operations: [append("v1", { id: 1, start: 0, end: 10 })], unserved: ["/lists/a"] });
+    expect(kinds(list)).toEqual(["missing-final-read"]);
+  });
+});
