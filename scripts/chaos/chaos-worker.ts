@@ -9,16 +9,15 @@
  * Every answer carries the instance's epoch and this worker's CLIENT_ID. Appends to keys named
  * `u…` are also written to the "user database" (USER_DB_URL, another Redis) through FencedRedis.
  * Each request served is logged as one JSON line to SERVED_LOG, each user-database write to
- * USER_DB_LOG. NO_FENCE=1 is the control run: the durability store's fence is defeated (every
- * write quotes the stored epoch), the user database is written without one, and the library's
- * lapsed-lease guard is switched off, so a worker woken past its lease serves what waited in its
- * sockets as a library without fencing would.
+ * USER_DB_LOG, each refusal of a protection layer to layers.jsonl beside them, all synchronously
+ * (sync-log.ts). CHAOS_LAYERS names the layers kept on (layers.ts, worker-layers.ts; NO_FENCE=1:
+ * none, the control run), so a worker woken past its lease serves what waited in its sockets as a
+ * library without them would.
  */
-import { createWriteStream } from "node:fs";
+import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import {
   createWorker,
-  type DurabilityStore,
   FencedRedis,
   handleShutdownSignals,
   type Instance,
@@ -26,45 +25,64 @@ import {
   type RequestContext,
   StaleEpochError,
 } from "../../src/pinned/index.ts";
-import { Lease } from "../../src/pinned/lease.ts";
 import type { Served, UserDbWrite } from "./history.ts";
+import { openLineLog } from "./sync-log.ts";
+import { layersFromEnv, WorkerLayers } from "./worker-layers.ts";
 
 const env = process.env;
 const WORKER = env.CLIENT_ID!;
-const NO_FENCE = env.NO_FENCE === "1";
-const servedLog = createWriteStream(env.SERVED_LOG!, { flags: "a" });
-const userDbLog = createWriteStream(env.USER_DB_LOG!, { flags: "a" });
-const userDb = NO_FENCE ? new Redis(env.USER_DB_URL!, { maxRetriesPerRequest: 0 }) : undefined;
-const fencedUserDb = NO_FENCE ? undefined : new FencedRedis({ redis: env.USER_DB_URL! });
-// The control run only: the guard has no switch in the library, on purpose.
-if (NO_FENCE) Lease.prototype.lapsed = () => false;
+const servedLog = openLineLog(env.SERVED_LOG!);
+const userDbLog = openLineLog(env.USER_DB_LOG!);
+const layers = new WorkerLayers(
+  layersFromEnv(env),
+  WORKER,
+  openLineLog(join(dirname(env.SERVED_LOG!), "layers.jsonl")),
+);
+layers.installLeaseGuard();
+const USER_FENCE = layers.on.has("user-fence");
+const userDb = USER_FENCE ? undefined : new Redis(env.USER_DB_URL!, { maxRetriesPerRequest: 0 });
+const fencedUserDb = USER_FENCE ? new FencedRedis({ redis: env.USER_DB_URL! }) : undefined;
+/**
+ * The user database is quoted the epoch zero-padded, w1 with one leading zero, w2 with two, …: the
+ * fence compares numerically, so this is legal, and a fence that kept the zeros would let a stale
+ * write in (or refuse a newer one), which the checker sees.
+ */
+const EPOCH_PADDING = "0".repeat(Number(WORKER.replace(/^\D+/, "")) || 1);
 
 function logServed(key: string, epoch: string, kind: Served["kind"], start: number): void {
   const entry: Served = { worker: WORKER, key, epoch, start, at: Date.now(), kind };
-  servedLog.write(`${JSON.stringify(entry)}\n`);
+  servedLog(entry);
 }
 
-async function writeUserDb(key: string, epoch: string, value: string): Promise<void> {
-  let accepted = true;
+async function writeUserDb(key: string, placementEpoch: string, value: string): Promise<void> {
+  const epoch = `${EPOCH_PADDING}${placementEpoch}`;
+  const start = Date.now();
+  const entry: UserDbWrite = { worker: WORKER, key, epoch, start, at: start, accepted: true };
   try {
     if (fencedUserDb) await fencedUserDb.write(`user:${key}`, epoch, ["RPUSH", value]);
     else await userDb!.rpush(`user:${key}`, value);
   } catch (err) {
-    if (!(err instanceof StaleEpochError)) throw err;
-    accepted = false;
+    // Unknown: the write may have been taken before the connection failed.
+    if (!(err instanceof StaleEpochError)) {
+      userDbLog({ ...entry, at: Date.now(), accepted: false, error: String(err) });
+      throw err;
+    }
+    entry.accepted = false;
   }
-  const entry: UserDbWrite = { worker: WORKER, key, epoch, at: Date.now(), accepted };
-  userDbLog.write(`${JSON.stringify(entry)}\n`);
-  if (!accepted) throw new Error(`user database refused epoch ${epoch} for ${key}`);
+  entry.at = Date.now();
+  userDbLog(entry);
+  if (!entry.accepted) {
+    layers.refused("user-fence", key, epoch);
+    throw new Error(`user database refused epoch ${epoch} for ${key}`);
+  }
 }
 
 /**
- * Whether this activation may still answer a read from memory: a read that waited (for the user
- * database, or in a socket) while the process was paused past its lease must not answer beside
- * the new owner. Writes need no such check: the fences refuse them (and the report counts the
- * user database's refusals). The control run skips the check, as it skips the fences.
+ * Whether this activation may still answer a read from memory (is-current): a read that waited
+ * (for storage, or in a socket) while the process was paused past its lease must not answer
+ * beside the new owner. Writes need no such check: the fences refuse them.
  */
-const owner = (ctx: RequestContext) => NO_FENCE || ctx.isCurrent();
+const owner = (ctx: RequestContext) => layers.owner(ctx);
 const notOwner = () => Response.json({ detail: "no longer the owner" }, { status: 503 });
 
 /**
@@ -80,6 +98,8 @@ class ChaosList implements Instance {
     const key = `${ctx.ns}/${ctx.id}`;
     this.list ??= (await ctx.storage.get<string[]>("list")) ?? [];
     if (request.method === "GET") {
+      // One storage await before the owner check: a process paused here meets is-current on waking.
+      await ctx.storage.get("list");
       if (!owner(ctx)) return notOwner();
       logServed(key, ctx.epoch, "read", start);
       return Response.json({ list: this.list, epoch: ctx.epoch, worker: WORKER });
@@ -105,6 +125,7 @@ class ChaosCounter implements Instance {
     const start = Date.now();
     this.count ??= (await ctx.storage.get<number>("n")) ?? 0;
     if (request.method === "GET") {
+      await ctx.storage.get("n");
       if (!owner(ctx)) return notOwner();
       logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "read", start);
       return Response.json({ counter: this.count, epoch: ctx.epoch, worker: WORKER });
@@ -117,18 +138,6 @@ class ChaosCounter implements Instance {
   }
 }
 
-/** The control run's store: every write quotes the epoch already stored, so the fence never refuses. */
-function unfenced(store: RedisDurabilityStore): DurabilityStore {
-  const quoted = async (ref: Parameters<DurabilityStore["epochOf"]>[0], epoch: string) =>
-    (await store.epochOf(ref)) ?? epoch;
-  return Object.assign(Object.create(store) as DurabilityStore, {
-    activate: async (ref, epoch, info) => store.activate(ref, await quoted(ref, epoch), info),
-    put: async (ref, epoch, entries) => store.put(ref, await quoted(ref, epoch), entries),
-    delete: async (ref, epoch, keys) => store.delete(ref, await quoted(ref, epoch), keys),
-    deleteAll: async (ref, epoch) => store.deleteAll(ref, await quoted(ref, epoch)),
-  } satisfies Partial<DurabilityStore>);
-}
-
 const store = new RedisDurabilityStore({ redis: env.DURABLE_REDIS_URL! });
 const worker = createWorker({
   pinboardUrl: env.PINBOARD_URL!,
@@ -136,7 +145,7 @@ const worker = createWorker({
   clientId: WORKER,
   advertiseUrl: env.ADVERTISE_URL || undefined,
   namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
-  durability: NO_FENCE ? unfenced(store) : store,
+  durability: layers.store(store),
   logger: {
     info: () => {},
     warn: (m, f) => console.error(`${new Date().toISOString()} warn ${m}`, JSON.stringify(f ?? {})),

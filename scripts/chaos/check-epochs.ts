@@ -52,34 +52,51 @@ interface Overlap<T> {
 
 export function checkServed(served: readonly Served[], log: ViolationLog): void {
   for (const [key, entries] of groupByKey(served)) {
-    checkSharedEpochs(key, entries, log);
+    checkSharedEpochs(key, entries, (e) => e.kind !== "read", log);
     for (const { late, ahead, count, lastAt } of overlaps(entries, true, (e) => e.start ?? e.at)) {
       const times = count > 1 ? ` (${count} times, until ${lastAt})` : "";
       const detail = `worker ${late.worker} served ${key} at epoch ${late.epoch} at ${late.at}${times} after worker ${ahead.worker} had served epoch ${ahead.epoch} at ${ahead.at}`;
-      log.add({ kind: "split-brain", key, detail, ...who(ahead, late) });
+      // A zombie's read, which no fence can refuse: only is-current and the lease guard stop it.
+      const kind = late.kind === "read" ? "zombie-read" : "split-brain";
+      log.add({ kind, key, detail, ...who(ahead, late) });
     }
   }
 }
 
-function checkSharedEpochs(key: string, entries: Served[], log: ViolationLog): void {
-  const byEpoch = new Map<bigint, Map<string, Served>>();
+/**
+ * Two workers at one epoch of a key (compared as numbers: the user database's epochs are
+ * zero-padded): "shared-epoch-write" when at least two of them wrote at it (served an append or
+ * increment, or had a user-database write taken), "split-brain" when they only shared it serving.
+ */
+function checkSharedEpochs<T extends { worker: string; epoch: string; at: number }>(
+  key: string,
+  entries: readonly T[],
+  isWrite: (entry: T) => boolean,
+  log: ViolationLog,
+): void {
+  const byEpoch = new Map<bigint, Map<string, { first: T; wrote: boolean }>>();
   for (const entry of entries) {
     const epoch = parseEpoch(entry.epoch);
     if (epoch === undefined) continue;
-    const workers = byEpoch.get(epoch) ?? new Map<string, Served>();
-    if (!workers.has(entry.worker)) workers.set(entry.worker, entry);
+    const workers = byEpoch.get(epoch) ?? new Map<string, { first: T; wrote: boolean }>();
+    const seen = workers.get(entry.worker);
+    if (seen === undefined) workers.set(entry.worker, { first: entry, wrote: isWrite(entry) });
+    else seen.wrote ||= isWrite(entry);
     byEpoch.set(epoch, workers);
   }
   for (const [epoch, workers] of byEpoch) {
     if (workers.size < 2) continue;
-    const firsts = [...workers.values()].map((e) => `${e.worker} (first at ${e.at})`).join(", ");
-    const detail = `workers ${firsts} all served ${key} at epoch ${epoch}`;
-    log.add({ kind: "split-brain", key, detail, workers: [...workers.keys()], epochs: [String(epoch)] });
+    const writers = [...workers.values()].filter((w) => w.wrote).length;
+    const firsts = [...workers.values()].map(({ first }) => `${first.worker} (first at ${first.at})`).join(", ");
+    const detail = `workers ${firsts} all ${writers >= 2 ? "wrote" : "served"} ${key} at epoch ${epoch}`;
+    const kind = writers >= 2 ? "shared-epoch-write" : "split-brain";
+    log.add({ kind, key, detail, workers: [...workers.keys()], epochs: [String(epoch)] });
   }
 }
 
 export function checkUserDb(writes: readonly UserDbWrite[], log: ViolationLog): void {
   for (const [key, entries] of groupByKey(writes.filter((w) => w.accepted))) {
+    checkSharedEpochs(key, entries, () => true, log);
     for (const { late, ahead, count, lastAt } of overlaps(entries, false)) {
       const times = count > 1 ? ` (${count} writes, until ${lastAt})` : "";
       const detail = `the user database took worker ${late.worker}'s write of ${key} at epoch ${late.epoch} at ${late.at}${times} after it took worker ${ahead.worker}'s at epoch ${ahead.epoch} at ${ahead.at}`;

@@ -4,6 +4,8 @@
  * are read back and put on the same clock (every process runs on this machine).
  */
 
+import type { Layer, LayerRefusal } from "./layers.ts";
+
 /** One client operation through a Pinboard node, as the client saw it. */
 export interface Operation {
   /** Unique per run. */
@@ -75,9 +77,14 @@ export interface Served {
 export interface UserDbWrite {
   worker: string;
   key: string;
+  /** The epoch as quoted (zero-padded per worker: the fence compares numerically). */
   epoch: string;
+  /** When the write was sent. */
+  start?: number;
   at: number;
   accepted: boolean;
+  /** Set when no answer came (a lost connection): taken or not, nobody knows; `accepted` is false. */
+  error?: string;
 }
 
 export interface History {
@@ -87,10 +94,29 @@ export interface History {
   userDb: UserDbWrite[];
   /** The final read of every key, after all faults healed, through a Pinboard node. */
   finalReads: Record<string, string[]>;
+  /** The keys whose final read was never served (run.ts gives up after 60 s). */
+  unserved?: string[];
   /** The lease TTL the run used: a key must be served again within lease + 2 s of its owner's death. */
   leaseTtlMs: number;
   started: number;
   ended: number;
   /** Why the nemesis stopped injecting early, if it did: the run then fails whatever the verdict. */
   nemesisFailure?: string;
+  /** The workers log every answer before it leaves (sync-log.ts): an ok answer missing from `served` is a violation. */
+  answersLogged?: boolean;
+  /** What the stores held at the end, read from Redis directly (read-stores.ts). */
+  stored?: StoredState;
+  /** The protection layers kept on (layers.ts), and each refusal they logged. */
+  layers?: Layer[];
+  refusals?: LayerRefusal[];
+}
+
+/** The stores' contents after every fault healed, read from Redis, not through anyone's log. */
+export interface StoredState {
+  /** The user database's `user:{key}` lists, by instance key ("/lists/u0"). */
+  userDb: Record<string, string[]>;
+  /** The durability store's `list` value of each list instance, by instance key. */
+  lists: Record<string, string[]>;
+  /** The durability store's `n` value of each counter instance, by instance key. */
+  counters: Record<string, number>;
 }

@@ -8,6 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { renderAvailabilitySvg } from "./availability-svg.ts";
 import type { History } from "./history.ts";
+import { LAYERS } from "./layers.ts";
 import type { OutcomeCounts, Verdict } from "./verdict.ts";
 
 export const REPORT_JSON = "chaos-report.json";
@@ -86,11 +87,19 @@ export function summarize(verdict: Verdict): string {
     `availability: ${percent(operations.total === 0 ? null : okTotal / operations.total)} overall, worst second ${worst === undefined ? "-" : `${worst.second} at ${percent(worst.ratio)}`}`,
     `user db: ${userDb.accepted} writes taken, ${userDb.refused} refused by the fence`,
   ];
+  if (verdict.stats.layers) lines.push(layerLine(verdict.stats.layers));
   for (const violation of verdict.violations.slice(0, DETAILS_SHOWN))
     lines.push(`  ${violation.kind} ${violation.key}: ${violation.detail}`);
   for (const slow of verdict.sloViolations.slice(0, DETAILS_SHOWN))
     lines.push(`  ${slow.kind} ${slow.key}: ${slow.detail}`);
   return lines.join("\n");
+}
+
+/** "layers on: store-fence 3, user-fence 12; off: is-current, lease-guard". */
+function layerLine({ on, refusals }: NonNullable<Verdict["stats"]["layers"]>): string {
+  const off = LAYERS.filter((layer) => !on.includes(layer));
+  const kept = on.length === 0 ? "none" : on.map((layer) => `${layer} ${refusals[layer]}`).join(", ");
+  return `layers on (refusals): ${kept}; off: ${off.length === 0 ? "none" : off.join(", ")}`;
 }
 
 function outcomes(counts: OutcomeCounts): string {

@@ -4,7 +4,9 @@
  *   npm run chaos                              10 minutes on one Redis
  *   npm run chaos -- --redis cluster           on a 3-primary Redis Cluster (failovers too)
  *   npm run chaos -- --profile ci              60 s, the failover SLO (.ci/run)
- *   npm run chaos -- --control                 the fence turned off: must report violations
+ *   npm run chaos -- --control                 every protection layer off: must report violations
+ *   npm run chaos -- --layers a,b              only these layers on (layers.ts): must stay clean,
+ *                                              each layer kept on refusing at least once
  *   npm run chaos -- --mutants [a,b]           known-bad patches, each on 5 seeds (mutant-matrix.ts)
  *   options: --minutes N, --seconds N, --seed N, --workers N, --clients N, --out DIR,
  *            --faults kill-worker,pause-worker,… (the kinds to choose from)
@@ -14,8 +16,9 @@
  * fence; clients append to and read lists and increment counters through both nodes while the
  * nemesis (faults.ts) kills, pauses and cuts. Writes chaos-report.json and chaos-availability.svg
  * to --out (default .tmp/chaos). Exit status 0 when the verdict is clean and every dead owner's
- * keys were served again within lease + 2 s (with --control: when it found violations), 1
- * otherwise, 2 on bad arguments.
+ * keys were served again within lease + 2 s (with --control: when it found violations; with a
+ * partial --layers: when clean and every layer kept on refused something), 1 otherwise, 2 on bad
+ * arguments.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +28,8 @@ import { checkHistory } from "./checker.ts";
 import { type FaultKind, Nemesis } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
 import { runMutantMatrix } from "./mutant-matrix.ts";
+import { expectedKinds, LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
+import { readStores } from "./read-stores.ts";
 import { summarize, writeReport } from "./report.ts";
 import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
 import { Workload } from "./workload.ts";
@@ -35,6 +40,8 @@ interface RunOptions {
   seconds: number;
   redis: "single" | "cluster";
   control: boolean;
+  /** The protection layers kept on: all by default, none with --control. */
+  layers: Layer[];
   seed: number;
   workers: number;
   clients: number;
@@ -56,6 +63,7 @@ function parseOptions(argv: string[]): RunOptions {
       clients: { type: "string" },
       out: { type: "string", default: join(".tmp", "chaos") },
       faults: { type: "string" },
+      layers: { type: "string" },
     },
   });
   if (values.redis !== "single" && values.redis !== "cluster") throw new Error("--redis: single or cluster");
@@ -73,6 +81,7 @@ function parseOptions(argv: string[]): RunOptions {
     seconds,
     redis: values.redis,
     control: values.control,
+    layers: values.control ? [] : values.layers === undefined ? [...LAYERS] : parseLayers(values.layers),
     seed: count(values.seed, Date.now() % 2 ** 31),
     workers: count(values.workers, ci ? 3 : 4),
     clients: count(values.clients, ci ? 8 : 16),
@@ -114,11 +123,12 @@ async function healAll(topology: Topology): Promise<void> {
 }
 
 /**
- * The final state of every key, read until it answers. All of them share one minute: a key never
- * served in that time has no final read, and the checker names it (missing-final-read).
+ * The final state of every key, read until it answers (at most 60 s for them all). A key never
+ * served is left out: the checker reports it (missing-final-read) beside whatever else it finds.
  */
-async function finalReads(workload: Workload): Promise<Record<string, string[]>> {
+async function finalReads(workload: Workload): Promise<{ reads: Record<string, string[]>; unserved: string[] }> {
   const reads: Record<string, string[]> = {};
+  const unserved: string[] = [];
   const deadline = Date.now() + 60_000;
   for (const key of [...workload.listKeys(), ...workload.counterKeys()]) {
     for (;;) {
@@ -129,12 +139,13 @@ async function finalReads(workload: Workload): Promise<Record<string, string[]>>
       }
       if (Date.now() > deadline) {
         console.error(`chaos: the final read of ${key} was never served: ${op.error}`);
+        unserved.push(key);
         break;
       }
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  return reads;
+  return { reads, unserved };
 }
 
 function readJsonLines<T>(path: string): T[] {
@@ -177,7 +188,11 @@ async function campaign(options: RunOptions): Promise<History> {
     const deadline = started + options.seconds * 1000;
     await Promise.all([workload.run(deadline), nemesis.run(deadline)]);
     await healAll(topology);
-    const reads = await finalReads(workload);
+    const { reads, unserved } = await finalReads(workload);
+    const stored = await readStores(topology.userDb.url, topology.durable.url, {
+      lists: workload.listKeys(),
+      counters: workload.counterKeys(),
+    });
     const ended = Date.now();
     await stopTopology(topology);
     return {
@@ -187,6 +202,11 @@ async function campaign(options: RunOptions): Promise<History> {
       served: readJsonLines<Served>(topology.servedLog),
       userDb: readJsonLines<UserDbWrite>(topology.userDbLog),
       finalReads: reads,
+      ...(unserved.length > 0 ? { unserved } : {}),
+      answersLogged: true,
+      stored,
+      layers: options.layers,
+      refusals: readJsonLines<LayerRefusal>(join(logDir, "layers.jsonl")),
       leaseTtlMs: options.leaseTtlMs,
       started,
       ended,
@@ -222,8 +242,9 @@ async function main(): Promise<number> {
     console.error(`chaos: ${err instanceof Error ? err.message : String(err)}`);
     return 2;
   }
+  const layers = options.layers.length === LAYERS.length ? "" : `, layers on: ${options.layers.join(",") || "none"}`;
   console.log(
-    `chaos: ${options.seconds} s on ${options.redis} Redis, seed ${options.seed}${options.control ? ", fence OFF (control)" : ""}`,
+    `chaos: ${options.seconds} s on ${options.redis} Redis, seed ${options.seed}${options.control ? ", fence OFF (control)" : layers}`,
   );
   const history = await campaign(options);
   const verdict = checkHistory(history);
@@ -234,9 +255,27 @@ async function main(): Promise<number> {
     console.error(`chaos: the nemesis stopped early: ${history.nemesisFailure}`);
     return 1;
   }
-  // The control run must find what the fence prevents; a real run must find nothing and meet the SLO.
-  if (options.control) return verdict.valid ? 1 : 0;
-  return verdict.valid && verdict.sloMet ? 0 : 1;
+  return exitStatus(options, verdict);
+}
+
+/**
+ * The control run (no layer) must find what the layers prevent; a full run must find nothing and
+ * meet the SLO; a partial one must find nothing with each layer it kept having refused something
+ * (the layers left on did the work, not luck). Its SLO is reported, not judged.
+ */
+function exitStatus(options: RunOptions, verdict: ReturnType<typeof checkHistory>): number {
+  if (options.layers.length === 0) return verdict.valid ? 1 : 0;
+  if (options.layers.length === LAYERS.length) return verdict.valid && verdict.sloMet ? 0 : 1;
+  const refusals = verdict.stats.layers?.refusals;
+  const idle = options.layers.filter((layer) => !refusals || refusals[layer] === 0);
+  if (idle.length > 0) console.error(`chaos: layers kept on but never refusing: ${idle.join(", ")}`);
+  const expected = expectedKinds(options.layers);
+  const unexpected = Object.entries(verdict.violationCounts).filter(([kind]) => !expected.includes(kind));
+  if (!verdict.valid)
+    console.log(
+      `chaos: with these layers off, expected: ${expected.join(", ") || "nothing"}; the rest: ${unexpected.map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
+    );
+  return unexpected.length === 0 && idle.length === 0 ? 0 : 1;
 }
 
 process.exitCode = await main();

@@ -4,6 +4,7 @@ import { type EmbeddedRedis, startEmbeddedRedis } from "../../src/runtime/node/d
 import { freePort } from "../../src/runtime/node/process/free-port.ts";
 import { type RedisCluster, startRedisCluster } from "../../test/support/redis-cluster.ts";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.ts";
+import type { Layer } from "./layers.ts";
 import { ManagedProcess } from "./processes.ts";
 
 /**
@@ -20,6 +21,8 @@ export interface TopologyOptions {
   leaseTtlMs: number;
   /** The control run: workers with the fence turned off. */
   noFence: boolean;
+  /** The protection layers the workers keep on (layers.ts); all when absent. */
+  layers?: readonly Layer[];
   logDir: string;
 }
 
@@ -139,6 +142,7 @@ async function startChaosWorker(topology: Topology, id: string, credential: stri
       SERVED_LOG: topology.servedLog,
       USER_DB_LOG: topology.userDbLog,
       ...(topology.options.noFence ? { NO_FENCE: "1" } : {}),
+      ...(topology.options.layers ? { CHAOS_LAYERS: topology.options.layers.join(",") } : {}),
     },
     /^ready /m,
     join(topology.options.logDir, `${id}.log`),

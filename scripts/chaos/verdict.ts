@@ -4,6 +4,7 @@
  */
 
 import type { Fault, Operation } from "./history.ts";
+import type { Layer } from "./layers.ts";
 
 export type ViolationKind =
   | "lost-append"
@@ -20,7 +21,16 @@ export type ViolationKind =
   | "duplicate-counter-answer"
   | "lost-increment"
   | "duplicated-increment"
-  | "never-recovered";
+  | "never-recovered"
+  | "zombie-read"
+  | "shared-epoch-write"
+  | "spurious-fence-refusal"
+  | "unlogged-answer"
+  | "store-lost-append"
+  | "store-duplicated-value"
+  | "store-phantom-value"
+  | "store-final-read-mismatch"
+  | "store-counter-out-of-range";
 
 export interface Violation {
   kind: ViolationKind;
@@ -86,6 +96,8 @@ export interface Statistics {
   };
   /** Writes the user database took and refused; a refusal is the epoch fence working. */
   userDb: { accepted: number; refused: number };
+  /** The protection layers kept on, and how often each refused (the workers' layer logs). */
+  layers?: { on: Layer[]; refusals: Record<Layer, number> };
   served: number;
   keys: number;
 }

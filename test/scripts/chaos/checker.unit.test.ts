@@ -160,7 +160,8 @@ describe("epochs a client sees", () => {
 
 describe("activations in the workers' logs", () => {
   it("reports two workers serving a key at one epoch", () => {
-    const v = theViolation(history({ served: [served("w1", "4", 10), served("w2", "4", 20)] }), "split-brain");
+    const reads = [served("w1", "4", 10), served("w2", "4", 20)].map((e) => ({ ...e, kind: "read" as const }));
+    const v = theViolation(history({ served: reads }), "split-brain");
     expect(v.detail).toContain("w1");
     expect(v.detail).toContain("w2");
     expect(v.detail).toContain("epoch 4");
