@@ -28,6 +28,7 @@ import {
 } from "../../src/pinned/index.ts";
 import { Lease } from "../../src/pinned/lease.ts";
 import type { Served, UserDbWrite } from "./history.ts";
+import { installWorkerClock, reportLeaseRenewals } from "./worker-clock.ts";
 
 const env = process.env;
 const WORKER = env.CLIENT_ID!;
@@ -38,6 +39,9 @@ const userDb = NO_FENCE ? new Redis(env.USER_DB_URL!, { maxRetriesPerRequest: 0 
 const fencedUserDb = NO_FENCE ? undefined : new FencedRedis({ redis: env.USER_DB_URL! });
 // The control run only: the guard has no switch in the library, on purpose.
 if (NO_FENCE) Lease.prototype.lapsed = () => false;
+// The clock faults' injected clock, and the lease renewals the edge-timed pauses aim at.
+const clock = installWorkerClock(env);
+reportLeaseRenewals(clock);
 
 function logServed(key: string, epoch: string, kind: Served["kind"], start: number): void {
   const entry: Served = { worker: WORKER, key, epoch, start, at: Date.now(), kind };
@@ -137,6 +141,7 @@ const worker = createWorker({
   advertiseUrl: env.ADVERTISE_URL || undefined,
   namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
   durability: NO_FENCE ? unfenced(store) : store,
+  now: clock.now,
   logger: {
     info: () => {},
     warn: (m, f) => console.error(`${new Date().toISOString()} warn ${m}`, JSON.stringify(f ?? {})),
