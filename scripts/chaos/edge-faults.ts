@@ -11,14 +11,16 @@ import type { FaultProxy } from "./fault-proxy.ts";
 import type { Fault } from "./history.ts";
 import { chooseEdgeTiming, parseRenewalLine, type Renewal } from "./lease-edge.ts";
 import type { ManagedProcess } from "./processes.ts";
+import { ResumeTimer } from "./resume-timer.ts";
 import type { ChaosWorker, Topology } from "./topology.ts";
 
 /**
  * The faults aimed at the edges (faults.ts picks them like the others):
  *  - pause-worker-edge: SIGSTOP right after a lease renewal, SIGCONT within ±500 ms of the end of
  *    the worker's own view of that lease (lease-edge.ts); the renewal's times come from the
- *    worker's stdout (worker-clock.ts), stamped by the worker itself, so the aim is as good as the
- *    harness's timer, which is recorded (leaseEdgeMs, against the aimed offset in `mode`);
+ *    worker's stdout (worker-clock.ts), stamped by the worker itself, and the SIGCONT is sent by a
+ *    thread of its own (resume-timer.ts); the aim and the result are recorded (leaseEdgeAimMs,
+ *    leaseEdgeMs);
  *  - clock-skew, clock-rate, clock-rate-past-margin: the worker's injected clock steps by 1–5 s
  *    (and back at the heal), or runs at a rate inside the lease guard's 5 % margin, or past it;
  *    a rate fault heals to rate 1 keeping the drift it gathered (no step back);
@@ -36,6 +38,7 @@ const FRESH_MS = 250;
 
 export class EdgeFaults {
   private readonly clocks = new Map<string, ClockSetting>();
+  private readonly timer = new ResumeTimer();
 
   constructor(
     private readonly topology: Topology,
@@ -54,9 +57,7 @@ export class EdgeFaults {
     worker.process.pause();
     const start = Date.now();
     const timing = chooseEdgeTiming(renewal, this.random);
-    await sleepUntil(timing.resumeAt);
-    worker.process.resume();
-    const healed = Date.now();
+    const healed = await this.resumeAt(worker.process, timing.resumeAt);
     return {
       kind,
       target: worker.id,
@@ -117,6 +118,15 @@ export class EdgeFaults {
       healed,
       heldChunks,
     };
+  }
+
+  /** Resumes `process` at `at` from the timer's thread (from here if that fails); returns when. */
+  private async resumeAt(process: ManagedProcess, at: number): Promise<number> {
+    const pid = process.pid;
+    const sentAt = pid === undefined ? undefined : await this.timer.resumeAt(pid, at).catch(() => undefined);
+    if (sentAt === undefined) await sleepUntil(at);
+    process.resume(); // a no-op once the thread's SIGCONT arrived
+    return sentAt ?? Date.now();
   }
 
   /**
