@@ -64,7 +64,7 @@ export class Nemesis {
         else this.faults.push(await this.inject(kind));
       } catch (err) {
         // The run goes on without faults: its history is still checked and reported.
-        this.failure = `${kind}: ${err instanceof Error ? err.message : String(err)}`;
+        this.failure = `${pair ? pair.join(" + ") : kind}: ${err instanceof Error ? err.message : String(err)}`;
         return;
       }
     }
