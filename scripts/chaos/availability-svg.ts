@@ -21,6 +21,11 @@ const FAULT_COLORS: Record<Fault["kind"], string> = {
   "redis-restart-empty": "#17becf",
   "cluster-failover": "#bcbd22",
   "kill-pinboard": "#7f7f7f",
+  "pause-worker-edge": "#ffbb78",
+  "clock-skew": "#98df8a",
+  "clock-rate": "#2ca02c",
+  "clock-rate-past-margin": "#006d2c",
+  "proxy-heal-inflight": "#c49c94",
 };
 
 export function renderAvailabilitySvg(

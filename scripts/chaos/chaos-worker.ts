@@ -27,6 +27,7 @@ import {
 } from "../../src/pinned/index.ts";
 import type { Served, UserDbWrite } from "./history.ts";
 import { openLineLog } from "./sync-log.ts";
+import { installWorkerClock, reportLeaseRenewals } from "./worker-clock.ts";
 import { layersFromEnv, WorkerLayers } from "./worker-layers.ts";
 
 const env = process.env;
@@ -48,6 +49,9 @@ const fencedUserDb = USER_FENCE ? new FencedRedis({ redis: env.USER_DB_URL! }) :
  * write in (or refuse a newer one), which the checker sees.
  */
 const EPOCH_PADDING = "0".repeat(Number(WORKER.replace(/^\D+/, "")) || 1);
+// The clock faults' injected clock, and the lease renewals the edge-timed pauses aim at.
+const clock = installWorkerClock(env);
+reportLeaseRenewals(clock);
 
 function logServed(key: string, epoch: string, kind: Served["kind"], start: number): void {
   const entry: Served = { worker: WORKER, key, epoch, start, at: Date.now(), kind };
@@ -146,6 +150,7 @@ const worker = createWorker({
   advertiseUrl: env.ADVERTISE_URL || undefined,
   namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
   durability: layers.store(store),
+  now: clock.now,
   logger: {
     info: () => {},
     warn: (m, f) => console.error(`${new Date().toISOString()} warn ${m}`, JSON.stringify(f ?? {})),

@@ -30,6 +30,8 @@ export interface FaultProxy {
   readonly delayMs: number;
   /** delayMs applies to "delay" (default DEFAULT_DELAY_MS). */
   setMode(mode: ProxyMode, delayMs?: number): void;
+  /** Chunks held by a partition ("drop") on their way to the target: requests waiting to cross. */
+  heldTowardsTarget(): number;
   /** Destroys every socket and closes the server. */
   close(): Promise<void>;
 }
@@ -96,6 +98,11 @@ export async function startFaultProxy(
       if (mode === "reset") for (const link of links) resetLink(link);
       if (mode === "blackhole") for (const link of links) killLink(link);
       if (passes(state)) for (const link of links) revive(link, state);
+    },
+    heldTowardsTarget: () => {
+      let held = 0;
+      for (const link of links) for (const item of link.directions[0]?.queue ?? []) if (item.due === HELD) held++;
+      return held;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,17 +1,23 @@
 import type { ClusterNode } from "../../test/support/redis-cluster.ts";
+import { EdgeFaults } from "./edge-faults.ts";
 import type { Fault, Operation } from "./history.ts";
-import { restartRedisEmpty, type Topology } from "./topology.ts";
+import { choosePair, workerScoped } from "./overlap.ts";
+import { type ChaosWorker, restartRedisEmpty, type Topology } from "./topology.ts";
 
 /**
- * The nemesis: one fault at a time, chosen at random among those the topology allows, held for a
+ * The nemesis: one fault at a time (or, for "overlap", two compatible ones held at once, each
+ * recorded with its own times), chosen at random among those the topology allows, held for a
  * while, healed, then a quiet gap. Faults that take an owner away (kill -9, a SIGSTOP longer than
- * the lease) record the keys that worker served last, whose recovery the checker measures.
+ * the lease, or to the edge of the worker's lease view) record the keys that worker served last,
+ * whose recovery the checker measures. The faults aimed at edges live in edge-faults.ts.
  */
 
 export type FaultKind = Fault["kind"];
+/** What the nemesis chooses from: a fault kind, or "overlap": two compatible ones at once (overlap.ts). */
+export type NemesisChoice = FaultKind | "overlap";
 
 export interface NemesisOptions {
-  kinds: FaultKind[];
+  kinds: NemesisChoice[];
   random: () => number;
   /** Quiet time between two faults (ms): [min, max). */
   gapMs: [number, number];
@@ -27,11 +33,15 @@ export class Nemesis {
   failure: string | undefined;
   private stopping = false;
   private failovers = 0;
+  private overlaps = 0;
+  private readonly edges: EdgeFaults;
 
   constructor(
     private readonly topology: Topology,
     private readonly options: NemesisOptions,
-  ) {}
+  ) {
+    this.edges = new EdgeFaults(topology, options.random, (worker) => this.keysOf(worker));
+  }
 
   /**
    * Injects faults until `deadline`; each is healed before the next starts. The last one starts
@@ -43,13 +53,18 @@ export class Nemesis {
     while (!this.stopping && Date.now() < lastStart) {
       await sleep(this.between(...this.options.gapMs));
       if (this.stopping || Date.now() >= lastStart) break;
-      const kind = this.pick(this.options.kinds);
-      if (kind === "cluster-failover" && this.failovers >= 2) continue; // one replica per primary
+      const choice = this.pick(this.options.kinds);
+      // An overlap's second fault starts up to 1.5 s late: it needs that much more room.
+      const pair = choice === "overlap" && Date.now() < lastStart - 1500 ? this.choosePair() : undefined;
+      const kind = choice === "overlap" ? this.pick(this.options.kinds.filter((k) => k !== "overlap")) : choice;
+      if ((pair ?? [kind]).includes("cluster-failover") && this.failovers >= 2) continue; // one replica per primary
+      if (kind === undefined) continue;
       try {
-        this.faults.push(await this.inject(kind));
+        if (pair) this.faults.push(...(await this.injectPair(pair)));
+        else this.faults.push(await this.inject(kind));
       } catch (err) {
         // The run goes on without faults: its history is still checked and reported.
-        this.failure = `${kind}: ${err instanceof Error ? err.message : String(err)}`;
+        this.failure = `${pair ? pair.join(" + ") : kind}: ${err instanceof Error ? err.message : String(err)}`;
         return;
       }
     }
@@ -59,7 +74,24 @@ export class Nemesis {
     this.stopping = true;
   }
 
-  private async inject(kind: FaultKind): Promise<Fault> {
+  private choosePair(): [FaultKind, FaultKind] | undefined {
+    const kinds = this.options.kinds.filter((k): k is FaultKind => k !== "overlap");
+    return choosePair(kinds, this.options.random);
+  }
+
+  /** Two faults held at once, the second started 0–1.5 s after the first, on one worker if both hit one. */
+  private async injectPair([a, b]: [FaultKind, FaultKind]): Promise<Fault[]> {
+    const overlap = ++this.overlaps;
+    const worker = workerScoped(a) || workerScoped(b) ? this.pick(this.topology.workers) : undefined;
+    const first = this.inject(a, worker);
+    first.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    await sleep(this.between(0, 1500));
+    const faults = await Promise.all([first, this.inject(b, worker)]);
+    return faults.map((fault) => ({ ...fault, overlap }));
+  }
+
+  /** One fault; a worker's fault hits `target` when given (an overlapping pair), else one at random. */
+  private async inject(kind: FaultKind, target?: ChaosWorker): Promise<Fault> {
     const lease = this.topology.options.leaseTtlMs;
     const start = Date.now();
     const fault = (target: string, extra: Partial<Fault> = {}): Fault => ({
@@ -71,7 +103,7 @@ export class Nemesis {
     });
     switch (kind) {
       case "kill-worker": {
-        const worker = this.pick(this.topology.workers);
+        const worker = target ?? this.pick(this.topology.workers);
         const keys = this.keysOf(worker.id);
         await worker.process.kill();
         await sleep(this.between(1000, 3000));
@@ -79,7 +111,7 @@ export class Nemesis {
         return fault(worker.id, { keys });
       }
       case "pause-worker": {
-        const worker = this.pick(this.topology.workers);
+        const worker = target ?? this.pick(this.topology.workers);
         const keys = this.keysOf(worker.id);
         worker.process.pause();
         await sleep(lease + this.between(1000, 3000)); // past its lease: a zombie when it wakes
@@ -89,7 +121,17 @@ export class Nemesis {
       case "proxy-pinboard-redis":
       case "proxy-pinboard-worker":
       case "proxy-worker-store":
-        return this.proxyFault(kind, start);
+        return this.proxyFault(kind, start, target);
+      case "pause-worker-edge":
+        return this.edges.pauseAtLeaseEdge(target ?? this.pick(this.topology.workers));
+      case "clock-skew":
+      case "clock-rate":
+      case "clock-rate-past-margin":
+        return this.edges.clockFault(kind, target ?? this.pick(this.topology.workers));
+      case "proxy-heal-inflight": {
+        const worker = target ?? this.pick(this.topology.workers);
+        return this.edges.healInFlight(this.pick([worker.advertiseProxy, worker.storeProxy]));
+      }
       case "redis-restart-empty":
         await restartRedisEmpty(this.topology);
         this.failovers = 0; // every node is back, as a primary or a replica
@@ -140,13 +182,14 @@ export class Nemesis {
     }
   }
 
-  private async proxyFault(kind: FaultKind, start: number): Promise<Fault> {
+  private async proxyFault(kind: FaultKind, start: number, target?: ChaosWorker): Promise<Fault> {
+    const workers = target ? [target] : this.topology.workers;
     const proxies =
       kind === "proxy-pinboard-redis"
         ? this.topology.pinboards.flatMap((n) => (n.redisProxy ? [n.redisProxy] : []))
         : kind === "proxy-pinboard-worker"
-          ? this.topology.workers.map((w) => w.advertiseProxy)
-          : this.topology.workers.map((w) => w.storeProxy);
+          ? workers.map((w) => w.advertiseProxy)
+          : workers.map((w) => w.storeProxy);
     const proxy = this.pick(proxies);
     const mode = this.pick(PROXY_MODES);
     proxy.setMode(mode, mode === "delay" ? this.between(200, 1500) : undefined);

@@ -46,7 +46,12 @@ export interface Fault {
     | "proxy-worker-store"
     | "redis-restart-empty"
     | "cluster-failover"
-    | "kill-pinboard";
+    | "kill-pinboard"
+    | "pause-worker-edge"
+    | "clock-skew"
+    | "clock-rate"
+    | "clock-rate-past-margin"
+    | "proxy-heal-inflight";
   /** What it hit: a worker's CLIENT_ID, a proxy's name, a node index. */
   target: string;
   /** drop, delay, blackhole, reset for proxy faults. */
@@ -56,6 +61,21 @@ export interface Fault {
   healed: number;
   /** The keys whose owner it hit (kill-worker, pause-worker): their recovery is measured. */
   keys?: string[];
+  /** Faults the nemesis held at once (an overlapping pair) share this number. */
+  overlap?: number;
+  /**
+   * pause-worker-edge: when the pause ended after the end of the worker's own lease view (its
+   * last renewal sent + TTL × 0.95), ms; negative: before it. And the pause's length.
+   */
+  leaseEdgeMs?: number;
+  /** pause-worker-edge: the leaseEdgeMs it aimed at (−500 to +500): the difference is the harness's aim. */
+  leaseEdgeAimMs?: number;
+  pauseMs?: number;
+  /** Clock faults: the worker clock's rate during the fault, and its step (ms) at the start. */
+  clockRate?: number;
+  clockStepMs?: number;
+  /** proxy-heal-inflight: the chunks held (requests and answers waiting) when the link healed. */
+  heldChunks?: number;
 }
 
 /**

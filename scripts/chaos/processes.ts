@@ -14,6 +14,9 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export class ManagedProcess {
   private child: ChildProcess | undefined;
   private output = "";
+  /** Listeners of stdout lines (onLine), and the line being received. */
+  private readonly lineListeners = new Set<(line: string) => void>();
+  private partialLine = "";
 
   constructor(
     readonly name: string,
@@ -52,6 +55,8 @@ export class ManagedProcess {
       if (logPath) appendFileSync(logPath, chunk);
     };
     child.stdout?.on("data", keep);
+    this.partialLine = "";
+    child.stdout?.on("data", (chunk: Buffer) => this.emitLines(chunk.toString()));
     child.stderr?.on("data", keep);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -75,12 +80,29 @@ export class ManagedProcess {
     clearTimeout(kill);
   }
 
+  /** Calls `listener` with each line the process prints on stdout from now on; returns its removal. */
+  onLine(listener: (line: string) => void): () => void {
+    this.lineListeners.add(listener);
+    return () => this.lineListeners.delete(listener);
+  }
+
+  /** Sends `signal` if it is running. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child!.kill(signal);
+  }
+
   pause(): void {
     if (this.running) this.child!.kill("SIGSTOP");
   }
 
   resume(): void {
     if (this.running) this.child!.kill("SIGCONT");
+  }
+
+  private emitLines(text: string): void {
+    const lines = (this.partialLine + text).split("\n");
+    this.partialLine = lines.pop()!;
+    for (const line of lines) for (const listener of this.lineListeners) listener(line);
   }
 
   private signalAndWait(signal: NodeJS.Signals): Promise<void> {

@@ -9,7 +9,7 @@
  *                                              each layer kept on refusing at least once
  *   npm run chaos -- --mutants [a,b]           known-bad patches, each on 5 seeds (mutant-matrix.ts)
  *   options: --minutes N, --seconds N, --seed N, --workers N, --clients N, --out DIR,
- *            --faults kill-worker,pause-worker,… (the kinds to choose from)
+ *            --faults kill-worker,pause-worker,overlap,… (the kinds to choose from; overlap: two at once)
  *
  * Two Pinboard nodes share the placement Redis; 3–5 workers built on the worker library keep
  * their state in a durability Redis and write `u…` keys to a "user database" Redis through the
@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { seededRandom } from "../seeded-random.ts";
 import { checkHistory } from "./checker.ts";
-import { type FaultKind, Nemesis } from "./faults.ts";
+import { Nemesis, type NemesisChoice } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
 import { runMutantMatrix } from "./mutant-matrix.ts";
 import { expectedKinds, LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
@@ -36,7 +36,7 @@ import { Workload } from "./workload.ts";
 
 interface RunOptions {
   /** The fault kinds to choose from (--faults a,b); every kind the topology allows by default. */
-  faults?: FaultKind[];
+  faults?: NemesisChoice[];
   seconds: number;
   redis: "single" | "cluster";
   control: boolean;
@@ -87,7 +87,7 @@ function parseOptions(argv: string[]): RunOptions {
     clients: count(values.clients, ci ? 8 : 16),
     leaseTtlMs: ci ? 3000 : 5000,
     out: values.out,
-    ...(values.faults ? { faults: values.faults.split(",") as FaultKind[] } : {}),
+    ...(values.faults ? { faults: values.faults.split(",") as NemesisChoice[] } : {}),
   };
   for (const [name, value] of Object.entries(options))
     if (typeof value === "number" && !(Number.isInteger(value) && value > 0))
@@ -95,14 +95,20 @@ function parseOptions(argv: string[]): RunOptions {
   return options;
 }
 
-function faultKinds(options: RunOptions): FaultKind[] {
+function faultKinds(options: RunOptions): NemesisChoice[] {
   if (options.faults) return options.faults;
-  const common: FaultKind[] = [
+  const common: NemesisChoice[] = [
     "kill-worker",
     "pause-worker",
     "proxy-pinboard-worker",
     "proxy-worker-store",
     "kill-pinboard",
+    "pause-worker-edge",
+    "clock-skew",
+    "clock-rate",
+    "clock-rate-past-margin",
+    "proxy-heal-inflight",
+    "overlap",
   ];
   return options.redis === "cluster"
     ? [...common, "cluster-failover", "redis-restart-empty"]

@@ -41,6 +41,8 @@ export interface ChaosWorker {
   advertiseProxy: FaultProxy;
   /** The worker reaches its durability store through it. */
   storeProxy: FaultProxy;
+  /** The setting of its injected clock (chaos-clock.ts), read at start and on SIGUSR2. */
+  clockFile: string;
 }
 
 export interface Topology {
@@ -128,6 +130,13 @@ async function startChaosWorker(topology: Topology, id: string, credential: stri
   const advertiseProxy = await startFaultProxy(`${id}-advertise`, "127.0.0.1", port);
   const storeProxy = await startFaultProxy(`${id}-store`, "127.0.0.1", topology.durable.port);
   const pinboard = topology.pinboards[Number(id.slice(1)) % topology.pinboards.length]!;
+  const clockFile = join(topology.options.logDir, `${id}.clock.json`);
+  const clockEnv = Object.fromEntries(
+    ["CHAOS_CLOCK_OFFSET_MS", "CHAOS_CLOCK_RATE"].flatMap((name) => {
+      const value = globalThis.process.env[name];
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
   const process = new ManagedProcess(
     id,
     "scripts/chaos/chaos-worker.ts",
@@ -143,12 +152,14 @@ async function startChaosWorker(topology: Topology, id: string, credential: stri
       USER_DB_LOG: topology.userDbLog,
       ...(topology.options.noFence ? { NO_FENCE: "1" } : {}),
       ...(topology.options.layers ? { CHAOS_LAYERS: topology.options.layers.join(",") } : {}),
+      CHAOS_CLOCK_FILE: clockFile,
+      ...clockEnv,
     },
     /^ready /m,
     join(topology.options.logDir, `${id}.log`),
   );
   await process.start();
-  return { id, process, advertiseProxy, storeProxy };
+  return { id, process, advertiseProxy, storeProxy, clockFile };
 }
 
 /** Stops the single placement Redis and starts it again, empty, on the same port. */

@@ -131,6 +131,21 @@ describe("fault proxy", () => {
     await until(fresh.received, "held too");
   });
 
+  it("counts the chunks a partition holds on their way to the target, until it passes", async () => {
+    const open = await connect();
+    open.socket.write("crosses");
+    await until(open.received, "crosses");
+    expect(proxy.heldTowardsTarget()).toBe(0);
+    proxy.setMode("drop");
+    open.socket.write("waits");
+    const deadline = Date.now() + 2000;
+    while (proxy.heldTowardsTarget() === 0 && Date.now() < deadline) await sleep(5);
+    expect(proxy.heldTowardsTarget()).toBe(1);
+    proxy.setMode("pass");
+    expect(proxy.heldTowardsTarget()).toBe(0);
+    await until(open.received, "crosseswaits");
+  });
+
   it("blackholes: connections open now and new ones stay silent for good, even back in pass", async () => {
     const open = await connect();
     open.socket.write("before ");

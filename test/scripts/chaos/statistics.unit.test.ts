@@ -89,6 +89,16 @@ describe("recovery", () => {
     expect(checkHistory(recoveries([300, 100, 4000, 200], 2001)).sloMet).toBe(true);
   });
 
+  it("measures a fault held with another (overlap) but counts no SLO violation for it", () => {
+    const h = recoveries([300, 100, 4000, 200], 1000);
+    h.faults[2] = { ...h.faults[2]!, overlap: 1 };
+    const verdict = checkHistory(h);
+    expect(verdict.stats.recovery.perFault[2]!.maxMs).toBe(4000);
+    expect(verdict.stats.recovery.maxMs).toBe(4000);
+    expect(verdict.sloViolations).toEqual([]);
+    expect(verdict.sloMet).toBe(true);
+  });
+
   it("takes the earliest answer, not the answer of the earliest start (a request stuck on the dead owner)", () => {
     const key = "/lists/a";
     const operations = [
