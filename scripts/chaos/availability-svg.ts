@@ -21,6 +21,9 @@ const FAULT_COLORS: Record<Fault["kind"], string> = {
   "redis-restart-empty": "#17becf",
   "cluster-failover": "#bcbd22",
   "kill-pinboard": "#7f7f7f",
+  "drain-worker": "#2ca02c",
+  "wind-down-keys": "#98df8a",
+  "wind-down-namespace": "#1f77b4",
 };
 
 export function renderAvailabilitySvg(

@@ -15,6 +15,7 @@
  * sockets as a library without fencing would.
  */
 import { createWriteStream } from "node:fs";
+import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import {
   createWorker,
@@ -27,6 +28,7 @@ import {
   StaleEpochError,
 } from "../../src/pinned/index.ts";
 import { Lease } from "../../src/pinned/lease.ts";
+import { workloadNamespaces } from "./chaos-workload-instances.ts";
 import type { Served, UserDbWrite } from "./history.ts";
 
 const env = process.env;
@@ -135,7 +137,17 @@ const worker = createWorker({
   credential: env.CREDENTIAL!,
   clientId: WORKER,
   advertiseUrl: env.ADVERTISE_URL || undefined,
-  namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
+  namespaces: {
+    "/lists": ChaosList,
+    "/counters": ChaosCounter,
+    // Their logs sit beside the served log (run.ts reads them there).
+    ...workloadNamespaces({
+      worker: WORKER,
+      noFence: NO_FENCE,
+      socketLog: join(dirname(env.SERVED_LOG!), "sockets.jsonl"),
+      alarmLog: join(dirname(env.SERVED_LOG!), "alarms.jsonl"),
+    }),
+  },
   durability: NO_FENCE ? unfenced(store) : store,
   logger: {
     info: () => {},

@@ -5,9 +5,11 @@
  * system was. `npm run chaos` prints summarize(verdict) (report.ts) and fails on any violation.
  */
 
+import { checkAlarms } from "./check-alarms.ts";
 import { checkCounters } from "./check-counters.ts";
 import { checkClientEpochs, checkServed, checkUserDb } from "./check-epochs.ts";
 import { checkLists } from "./check-lists.ts";
+import { checkSockets } from "./check-sockets.ts";
 import type { History } from "./history.ts";
 import { measureRecovery } from "./recovery.ts";
 import { availabilityPerSecond, countFaults, countOperations } from "./statistics.ts";
@@ -31,6 +33,8 @@ export function checkHistory(history: History): Verdict {
   checkServed(history.served, log);
   checkUserDb(history.userDb, log);
   checkCounters(history.operations, log);
+  if (history.sockets) checkSockets(history.sockets, log);
+  if (history.alarms) checkAlarms(history.alarms, log);
   const { recovery, sloViolations } = measureRecovery(history, log);
   const accepted = history.userDb.filter((write) => write.accepted).length;
   const keys = new Set([...history.operations.map((op) => op.key), ...Object.keys(history.finalReads)]);

@@ -1,5 +1,6 @@
 import type { ClusterNode } from "../../test/support/redis-cluster.ts";
 import type { Fault, Operation } from "./history.ts";
+import { injectOperatorFault } from "./operator-faults.ts";
 import { restartRedisEmpty, type Topology } from "./topology.ts";
 
 /**
@@ -17,6 +18,8 @@ export interface NemesisOptions {
   gapMs: [number, number];
   /** Recent operations, to tell which keys a worker owns. */
   operations: () => readonly Operation[];
+  /** Every key the workload uses ("/ns/id"): what an operator's wind-down picks from. */
+  keys?: string[];
 }
 
 const PROXY_MODES = ["drop", "delay", "blackhole", "reset"] as const;
@@ -103,6 +106,14 @@ export class Nemesis {
         await node.process.start(async () => (await fetch(`${node.url}/healthz`)).ok);
         return fault(`pinboard${node.index}`);
       }
+      case "drain-worker":
+      case "wind-down-keys":
+      case "wind-down-namespace":
+        return injectOperatorFault(kind, {
+          topology: this.topology,
+          random: this.options.random,
+          keys: this.options.keys ?? [],
+        });
     }
   }
 

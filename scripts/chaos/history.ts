@@ -4,6 +4,9 @@
  * are read back and put on the same clock (every process runs on this machine).
  */
 
+import type { AlarmHistory } from "./history-alarms.ts";
+import type { SocketHistory } from "./history-sockets.ts";
+
 /** One client operation through a Pinboard node, as the client saw it. */
 export interface Operation {
   /** Unique per run. */
@@ -44,7 +47,10 @@ export interface Fault {
     | "proxy-worker-store"
     | "redis-restart-empty"
     | "cluster-failover"
-    | "kill-pinboard";
+    | "kill-pinboard"
+    | "drain-worker"
+    | "wind-down-keys"
+    | "wind-down-namespace";
   /** What it hit: a worker's CLIENT_ID, a proxy's name, a node index. */
   target: string;
   /** drop, delay, blackhole, reset for proxy faults. */
@@ -93,4 +99,8 @@ export interface History {
   ended: number;
   /** Why the nemesis stopped injecting early, if it did: the run then fails whatever the verdict. */
   nemesisFailure?: string;
+  /** The WebSocket sessions (history-sockets.ts), when the run had them. */
+  sockets?: SocketHistory;
+  /** The alarms set and fired (history-alarms.ts), when the run had them. */
+  alarms?: AlarmHistory;
 }

@@ -20,10 +20,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { seededRandom } from "../seeded-random.ts";
+import { AlarmWorkload, awaitAlarms } from "./alarm-workload.ts";
 import { checkHistory } from "./checker.ts";
 import { type FaultKind, Nemesis } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
 import { summarize, writeReport } from "./report.ts";
+import { SocketWorkload } from "./socket-workload.ts";
 import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
 import { Workload } from "./workload.ts";
 
@@ -92,6 +94,9 @@ function faultKinds(options: RunOptions): FaultKind[] {
     "proxy-pinboard-worker",
     "proxy-worker-store",
     "kill-pinboard",
+    "drain-worker",
+    "wind-down-keys",
+    "wind-down-namespace",
   ];
   return options.redis === "cluster"
     ? [...common, "cluster-failover", "redis-restart-empty"]
@@ -142,6 +147,9 @@ function readJsonLines<T>(path: string): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
+/** How long, once the faults healed, every acknowledged alarm has to fire. */
+const ALARMS_AFTER_HEAL_MS = 20_000;
+
 async function campaign(options: RunOptions): Promise<History> {
   const logDir = join(options.out, "logs");
   rmSync(logDir, { recursive: true, force: true });
@@ -158,18 +166,24 @@ async function campaign(options: RunOptions): Promise<History> {
       timeoutMs: FORWARD_TIMEOUT_MS + 5000,
       random,
     });
+    const nodes = topology.pinboards.map((n) => n.url);
+    const sockets = new SocketWorkload({ nodes, sessions: 4, keys: 2, random });
+    const alarms = new AlarmWorkload({ nodes, clients: 2, keys: 3, timeoutMs: FORWARD_TIMEOUT_MS + 5000, random });
+    const otherKeys = [...sockets.keys(), ...alarms.keys()];
     const nemesis = new Nemesis(topology, {
       kinds: faultKinds(options),
       random,
       gapMs: [3000, 8000],
       operations: () => workload.operations,
+      keys: [...workload.listKeys(), ...workload.counterKeys(), ...otherKeys],
     });
-    await workload.warmUp(60_000);
+    await workload.warmUp(60_000, otherKeys);
     const started = Date.now();
     const deadline = started + options.seconds * 1000;
-    await Promise.all([workload.run(deadline), nemesis.run(deadline)]);
+    await Promise.all([workload.run(deadline), sockets.run(deadline), alarms.run(deadline), nemesis.run(deadline)]);
     await healAll(topology);
     const reads = await finalReads(workload);
+    await awaitAlarms(alarms.history, join(logDir, "alarms.jsonl"), ALARMS_AFTER_HEAL_MS);
     const ended = Date.now();
     await stopTopology(topology);
     return {
@@ -179,6 +193,8 @@ async function campaign(options: RunOptions): Promise<History> {
       served: readJsonLines<Served>(topology.servedLog),
       userDb: readJsonLines<UserDbWrite>(topology.userDbLog),
       finalReads: reads,
+      sockets: { ...sockets.history, taken: readJsonLines(join(logDir, "sockets.jsonl")) },
+      alarms: { sets: alarms.history.sets, fired: readJsonLines(join(logDir, "alarms.jsonl")) },
       leaseTtlMs: options.leaseTtlMs,
       started,
       ended,
@@ -201,6 +217,12 @@ function writeHistoryLogs(dir: string, history: History): void {
   });
   writeFileSync(join(dir, "operations.jsonl"), `${lines.join("\n")}\n`);
   const { faults, finalReads, leaseTtlMs, started, ended } = history;
+  if (history.sockets) {
+    const { messages, events } = history.sockets;
+    writeFileSync(join(dir, "socket-client.jsonl"), [...events, ...messages].map((e) => JSON.stringify(e)).join("\n"));
+  }
+  if (history.alarms)
+    writeFileSync(join(dir, "alarm-sets.jsonl"), history.alarms.sets.map((e) => JSON.stringify(e)).join("\n"));
   writeFileSync(join(dir, "run.json"), JSON.stringify({ faults, finalReads, leaseTtlMs, started, ended }));
 }
 

@@ -20,7 +20,16 @@ export type ViolationKind =
   | "duplicate-counter-answer"
   | "lost-increment"
   | "duplicated-increment"
-  | "never-recovered";
+  | "never-recovered"
+  | "socket-stale-delivery"
+  | "socket-duplicate-delivery"
+  | "socket-duplicate-answer"
+  | "socket-unlogged-answer"
+  | "socket-epoch-regression"
+  | "alarm-lost"
+  | "alarm-refired"
+  | "alarm-split-fire"
+  | "alarm-stale-fire";
 
 export interface Violation {
   kind: ViolationKind;
