@@ -9,7 +9,7 @@
  *    write through or a stale owner fired from memory
  *  - alarm-split-fire: one alarm fired at one epoch by two workers
  *  - alarm-stale-fire: an alarm fired at an epoch after a client had seen the key answered at a
- *    higher one (the old owner fired past its takeover)
+ *    higher one, or at that epoch by another worker (the old owner fired past its takeover)
  *
  * Two firings at one epoch by one worker are allowed: a handler whose write failed is retried,
  * at least once being the promise.
@@ -36,7 +36,11 @@ export function checkAlarms(history: AlarmHistory, log: ViolationLog): void {
     if (f.phase === "committed") committedAt.set(f.alarm, Math.min(committedAt.get(f.alarm) ?? f.at, f.at));
   const firstAtEpoch = new Map<string, (typeof fired)[number]>();
   const supersession = new Supersession(
-    history.sets.flatMap((s) => (s.outcome === "ok" && s.epoch ? [{ key: s.key, epoch: s.epoch, at: s.end }] : [])),
+    history.sets.flatMap((s) =>
+      s.outcome === "ok" && s.epoch
+        ? [{ key: s.key, epoch: s.epoch, at: s.end, ...(s.worker ? { worker: s.worker } : {}) }]
+        : [],
+    ),
   );
   for (const f of fired) {
     const committed = committedAt.get(f.alarm);
@@ -58,7 +62,7 @@ export function checkAlarms(history: AlarmHistory, log: ViolationLog): void {
         epochs: [f.epoch],
       });
     firstAtEpoch.set(`${f.alarm} ${f.epoch}`, same ?? f);
-    const superseded = supersession.supersededAt(f.key, f.epoch);
+    const superseded = supersession.supersededAt(f.key, f.epoch, f.worker);
     if (superseded && superseded.at < f.at)
       log.add({
         kind: "alarm-stale-fire",

@@ -2,7 +2,8 @@
  * The WebSocket sessions' rules (history-sockets.ts):
  *
  *  - socket-stale-delivery: an instance took a message at an epoch after a client had already
- *    seen the key answered at a higher one (the old owner served past its takeover; a message
+ *    seen the key answered at a higher one, or at that epoch by another worker (the old owner
+ *    served past its takeover; a message
  *    sent after a socket closed and was reopened on the new owner is a case of it)
  *  - socket-duplicate-delivery: one message taken twice
  *  - socket-duplicate-answer: one message answered twice
@@ -23,7 +24,7 @@ export function checkSockets(history: SocketHistory, log: ViolationLog): void {
     const same = takenBy.get(taken.msg) ?? [];
     takenBy.set(taken.msg, same);
     same.push(taken);
-    const superseded = supersession.supersededAt(taken.key, taken.epoch);
+    const superseded = supersession.supersededAt(taken.key, taken.epoch, taken.worker);
     if (superseded && superseded.at < taken.at)
       log.add({
         kind: "socket-stale-delivery",
@@ -64,7 +65,8 @@ export function checkSockets(history: SocketHistory, log: ViolationLog): void {
 export function socketSightings(history: SocketHistory): EpochSighting[] {
   const sightings: EpochSighting[] = [];
   for (const e of history.events)
-    if (e.kind === "open" && e.epoch !== undefined) sightings.push({ key: e.key, epoch: e.epoch, at: e.at });
+    if (e.kind === "open" && e.epoch !== undefined)
+      sightings.push({ key: e.key, epoch: e.epoch, at: e.at, ...(e.worker ? { worker: e.worker } : {}) });
   for (const m of history.messages)
     if (m.answered !== undefined && m.epoch !== undefined)
       sightings.push({ key: m.key, epoch: m.epoch, at: m.answered });

@@ -82,10 +82,22 @@ describe("checkAlarms", () => {
     expect(kindsOf(h)).toEqual(["alarm-refired"]);
   });
 
-  it("reports one alarm fired at one epoch by two workers", () => {
+  it("reports one alarm fired at one epoch by two workers (one of them after a client saw the other)", () => {
     const h = clean();
     h.fired.push(fired("al1", "20", "w3", 1325));
+    expect(kindsOf(h)).toEqual(["alarm-split-fire", "alarm-stale-fire"]);
+  });
+
+  it("reports one alarm fired at one epoch by two workers before any client saw either", () => {
+    const h = clean();
+    h.fired.push(fired("al1", "15", "w1", 250), fired("al1", "15", "w3", 260));
     expect(kindsOf(h)).toEqual(["alarm-split-fire"]);
+  });
+
+  it("reports an alarm fired at an epoch after a client saw another worker answer at it", () => {
+    const h = clean();
+    h.fired.push(fired("al4", "20", "w3", 301));
+    expect(kindsOf(h)).toEqual(["alarm-stale-fire"]);
   });
 
   it("reports an alarm the old owner fired after a client saw the new epoch", () => {

@@ -77,6 +77,15 @@ describe("checkSockets", () => {
     expect(checkHistory({ ...cleanHistory(), sockets: h }).violationCounts).toEqual({ "socket-stale-delivery": 1 });
   });
 
+  it("reports a message taken at an epoch after a client saw another worker answer at it", () => {
+    const h = clean();
+    h.taken.push(taken("0:1", "20", "w3", 201)); // a takeover that did not bump the epoch
+    const log = new ViolationLog();
+    checkSockets(h, log);
+    expect(log.kept.map((v) => v.kind)).toEqual(["socket-stale-delivery"]);
+    expect(log.kept[0]!.detail).toContain("after a client saw epoch 20 (w2)");
+  });
+
   it("lets the old owner take a message before anyone saw the new epoch", () => {
     const h = clean();
     h.taken.push(taken("0:1", "10", "w1", 199));
