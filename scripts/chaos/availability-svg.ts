@@ -26,6 +26,9 @@ const FAULT_COLORS: Record<Fault["kind"], string> = {
   "clock-rate": "#2ca02c",
   "clock-rate-past-margin": "#006d2c",
   "proxy-heal-inflight": "#c49c94",
+  "drain-worker": "#bcbd22",
+  "wind-down-keys": "#17becf",
+  "wind-down-namespace": "#1f77b4",
 };
 
 export function renderAvailabilitySvg(

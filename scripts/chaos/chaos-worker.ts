@@ -25,6 +25,7 @@ import {
   type RequestContext,
   StaleEpochError,
 } from "../../src/pinned/index.ts";
+import { workloadNamespaces } from "./chaos-workload-instances.ts";
 import type { Served, UserDbWrite } from "./history.ts";
 import { openLineLog } from "./sync-log.ts";
 import { installWorkerClock, reportLeaseRenewals } from "./worker-clock.ts";
@@ -148,7 +149,17 @@ const worker = createWorker({
   credential: env.CREDENTIAL!,
   clientId: WORKER,
   advertiseUrl: env.ADVERTISE_URL || undefined,
-  namespaces: { "/lists": ChaosList, "/counters": ChaosCounter },
+  namespaces: {
+    "/lists": ChaosList,
+    "/counters": ChaosCounter,
+    // Their logs sit beside the served log (run.ts reads them there).
+    ...workloadNamespaces({
+      worker: WORKER,
+      skipOwnerCheck: !layers.on.has("is-current"),
+      socketLog: join(dirname(env.SERVED_LOG!), "sockets.jsonl"),
+      alarmLog: join(dirname(env.SERVED_LOG!), "alarms.jsonl"),
+    }),
+  },
   durability: layers.store(store),
   now: clock.now,
   logger: {

@@ -6,11 +6,13 @@
  * system was. `npm run chaos` prints summarize(verdict) (report.ts) and fails on any violation.
  */
 
+import { checkAlarms } from "./check-alarms.ts";
 import { checkCounters } from "./check-counters.ts";
 import { checkClientEpochs, checkServed, checkUserDb } from "./check-epochs.ts";
 import { checkFenceRefusals } from "./check-fences.ts";
 import { checkLists } from "./check-lists.ts";
 import { checkAnswersLogged } from "./check-served-log.ts";
+import { checkSockets } from "./check-sockets.ts";
 import { checkStores } from "./check-stores.ts";
 import type { History } from "./history.ts";
 import { countRefusals } from "./layers.ts";
@@ -48,6 +50,8 @@ export function checkHistory(history: History): Verdict {
   checkFenceRefusals(history.userDb, log);
   if (history.answersLogged) checkAnswersLogged(history.operations, history.served, log);
   if (history.stored) checkStores(history.operations, history.finalReads, history.stored, log);
+  if (history.sockets) checkSockets(history.sockets, log);
+  if (history.alarms) checkAlarms(history.alarms, log);
   const { recovery, sloViolations } = measureRecovery(history, log);
   const accepted = history.userDb.filter((write) => write.accepted).length;
   const refused = history.userDb.filter((write) => !write.accepted && write.error === undefined).length;

@@ -1,6 +1,7 @@
 import type { ClusterNode } from "../../test/support/redis-cluster.ts";
 import { EdgeFaults } from "./edge-faults.ts";
 import type { Fault, Operation } from "./history.ts";
+import { injectOperatorFault } from "./operator-faults.ts";
 import { choosePair, workerScoped } from "./overlap.ts";
 import { type ChaosWorker, restartRedisEmpty, type Topology } from "./topology.ts";
 
@@ -23,6 +24,8 @@ export interface NemesisOptions {
   gapMs: [number, number];
   /** Recent operations, to tell which keys a worker owns. */
   operations: () => readonly Operation[];
+  /** Every key the workload uses ("/ns/id"): what an operator's wind-down picks from. */
+  keys?: string[];
 }
 
 const PROXY_MODES = ["drop", "delay", "blackhole", "reset"] as const;
@@ -145,6 +148,14 @@ export class Nemesis {
         await node.process.start(async () => (await fetch(`${node.url}/healthz`)).ok);
         return fault(`pinboard${node.index}`);
       }
+      case "drain-worker":
+      case "wind-down-keys":
+      case "wind-down-namespace":
+        return injectOperatorFault(kind, {
+          topology: this.topology,
+          random: this.options.random,
+          keys: this.options.keys ?? [],
+        });
     }
   }
 

@@ -4,6 +4,8 @@
  * are read back and put on the same clock (every process runs on this machine).
  */
 
+import type { AlarmHistory } from "./history-alarms.ts";
+import type { SocketHistory } from "./history-sockets.ts";
 import type { Layer, LayerRefusal } from "./layers.ts";
 
 /** One client operation through a Pinboard node, as the client saw it. */
@@ -51,7 +53,10 @@ export interface Fault {
     | "clock-skew"
     | "clock-rate"
     | "clock-rate-past-margin"
-    | "proxy-heal-inflight";
+    | "proxy-heal-inflight"
+    | "drain-worker"
+    | "wind-down-keys"
+    | "wind-down-namespace";
   /** What it hit: a worker's CLIENT_ID, a proxy's name, a node index. */
   target: string;
   /** drop, delay, blackhole, reset for proxy faults. */
@@ -129,6 +134,10 @@ export interface History {
   /** The protection layers kept on (layers.ts), and each refusal they logged. */
   layers?: Layer[];
   refusals?: LayerRefusal[];
+  /** The WebSocket sessions (history-sockets.ts), when the run had them. */
+  sockets?: SocketHistory;
+  /** The alarms set and fired (history-alarms.ts), when the run had them. */
+  alarms?: AlarmHistory;
 }
 
 /** The stores' contents after every fault healed, read from Redis, not through anyone's log. */

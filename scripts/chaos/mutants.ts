@@ -52,6 +52,13 @@ export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
     find: 'return this.state !== "retired" && !this.deps.lapsed();',
     replace: "return true;",
   },
+  {
+    name: "served-log-async",
+    breaks: "the workers' served log is written asynchronously (a kill -9 loses its last lines)",
+    file: "scripts/chaos/sync-log.ts",
+    find: "writeSync(fd, `${JSON.stringify(entry)}\\n`);",
+    replace: 'void import("node:fs").then((fs) => fs.write(fd, `${JSON.stringify(entry)}\\n`, () => {}));',
+  },
 ];
 
 /** Applies `mutant` to `source` (the text of mutant.file); throws unless its pattern matches exactly once. */

@@ -5,7 +5,7 @@ import type { Fault } from "./history.ts";
  *  - process: the worker's process is killed or paused;
  *  - clock: the worker's clock steps or runs at another rate;
  *  - link: one of the worker's links (Pinboard → worker, worker → store) is cut or slowed;
- *  - global: the placement Redis or a Pinboard node.
+ *  - global: the placement Redis, a Pinboard node, or an operator's drain or wind-down.
  * A pair has two different scopes, so no two faults fight over one thing (a kill and a pause of
  * one process, two modes of one proxy), and at most one global fault, so one Pinboard node and
  * the placement store are always whole enough for the recovery SLO to mean something. The
@@ -31,6 +31,10 @@ export const FAULT_SCOPES: Record<FaultKind, FaultScope> = {
   "redis-restart-empty": "global",
   "cluster-failover": "global",
   "kill-pinboard": "global",
+  // Operator calls pick their own targets: paired like a global fault, with one worker's fault.
+  "drain-worker": "global",
+  "wind-down-keys": "global",
+  "wind-down-namespace": "global",
 };
 
 export function compatible(a: FaultKind, b: FaultKind): boolean {

@@ -24,13 +24,15 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { seededRandom } from "../seeded-random.ts";
+import { AlarmWorkload, awaitAlarms } from "./alarm-workload.ts";
 import { checkHistory } from "./checker.ts";
 import { Nemesis, type NemesisChoice } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
-import { runMutantMatrix } from "./mutant-matrix.ts";
 import { expectedKinds, LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
+import { runMutantMatrix } from "./mutant-matrix.ts";
 import { readStores } from "./read-stores.ts";
 import { summarize, writeReport } from "./report.ts";
+import { SocketWorkload } from "./socket-workload.ts";
 import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
 import { Workload } from "./workload.ts";
 
@@ -109,6 +111,9 @@ function faultKinds(options: RunOptions): NemesisChoice[] {
     "clock-rate-past-margin",
     "proxy-heal-inflight",
     "overlap",
+    "drain-worker",
+    "wind-down-keys",
+    "wind-down-namespace",
   ];
   return options.redis === "cluster"
     ? [...common, "cluster-failover", "redis-restart-empty"]
@@ -167,6 +172,9 @@ function readJsonLines<T>(path: string): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
+/** How long, once the faults healed, every acknowledged alarm has to fire. */
+const ALARMS_AFTER_HEAL_MS = 20_000;
+
 async function campaign(options: RunOptions): Promise<History> {
   const logDir = join(options.out, "logs");
   rmSync(logDir, { recursive: true, force: true });
@@ -183,18 +191,24 @@ async function campaign(options: RunOptions): Promise<History> {
       timeoutMs: FORWARD_TIMEOUT_MS + 5000,
       random,
     });
+    const nodes = topology.pinboards.map((n) => n.url);
+    const sockets = new SocketWorkload({ nodes, sessions: 4, keys: 2, random });
+    const alarms = new AlarmWorkload({ nodes, clients: 2, keys: 3, timeoutMs: FORWARD_TIMEOUT_MS + 5000, random });
+    const otherKeys = [...sockets.keys(), ...alarms.keys()];
     const nemesis = new Nemesis(topology, {
       kinds: faultKinds(options),
       random,
       gapMs: [3000, 8000],
       operations: () => workload.operations,
+      keys: [...workload.listKeys(), ...workload.counterKeys(), ...otherKeys],
     });
-    await workload.warmUp(60_000);
+    await workload.warmUp(60_000, otherKeys);
     const started = Date.now();
     const deadline = started + options.seconds * 1000;
-    await Promise.all([workload.run(deadline), nemesis.run(deadline)]);
+    await Promise.all([workload.run(deadline), sockets.run(deadline), alarms.run(deadline), nemesis.run(deadline)]);
     await healAll(topology);
     const { reads, unserved } = await finalReads(workload);
+    await awaitAlarms(alarms.history, join(logDir, "alarms.jsonl"), ALARMS_AFTER_HEAL_MS);
     const stored = await readStores(topology.userDb.url, topology.durable.url, {
       lists: workload.listKeys(),
       counters: workload.counterKeys(),
@@ -213,6 +227,8 @@ async function campaign(options: RunOptions): Promise<History> {
       stored,
       layers: options.layers,
       refusals: readJsonLines<LayerRefusal>(join(logDir, "layers.jsonl")),
+      sockets: { ...sockets.history, taken: readJsonLines(join(logDir, "sockets.jsonl")) },
+      alarms: { sets: alarms.history.sets, fired: readJsonLines(join(logDir, "alarms.jsonl")) },
       leaseTtlMs: options.leaseTtlMs,
       started,
       ended,
@@ -235,6 +251,12 @@ function writeHistoryLogs(dir: string, history: History): void {
   });
   writeFileSync(join(dir, "operations.jsonl"), `${lines.join("\n")}\n`);
   const { faults, finalReads, leaseTtlMs, started, ended } = history;
+  if (history.sockets) {
+    const { messages, events } = history.sockets;
+    writeFileSync(join(dir, "socket-client.jsonl"), [...events, ...messages].map((e) => JSON.stringify(e)).join("\n"));
+  }
+  if (history.alarms)
+    writeFileSync(join(dir, "alarm-sets.jsonl"), history.alarms.sets.map((e) => JSON.stringify(e)).join("\n"));
   writeFileSync(join(dir, "run.json"), JSON.stringify({ faults, finalReads, leaseTtlMs, started, ended }));
 }
 

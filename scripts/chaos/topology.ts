@@ -57,7 +57,7 @@ export interface Topology {
   userDbLog: string;
 }
 
-const SECRET = "chaos-campaign-passport-secret-0123456789";
+export const SECRET = "chaos-campaign-passport-secret-0123456789";
 /** cluster-node-timeout: how long a silent primary goes before its replica takes over (Redis' default: 15 s). */
 const CLUSTER_NODE_TIMEOUT_MS = 5000;
 /** Pinboard's forward timeout in the campaign; clients wait a little longer (run.ts). */

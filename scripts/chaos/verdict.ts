@@ -30,7 +30,16 @@ export type ViolationKind =
   | "store-duplicated-value"
   | "store-phantom-value"
   | "store-final-read-mismatch"
-  | "store-counter-out-of-range";
+  | "store-counter-out-of-range"
+  | "socket-stale-delivery"
+  | "socket-duplicate-delivery"
+  | "socket-duplicate-answer"
+  | "socket-unlogged-answer"
+  | "socket-epoch-regression"
+  | "alarm-lost"
+  | "alarm-refired"
+  | "alarm-split-fire"
+  | "alarm-stale-fire";
 
 export interface Violation {
   kind: ViolationKind;

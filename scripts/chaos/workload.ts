@@ -28,7 +28,7 @@ const PROBE_EVERY_MS = 250;
 const PROBE_TIMEOUT_MS = 1000;
 
 /** Refusals Pinboard answers before it forwards anything: the operation certainly did not happen. */
-const REFUSED_BEFORE_FORWARD = new Set([
+export const REFUSED_BEFORE_FORWARD = new Set([
   "503 registry cold start, retry",
   "503 no live backends for namespace",
   "503 redis unavailable, retry",
@@ -123,10 +123,10 @@ export class Workload {
    * Reads every key until it answers (a fresh placement Redis opens each bucket with a cold start),
    * so the campaign's clock starts on a serving fleet. Not recorded.
    */
-  async warmUp(timeoutMs: number): Promise<void> {
+  async warmUp(timeoutMs: number, otherKeys: string[] = []): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     // All at once: each bucket's cold start opens at its first request, so one at a time would add them up.
-    const keys = [...this.listKeys(), ...this.counterKeys()];
+    const keys = [...this.listKeys(), ...this.counterKeys(), ...otherKeys];
     await Promise.all(keys.map((key) => this.untilServed(key, deadline)));
   }
 
