@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { attestationTarget, isBound } from "../../src/contract/attestation.ts";
 import { constantTimeEqual } from "../../src/contract/constant-time.ts";
-import { isLeaseRefusal, LEASE_UNHEALTHY, REFUSAL_HEADER } from "../../src/contract/header-names.ts";
+import {
+  ATTESTATION_HEADER,
+  EPOCH_HEADER,
+  FROM_HEADER,
+  isLeaseRefusal,
+  LEASE_UNHEALTHY,
+  PROXY_SECRET_HEADER,
+  REFUSAL_HEADER,
+  SESSION_HEADER,
+  SESSION_SECRET_HEADER,
+  SUBREQUEST_DEPTH_HEADER,
+} from "../../src/contract/header-names.ts";
 import { defineScript, evalScript, isNoScript, registeredScripts } from "../../src/contract/lua-script.ts";
 
 /** The small shared rules of the contract: secret comparison, the refusal, request binding, the script registry. */
@@ -15,6 +26,23 @@ describe("constantTimeEqual", () => {
     expect(await constantTimeEqual("", "a")).toBe(false);
     // Differing only in the last byte of the digest's input is still unequal (every byte counts).
     expect(await constantTimeEqual("x".repeat(1000), `${"x".repeat(999)}y`)).toBe(false);
+  });
+});
+
+describe("the contract's header names", () => {
+  it("are the worker contract's and the caller attestation's", () => {
+    expect([ATTESTATION_HEADER, EPOCH_HEADER, PROXY_SECRET_HEADER, REFUSAL_HEADER]).toEqual([
+      "Pinboard-Attestation",
+      "Pinboard-Epoch",
+      "Pinboard-Proxy-Secret",
+      "Pinned-Refusal",
+    ]);
+    expect([FROM_HEADER, SESSION_HEADER, SESSION_SECRET_HEADER, SUBREQUEST_DEPTH_HEADER]).toEqual([
+      "Pinboard-From",
+      "Pinboard-Session",
+      "Pinboard-Session-Secret",
+      "Pinboard-Subrequest-Depth",
+    ]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Instance } from "../../src/pinned/types.ts";
 import { checkWorkerOptions, consoleLine, type WorkerOptions } from "../../src/pinned/worker-options.ts";
 
@@ -145,6 +145,8 @@ describe("checkWorkerOptions", () => {
       range("createWorker: activationTimeoutMs must be a positive number, not 0"),
     );
     expect(() => checkWorkerOptions(options({ activationTimeoutMs: 0.5 }))).not.toThrow();
+    expect(refusal({ activationTimeoutMs: Number.POSITIVE_INFINITY }).message).toContain("not Infinity");
+    expect(refusal({ activationTimeoutMs: "3" as unknown as number }).message).toContain("positive number, not 3");
     expect(refusal({ attestation: { maxAgeS: 0 } })).toEqual(
       range("createWorker: attestation.maxAgeS must be a number above 0 to 30, not 0"),
     );
@@ -200,6 +202,24 @@ describe("checkWorkerOptions", () => {
     );
     process.env.CLIENT_ID = "";
     expect(checkWorkerOptions(options({ clientId: undefined })).clientId).toMatch(/^pinned-/);
+  });
+});
+
+describe("the default logger", () => {
+  it("prints each level's console line to the console's own stream", () => {
+    const { log } = checkWorkerOptions(options());
+    const printed: string[] = [];
+    const spies = (["log", "warn", "error"] as const).map((method) =>
+      vi.spyOn(console, method).mockImplementation((line: string) => printed.push(`${method} ${line}`)),
+    );
+    try {
+      log.info("up", { port: 1 });
+      log.warn("slow");
+      log.error("failed", { error: "boom" });
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(printed).toEqual(["log [pinned] up port=1", "warn [pinned] slow", "error [pinned] failed: boom"]);
   });
 });
 

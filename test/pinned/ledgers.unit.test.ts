@@ -89,6 +89,15 @@ describe("MessageLedger", () => {
     ledger.receive([], 600_001);
     // Message 1 was forgotten, 2 was pending until just now: seen at 0, also past ten minutes.
     expect(ledger.receive([message(1)], 600_002)).toEqual([message(1)]);
+    // Counted from when it was seen: seen at 5000, known until 605000.
+    const late = new MessageLedger();
+    late.receive([message(4)], 5000);
+    late.acked([4]);
+    late.receive([], 605_000);
+    expect(late.receive([message(4)], 605_000)).toEqual([]);
+    late.acked([4]);
+    late.receive([], 605_001);
+    expect(late.receive([message(4)], 605_001)).toEqual([message(4)]);
     const pending = new MessageLedger();
     pending.receive([message(3)], 0);
     pending.receive([], 700_000);

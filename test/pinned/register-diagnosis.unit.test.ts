@@ -55,6 +55,7 @@ describe("refusalHint", () => {
       `the Pinboard URL ${URL}/ probably misses or has an extra base path (it has no path)${tail}`,
     );
     expect(refusalHint("register", 404, "", "nonsense")).toContain("(it has no path)");
+    expect(refusalHint("register", 404, "", `${URL}/api//`)).toContain("(it has the path /api)");
   });
 
   it("a 3xx says calls never follow redirects; 299 and 400 are no redirect", () => {
@@ -112,6 +113,9 @@ describe("refusalHint", () => {
     expect(refusalHint("register", 503, "client belongs to another account", URL)).toBeNull();
     expect(refusalHint("register", 409, "not the serving fleet", URL)).toBeNull();
     expect(refusalHint("register", 500, "internal error", URL)).toBeNull();
+    // A 400's hints belong to 400 only.
+    expect(refusalHint("register", 500, "invalid json", URL)).toBeNull();
+    expect(refusalHint("register", 409, "hostname is required in hostname-aware mode", URL)).toBeNull();
   });
 
   it("a 400 of single mode, of hostname-aware mode, or of a body Pinboard cannot read", () => {

@@ -38,6 +38,9 @@ describe("raw header reads", () => {
     // A name with no value after it (an odd list) is not read past the end.
     expect(firstRawHeader(["Host"], "host")).toBeUndefined();
     expect(firstRawHeader(["Host", ""], "host")).toBe("");
+    // A name of the same length is another field.
+    expect(firstRawHeader(["Hast", "x", "HOST", "y"], "host")).toBe("y");
+    expect(joinedRawHeader(["Hast", "x", "host", "y"], "host")).toBe("y");
   });
 
   it("every value of a field joined with a comma and space, exact names only, empty when absent", () => {
