@@ -26,7 +26,11 @@ function guard(extra: Partial<GuardOptions> = {}, audiences: string[] = ["sess-1
     acceptance: CONTRACT_ACCEPTANCE,
     seen: new SeenAttestations(1000),
     nowMs: () => NOW_S * 1000,
-    log: { info: (m) => infos.push(m), warn: (m) => warnings.push(m), error() {} },
+    log: {
+      info: (m, f) => infos.push(`${m} ${JSON.stringify(f)}`),
+      warn: (m, f) => warnings.push(`${m} ${JSON.stringify(f)}`),
+      error() {},
+    },
     ...extra,
   });
   return { g, warnings, infos };
@@ -107,6 +111,9 @@ describe("AttestationGuard.verify", () => {
     expect(await guard().g.verify(request(unbound, "GET", "/x", "7"))).toBeNull();
     const htmOnly = rawToken({ aud: "sess-1", jti: "b".repeat(16), htm: "GET" });
     expect(await guard().g.verify(request(htmOnly, "GET", "/x", null))).toBeNull();
+    // htm and epoch without htu names no target: refused even on the root path.
+    const noHtu = rawToken({ aud: "sess-1", jti: "d".repeat(16), htm: "GET", epoch: "7" });
+    expect(await guard().g.verify(request(noHtu, "GET", "/", "7"))).toBeNull();
     const epochOnly = rawToken({ aud: "sess-1", jti: "c".repeat(16), epoch: "7" });
     expect(await guard().g.verify(request(epochOnly, "GET", "/x", "7"))).toBeNull();
   });
@@ -117,9 +124,10 @@ describe("AttestationGuard.verify", () => {
     expect(await g.verify(request(noJti, "GET", "/x", null))).not.toBeNull();
     expect(await g.verify(request(noJti, "GET", "/x", null))).not.toBeNull();
     expect(warnings).toEqual([
-      "attestation without jti accepted: a Pinboard in front predates single-use attestations, so its tokens can be replayed until they expire; set requireBoundAttestation once every Pinboard is upgraded",
+      'attestation without jti accepted: a Pinboard in front predates single-use attestations, so its tokens can be replayed until they expire; set requireBoundAttestation once every Pinboard is upgraded {"aud":"sess-1"}',
     ]);
     expect(await guard({ requireBinding: true }).g.verify(request(noJti, "GET", "/x", null))).toBeNull();
+    expect(await guard({ log: undefined }).g.verify(request(noJti, "GET", "/x", null))).not.toBeNull();
   });
 
   it("remembers a jti until the token's acceptance ends", async () => {
@@ -136,7 +144,9 @@ describe("AttestationGuard.verify", () => {
     const { g, infos } = guard({ audiences: () => audiences, registering: () => registering });
     const verdict = g.verify(request(await bound("sess-new")));
     await new Promise((r) => setTimeout(r, 10));
-    expect(infos).toEqual(["attestation names a session not known yet: waiting for the register answer"]);
+    expect(infos).toEqual([
+      'attestation names a session not known yet: waiting for the register answer {"aud":"sess-new"}',
+    ]);
     audiences.push("sess-new");
     settle();
     expect(await verdict).toMatchObject({ aud: "sess-new" });
@@ -144,7 +154,9 @@ describe("AttestationGuard.verify", () => {
     const none: string[] = ["sess-1"];
     const after = guard({ audiences: () => none, registering: () => Promise.resolve() });
     expect(await after.g.verify(request(await bound("sess-other")))).toBeNull();
-    expect(await guard({ registering: () => null }).g.verify(request(await bound("sess-other")))).toBeNull();
+    const idle = guard({ registering: () => null });
+    expect(await idle.g.verify(request(await bound("sess-other")))).toBeNull();
+    expect(idle.infos).toEqual([]); // nothing to wait for, nothing said
   });
 
   it("an audience that became accepted while the signature was checked needs no wait", async () => {
@@ -183,6 +195,7 @@ describe("sameTarget", () => {
     expect(sameTarget("/a", "", url("/%61"))).toBe(false);
     expect(sameTarget("/a#f", "", url("/a"))).toBe(false);
     expect(sameTarget("/a", "/pre", url("/pre/a"))).toBe(true);
-    expect(sameTarget("//[bad", "", url("/a"))).toBe(false);
+    // An htu that makes no URL (here an invalid port) is no target.
+    expect(sameTarget(":99999", "", url("/"))).toBe(false);
   });
 });
