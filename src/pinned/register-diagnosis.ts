@@ -152,7 +152,6 @@ function hostOf(url: string): string {
 function pathOf(url: string): string {
   try {
     return new URL(url).pathname.replace(/\/+$/, "");
-    // Stryker disable next-line BlockStatement: undefined and "" both read as "no path" in the one message
   } catch {
     return "";
   }

@@ -157,6 +157,16 @@ describe("AttestationGuard.verify", () => {
     const idle = guard({ registering: () => null });
     expect(await idle.g.verify(request(await bound("sess-other")))).toBeNull();
     expect(idle.infos).toEqual([]); // nothing to wait for, nothing said
+    // Without a logger the wait is the same.
+    const known: string[] = ["sess-1"];
+    const answered = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        known.push("sess-late"); // the register's answer brings the new session
+        resolve();
+      }, 20),
+    );
+    const quiet = guard({ log: undefined, audiences: () => known, registering: () => answered });
+    expect(await quiet.g.verify(request(await bound("sess-late")))).toMatchObject({ aud: "sess-late" });
   });
 
   it("an audience that became accepted while the signature was checked needs no wait", async () => {
