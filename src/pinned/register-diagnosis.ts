@@ -23,6 +23,7 @@ export function callFailure(
   if (answer === null) {
     return new PinboardCallError(route, null, {}, cause, url, hint ?? noAnswerHint(cause, pinboardUrl));
   }
+  // Stryker disable next-line StringLiteral: no hint matches an error string that is "" or any other non-error text
   const error = typeof answer.body.error === "string" ? answer.body.error : "";
   const explained = hint ?? refusalHint(route, answer.status, error, pinboardUrl) ?? undefined;
   return new PinboardCallError(route, answer.status, answer.body, cause, url, explained);

@@ -26,6 +26,7 @@ export function checkKeyCount(call: CallName, count: number): void {
 export function checkKey(call: CallName, key: unknown): asserts key is string {
   if (typeof key !== "string") throw new TypeError(`${call}: key is ${describe(key)}; keys are strings`);
   if (key === "") throw new RangeError(`${call}: key is empty; keys are 1 to ${MAX_KEY_BYTES} bytes (UTF-8)`);
+  // Stryker disable next-line StringLiteral: Buffer.byteLength's encoding defaults to UTF-8 when it is ""
   const bytes = Buffer.byteLength(key, "utf8");
   if (bytes > MAX_KEY_BYTES)
     throw new RangeError(`${call}: key is ${bytes} bytes; keys are at most ${MAX_KEY_BYTES} bytes (UTF-8)`);
@@ -43,7 +44,9 @@ export function serialiseValue(call: CallName, key: string, value: unknown): str
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError(`${call}(${quoted(key)}): the value is not JSON-serialisable`);
   // Each UTF-16 unit is at most 3 UTF-8 bytes: the exact count is only needed near the limit.
+  // Stryker disable next-line EqualityOperator,ConditionalExpression: a fast path only; the exact count below gives the same answer
   if (text.length * 3 <= MAX_VALUE_BYTES) return text;
+  // Stryker disable next-line StringLiteral: Buffer.byteLength's encoding defaults to UTF-8 when it is ""
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_VALUE_BYTES)
     throw new RangeError(

@@ -115,6 +115,7 @@ export function consoleLine(message: string, fields?: Record<string, unknown>): 
     ([key, value]) => ` ${key}=${typeof value === "string" ? value : JSON.stringify(value)}`,
   );
   const tail = error === undefined ? "" : `: ${typeof error === "string" ? error : JSON.stringify(error)}`;
+  // Stryker disable next-line Regex: \s* on either side takes the other line breaks of a run too
   return terminalSafe(`[pinned] ${message}${pairs.join("")}${tail}`.replace(/\s*[\r\n]+\s*/g, " "));
 }
 
@@ -206,6 +207,7 @@ function clientIdSetting(option: string | undefined): string {
   const fromEnv = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.CLIENT_ID;
   const clientId = option ?? (fromEnv || undefined);
   if (clientId === undefined) return `pinned-${randomToken(9)}`;
+  // Stryker disable next-line ConditionalExpression: a non-string's length is undefined, which fails both bounds
   if (typeof clientId === "string" && clientId.length >= 1 && clientId.length <= MAX_CLIENT_ID_LENGTH) return clientId;
   const from = option === undefined ? "CLIENT_ID" : "clientId";
   const given =

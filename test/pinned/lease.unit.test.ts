@@ -14,6 +14,47 @@ function clock(start = 1_000_000) {
 }
 
 describe("Lease", () => {
+  it("keeps its TTL when a renewal names none that is a positive number", () => {
+    const c = clock();
+    const lease = new Lease(c.now);
+    lease.renewed(c.t, 3000);
+    for (const ttl of [0, -1, "5000", null]) {
+      lease.renewed(c.t, ttl);
+      expect(lease.ttlMs).toBe(3000);
+    }
+    lease.renewed(c.t, 1);
+    expect(lease.ttlMs).toBe(1);
+  });
+
+  it("is unhealthy while held and never renewed, even at clock time 0", () => {
+    const lease = new Lease(() => 0);
+    lease.held = true;
+    expect(lease.healthy()).toBe(false);
+    expect(lease.flaps).toBe(0);
+  });
+
+  it("counts the flap of a lease renewed before it was held", () => {
+    const c = clock();
+    const lease = new Lease(c.now);
+    lease.renewed(c.t, 3000); // not held yet: healthy() answers without judging
+    lease.held = true;
+    c.t += 2001;
+    expect(lease.healthy()).toBe(false);
+    expect(lease.flaps).toBe(1);
+  });
+
+  it("counts one flap per healthy → unhealthy transition, however often it is asked", () => {
+    const c = clock();
+    const lease = new Lease(c.now);
+    lease.held = true;
+    lease.renewed(c.t, 3000);
+    for (let i = 0; i < 3; i++) expect(lease.healthy()).toBe(true);
+    expect(lease.flaps).toBe(0);
+    c.t += 2001;
+    for (let i = 0; i < 3; i++) expect(lease.healthy()).toBe(false);
+    expect(lease.flaps).toBe(1);
+  });
+
   it("holds until sentAt + TTL less 5% by the worker's clock, from the call's sending, not its answer", () => {
     const c = clock();
     const lease = new Lease(c.now);
