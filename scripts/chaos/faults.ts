@@ -26,6 +26,8 @@ export interface NemesisOptions {
   operations: () => readonly Operation[];
   /** Every key the workload uses ("/ns/id"): what an operator's wind-down picks from. */
   keys?: string[];
+  /** Faults injected first, in this order, before the random draws (the CI profile's opening). */
+  opening?: FaultKind[];
 }
 
 const PROXY_MODES = ["drop", "delay", "blackhole", "reset"] as const;
@@ -35,6 +37,7 @@ export class Nemesis {
   /** Why the nemesis stopped early (a fault it could not inject or heal), if it did. */
   failure: string | undefined;
   private stopping = false;
+  private readonly opening: NemesisChoice[];
   private failovers = 0;
   private overlaps = 0;
   private readonly edges: EdgeFaults;
@@ -44,6 +47,7 @@ export class Nemesis {
     private readonly options: NemesisOptions,
   ) {
     this.edges = new EdgeFaults(topology, options.random, (worker) => this.keysOf(worker));
+    this.opening = [...(options.opening ?? [])];
   }
 
   /**
@@ -56,7 +60,7 @@ export class Nemesis {
     while (!this.stopping && Date.now() < lastStart) {
       await sleep(this.between(...this.options.gapMs));
       if (this.stopping || Date.now() >= lastStart) break;
-      const choice = this.pick(this.options.kinds);
+      const choice = this.opening.shift() ?? this.pick(this.options.kinds);
       // An overlap's second fault starts up to 1.5 s late: it needs that much more room.
       const pair = choice === "overlap" && Date.now() < lastStart - 1500 ? this.choosePair() : undefined;
       const kind = choice === "overlap" ? this.pick(this.options.kinds.filter((k) => k !== "overlap")) : choice;

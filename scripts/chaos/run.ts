@@ -26,7 +26,7 @@ import { parseArgs } from "node:util";
 import { seededRandom } from "../seeded-random.ts";
 import { AlarmWorkload, awaitAlarms } from "./alarm-workload.ts";
 import { checkHistory } from "./checker.ts";
-import { Nemesis, type NemesisChoice } from "./faults.ts";
+import { type FaultKind, Nemesis, type NemesisChoice } from "./faults.ts";
 import type { History, Served, UserDbWrite } from "./history.ts";
 import { expectedKinds, LAYERS, type Layer, type LayerRefusal, parseLayers } from "./layers.ts";
 import { runMutantMatrix } from "./mutant-matrix.ts";
@@ -49,7 +49,12 @@ interface RunOptions {
   clients: number;
   leaseTtlMs: number;
   out: string;
+  /** --profile ci: the nemesis opens with CI_OPENING. */
+  ci: boolean;
 }
+
+/** The CI profile's first faults: a kill -9 and a pause past the lease, in every run. */
+const CI_OPENING: FaultKind[] = ["kill-worker", "pause-worker"];
 
 function parseOptions(argv: string[]): RunOptions {
   const { values } = parseArgs({
@@ -89,6 +94,7 @@ function parseOptions(argv: string[]): RunOptions {
     clients: count(values.clients, ci ? 8 : 16),
     leaseTtlMs: ci ? 3000 : 5000,
     out: values.out,
+    ci,
     ...(values.faults ? { faults: values.faults.split(",") as NemesisChoice[] } : {}),
   };
   for (const [name, value] of Object.entries(options))
@@ -199,6 +205,9 @@ async function campaign(options: RunOptions): Promise<History> {
       kinds: faultKinds(options),
       random,
       gapMs: [3000, 8000],
+      // The CI profile opens with the faults every fence exists for, a kill -9 and a pause past
+      // the lease, so that each 60 s run has them whatever the random draws (CI_OPENING).
+      ...(options.ci ? { opening: CI_OPENING } : {}),
       operations: () => workload.operations,
       keys: [...workload.listKeys(), ...workload.counterKeys(), ...otherKeys],
     });
