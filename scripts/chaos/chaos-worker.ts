@@ -103,8 +103,9 @@ class ChaosList implements Instance {
     const key = `${ctx.ns}/${ctx.id}`;
     this.list ??= (await ctx.storage.get<string[]>("list")) ?? [];
     if (request.method === "GET") {
-      // One storage await before the owner check: a process paused here meets is-current on waking.
-      await ctx.storage.get("list");
+      // A list answers a read from memory, as a Durable Object would: no fence sees such a read,
+      // so only the lease guard and is-current stop a zombie's (counters read the store first,
+      // and meet the fenced read).
       if (!owner(ctx)) return notOwner();
       logServed(key, ctx.epoch, "read", start);
       return Response.json({ list: this.list, epoch: ctx.epoch, worker: WORKER });
@@ -130,6 +131,8 @@ class ChaosCounter implements Instance {
     const start = Date.now();
     this.count ??= (await ctx.storage.get<number>("n")) ?? 0;
     if (request.method === "GET") {
+      // Through the store before the owner check: a process paused here meets the fenced read and
+      // is-current on waking.
       await ctx.storage.get("n");
       if (!owner(ctx)) return notOwner();
       logServed(`${ctx.ns}/${ctx.id}`, ctx.epoch, "read", start);
