@@ -56,7 +56,9 @@ export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
     name: "served-log-async",
     breaks: "the workers' served log is written asynchronously (a kill -9 loses its last lines)",
     file: "scripts/chaos/sync-log.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text, not a template
     find: "writeSync(fd, `${JSON.stringify(entry)}\\n`);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text, not a template
     replace: 'void import("node:fs").then((fs) => fs.write(fd, `${JSON.stringify(entry)}\\n`, () => {}));',
   },
 ];
