@@ -22,7 +22,7 @@ export interface RegistrationHooks {
   drain(draining: boolean, deadlineSeconds: number | undefined): void;
   /** A heartbeat found the session gone once a timed operator drain's deadline had passed. */
   drainDeadlinePassed(): void;
-  /** A renewal came after the lease had lapsed: every activation may have another owner now. */
+  /** A heartbeat renewed the lease after it had lapsed: every activation may have another owner now. */
   lapsedLeaseRenewed(): void;
 }
 
@@ -262,7 +262,9 @@ export class Registration {
     });
     if (answer.status === 200) {
       this.ledger.acked(acks);
-      this.renewed(answer.body, sentAt);
+      // A heartbeat renews the same session whatever moved meanwhile; a register answers with
+      // the duplicates, the instances placed elsewhere, itself.
+      if (this.renewed(answer.body, sentAt)) this.hooks.lapsedLeaseRenewed();
       this.clash.renewed();
       return this.interval();
     }
@@ -349,9 +351,10 @@ export class Registration {
     return answer;
   }
 
-  private renewed(body: Record<string, unknown>, sentAt: number): void {
+  /** Takes a 200 answer's lease, drain and messages; true when the lease had lapsed before it. */
+  private renewed(body: Record<string, unknown>, sentAt: number): boolean {
     const now = this.options.now();
-    if (this.lease.renewed(sentAt, body.expiresInMs)) this.hooks.lapsedLeaseRenewed();
+    const lapsedBefore = this.lease.renewed(sentAt, body.expiresInMs);
     this.degraded = body.degraded === true;
     this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
     const draining = body.draining === true;
@@ -359,6 +362,7 @@ export class Registration {
     this.operatorDraining = draining && !this.hooks.ownDraining();
     this.hooks.drain(draining, this.drainDeadline);
     for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message, now - sentAt);
+    return lapsedBefore;
   }
 
   private headroom(): number {

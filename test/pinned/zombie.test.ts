@@ -122,23 +122,4 @@ describe("a WebSocket of a worker paused past its lease", () => {
     expect(frames).not.toContain("after the lease");
     await zombie.kill();
   }, 60_000);
-
-  it("is closed 1012 once a renewal comes after the lapse, though no message came: the instance may have moved", async () => {
-    const zombie = await spawn("d", { WS_PROBE: "1" });
-    const socket = new WebSocket(`${pb.url.replace("http", "ws")}/probe/z3`);
-    const frames: string[] = [];
-    socket.on("message", (data) => frames.push(String(data)));
-    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-      socket.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
-    );
-    await until(async () => (frames.length > 0 ? true : null), 10_000);
-
-    zombie.process.kill("SIGSTOP");
-    await new Promise((r) => setTimeout(r, LEASE + 500));
-    zombie.process.kill("SIGCONT");
-
-    const noClose = new Promise((resolve) => setTimeout(() => resolve({ code: "none within 10 s", frames }), 10_000));
-    expect(await Promise.race([closed, noClose])).toEqual({ code: 1012, reason: "lease lapsed" });
-    await zombie.kill();
-  }, 60_000);
 });

@@ -58,8 +58,11 @@ async function bracketed<T>(call: () => Promise<T>): Promise<{ value: T; before:
 }
 
 /** Remaining whole seconds (rounded up) from `nowMs` to `deadlineMs`, as the registry reports them. */
-// Rounded down: the worker must wind down no later than Pinboard frees the row.
-const secondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
+// A wind-down's seconds are rounded down: the worker must wind down no later than Pinboard frees the row.
+const windDownSecondsLeft = (deadlineMs: number, nowMs: number) =>
+  Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
+// A timed drain's, rounded up.
+const secondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.ceil((deadlineMs - nowMs) / 1000));
 
 describe("leases", () => {
   it("a session is dead once expiry ≤ now and pruned by the next register once expiry + lease < now", async () => {
@@ -160,8 +163,8 @@ describe("control messages", () => {
     type Delivered = { messages?: Array<{ deadline: number | null }> };
     /** The deadline a peek between `before` and `after` (Redis clock) reports: 30 s less the time gone, rounded down. */
     const expectDeadline = (deadline: number | null | undefined, before: number, after: number) => {
-      expect(deadline).toBeGreaterThanOrEqual(secondsLeft(deadlineAt, after));
-      expect(deadline).toBeLessThanOrEqual(secondsLeft(deadlineAt, before));
+      expect(deadline).toBeGreaterThanOrEqual(windDownSecondsLeft(deadlineAt, after));
+      expect(deadline).toBeLessThanOrEqual(windDownSecondsLeft(deadlineAt, before));
     };
 
     const peek1 = await bracketed(async () => (await (await hb(a.sessionId)).json()) as Delivered);
