@@ -39,10 +39,13 @@ export function parseLayers(text: string): Layer[] {
 /**
  * Violations that only some layers prevent: with every one of them off (a partial --layers run),
  * such a violation is what that run expects to see, reported but not failing it. A zombie's read
- * is fenced by nothing (reads write nothing); a stale user-database write only by its fence.
+ * from memory, a WebSocket message it takes and an alarm it fires before any write are fenced by
+ * nothing (no store sees them); a stale user-database write only by its fence.
  */
 export const PREVENTED_ONLY_BY: Readonly<Record<string, readonly Layer[]>> = {
   "zombie-read": ["is-current", "lease-guard"],
+  "socket-stale-delivery": ["is-current", "lease-guard"],
+  "alarm-stale-fire": ["is-current", "lease-guard"],
   "user-db-stale-write": ["user-fence"],
 };
 

@@ -53,8 +53,12 @@ interface RunOptions {
   ci: boolean;
 }
 
-/** The CI profile's first faults: a kill -9 and a pause past the lease, in every run. */
-const CI_OPENING: FaultKind[] = ["kill-worker", "pause-worker"];
+/**
+ * The CI profile's first faults, in every run: a kill -9, a pause past the lease, and two pauses
+ * timed from a renewal (half end at the worker's lease view, half just past it), the faults every
+ * fence and the lease guard exist for; then random draws.
+ */
+const CI_OPENING: FaultKind[] = ["kill-worker", "pause-worker", "pause-worker-edge", "pause-worker-edge"];
 
 function parseOptions(argv: string[]): RunOptions {
   const { values } = parseArgs({
@@ -204,7 +208,7 @@ async function campaign(options: RunOptions): Promise<History> {
     const nemesis = new Nemesis(topology, {
       kinds: faultKinds(options),
       random,
-      gapMs: [3000, 8000],
+      gapMs: options.ci ? [1500, 4000] : [3000, 8000],
       // The CI profile opens with the faults every fence exists for, a kill -9 and a pause past
       // the lease, so that each 60 s run has them whatever the random draws (CI_OPENING).
       ...(options.ci ? { opening: CI_OPENING } : {}),

@@ -11,8 +11,12 @@ describe("protection layers", () => {
     expect(() => parseLayers("store-fence,fence")).toThrow(/unknown layer fence/);
   });
 
-  it("expects a zombie's read only with both is-current and lease-guard off", () => {
-    expect(expectedKinds(["store-fence", "user-fence"])).toEqual(["zombie-read"]);
+  it("expects a zombie's read, socket message and alarm only with both is-current and lease-guard off", () => {
+    expect(expectedKinds(["store-fence", "user-fence"])).toEqual([
+      "zombie-read",
+      "socket-stale-delivery",
+      "alarm-stale-fire",
+    ]);
     expect(expectedKinds(["store-fence", "user-fence", "is-current"])).toEqual([]);
     expect(expectedKinds(["store-fence", "user-fence", "lease-guard"])).toEqual([]);
     expect(expectedKinds(["lease-guard"])).toEqual(["user-db-stale-write"]);
