@@ -100,9 +100,15 @@ export class Workload {
   }
 
   private async probe(key: string, deadline: number): Promise<void> {
+    // A user-database key's prober appends every other time: while the clients wait on a stopped
+    // owner, its appends reach the new one, which raises the user database's fence before the
+    // zombie's queued appends run (else the fence would never be the layer that decides).
+    const appends = key.startsWith("/lists/u");
+    let turn = 0;
     while (!this.stopping && Date.now() < deadline) {
       const started = Date.now();
-      await this.request(key, "read", this.pickNode(), PROBE_TIMEOUT_MS);
+      const kind = appends && turn++ % 2 === 1 ? "append" : "read";
+      await this.request(key, kind, this.pickNode(), PROBE_TIMEOUT_MS);
       await new Promise((r) => setTimeout(r, Math.max(0, started + PROBE_EVERY_MS - Date.now())));
     }
   }
