@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { AlarmFired, AlarmHistory, AlarmSet } from "./history-alarms.ts";
+import { readJsonLines } from "./sync-log.ts";
 import { REFUSED_BEFORE_FORWARD } from "./workload.ts";
 
 /**
@@ -83,18 +83,9 @@ function parse(text: string): { epoch?: string; worker?: string; error?: string;
   }
 }
 
-/** Reads a JSON-lines log (missing: empty). */
+/** Reads the alarm log back (missing: empty). */
 export function readAlarmLog(path: string): AlarmFired[] {
-  let text = "";
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as AlarmFired);
+  return readJsonLines<AlarmFired>(path);
 }
 
 /** Waits until every acknowledged alarm has a "fired" line in the log, at most `timeoutMs`. */

@@ -20,7 +20,7 @@
  * partial --layers: when clean and every layer kept on refused something), 1 otherwise, 2 on bad
  * arguments.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { seededRandom } from "../seeded-random.ts";
@@ -33,6 +33,7 @@ import { runMutantMatrix } from "./mutant-matrix.ts";
 import { readStores } from "./read-stores.ts";
 import { summarize, writeReport } from "./report.ts";
 import { SocketWorkload } from "./socket-workload.ts";
+import { readJsonLines } from "./sync-log.ts";
 import { FORWARD_TIMEOUT_MS, startTopology, stopTopology, type Topology } from "./topology.ts";
 import { Workload } from "./workload.ts";
 
@@ -167,19 +168,6 @@ async function finalReads(workload: Workload): Promise<{ reads: Record<string, s
     }
   }
   return { reads, unserved };
-}
-
-function readJsonLines<T>(path: string): T[] {
-  let text = "";
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as T);
 }
 
 /** How long, once the faults healed, every acknowledged alarm has to fire. */

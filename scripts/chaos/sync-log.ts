@@ -4,7 +4,7 @@
  * process, so a kill -9 cannot lose the record of an answer a client got. The checker relies on
  * it ("unlogged-answer"). writeLine is the one place a line is written.
  */
-import { openSync, writeSync } from "node:fs";
+import { openSync, readFileSync, writeSync } from "node:fs";
 
 export type LineLog = (entry: object) => void;
 
@@ -15,4 +15,18 @@ export function openLineLog(path: string): LineLog {
 
 function writeLine(fd: number, entry: object): void {
   writeSync(fd, `${JSON.stringify(entry)}\n`);
+}
+
+/** Reads a log back, one JSON object a line (a missing file: none). */
+export function readJsonLines<T>(path: string): T[] {
+  let text = "";
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as T);
 }

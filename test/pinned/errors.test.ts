@@ -11,6 +11,7 @@ import { Echo } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
 import { consoleFormatLogger, memoryLogger, startLocalWorker, until } from "../support/local-worker.ts";
 import { startTestRedis } from "../support/redis.ts";
+import { silentRegistrationHooks } from "../support/registration-hooks.ts";
 
 /**
  * A newcomer's mistakes and outages, as the worker library reports them: every call to Pinboard
@@ -58,16 +59,7 @@ describe("calls to Pinboard that get no answer name the URL and the cause", () =
       new PinboardClient({ pinboardUrl: `http://127.0.0.1:${port}/pb/`, credential: "token" }),
       new ChallengeState(),
       { clientId: "c", secret: "s".repeat(32), namespaces: ["/echo"], advertiseUrl: () => "http://127.0.0.1:1" },
-      {
-        headroom: () => 1,
-        ownDraining: () => false,
-        instances: () => ({}),
-        duplicates: () => {},
-        message: () => {},
-        drain: () => {},
-        drainDeadlinePassed: () => {},
-        lapsedLeaseRenewed: () => {},
-      },
+      silentRegistrationHooks(),
       { log: logger, now: Date.now },
     );
     registration.sessionId = "session-1";

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ChallengeState } from "../../src/pinned/challenge.ts";
 import { PinboardClient } from "../../src/pinned/pinboard-client.ts";
 import { Registration } from "../../src/pinned/registration.ts";
+import { silentRegistrationHooks } from "../support/registration-hooks.ts";
 
 /**
  * A heartbeat that renews the lease after the worker's own view of it had lapsed: Pinboard may
@@ -27,18 +28,11 @@ function started(clock: { ms: number }) {
     return Response.json(body);
   }) as typeof fetch;
   const client = new PinboardClient({ pinboardUrl: "http://pinboard.invalid", credential: "t", fetch: pinboard });
-  const hooks = {
-    headroom: () => 1,
-    ownDraining: () => false,
-    instances: () => ({}),
-    duplicates: () => {},
-    message: () => {},
-    drain: () => {},
-    drainDeadlinePassed: () => {},
+  const hooks = silentRegistrationHooks({
     lapsedLeaseRenewed: () => {
       lapsedRenewals++;
     },
-  };
+  });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const fields = {
     clientId: "c-unit",

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ChallengeState } from "../../src/pinned/challenge.ts";
 import { PinboardClient } from "../../src/pinned/pinboard-client.ts";
 import { Registration } from "../../src/pinned/registration.ts";
+import { silentRegistrationHooks } from "../support/registration-hooks.ts";
 
 /**
  * The retired-session grace on a clock the test holds: the session a worker gave up is still an
@@ -17,16 +18,7 @@ function registrationOn(clock: { ms: number }): Registration {
   const offline = (() => Promise.reject(new Error("no Pinboard in a unit test"))) as typeof fetch;
   const client = new PinboardClient({ pinboardUrl: "http://pinboard.invalid", credential: "t", fetch: offline });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-  const hooks = {
-    headroom: () => 1,
-    ownDraining: () => false,
-    instances: () => ({}),
-    duplicates: () => {},
-    message: () => {},
-    drain: () => {},
-    drainDeadlinePassed: () => {},
-    lapsedLeaseRenewed: () => {},
-  };
+  const hooks = silentRegistrationHooks();
   const fields = { clientId: "c-unit", secret: "s", namespaces: ["/n"], advertiseUrl: () => "http://w.invalid" };
   const registration = new Registration(client, new ChallengeState(), fields, hooks, {
     log: quiet,
