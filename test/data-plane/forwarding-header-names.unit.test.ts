@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { forwardRequestHeaders } from "../../src/data-plane/header-hygiene.ts";
+import { DOCUMENTED_FORWARDING_HEADERS } from "../support/forwarding-header-names.ts";
 
 /**
  * Every forwarding header the documentation names, written out here rather than read from
@@ -9,50 +10,7 @@ import { forwardRequestHeaders } from "../../src/data-plane/header-hygiene.ts";
  * fails here. forwarding-headers.test.ts sends them end to end.
  */
 
-/** docs/decisions.md, "Forwarding headers" under Headers: Pinboard's three, then the dropped ones. */
-const HEADERS_SECTION = [
-  "X-Forwarded-For",
-  "X-Forwarded-Host",
-  "X-Forwarded-Proto",
-  "Forwarded",
-  "X-Real-IP",
-  "X-Forwarded-Port",
-  "X-Forwarded-Prefix",
-  "X-Forwarded-Scheme",
-  "X-Forwarded-Ssl",
-  "X-Forwarded-Server",
-  "X-Forwarded-Uri",
-  "X-Forwarded",
-  "True-Client-IP",
-  "X-Client-IP",
-  "X-Cluster-Client-IP",
-  "Client-IP",
-  "CF-Connecting-IP",
-  "X-Original-URL",
-  "X-Original-Host",
-  "X-Rewrite-URL",
-];
-/** docs/decisions.md, "Forwarding headers: one list, trusted proxies only": issue 40's and its family. */
-const ISSUE_40_SECTION = [
-  "Fastly-Client-IP",
-  "X-ProxyUser-Ip",
-  "X-Envoy-External-Address",
-  "Forwarded-For",
-  "Front-End-Https",
-  "X-Url-Scheme",
-  "X-Host",
-  "CF-Connecting-IPv6",
-  "CF-Pseudo-IPv4",
-  "CF-IPCountry",
-  "CF-Visitor",
-  "X-Original-Forwarded-For",
-  "X-Forwarded-Protocol",
-  "X-Originating-IP",
-  "X-Remote-IP",
-  "X-Remote-Addr",
-  "X-Original-URI",
-];
-const DOCUMENTED = [...HEADERS_SECTION, ...ISSUE_40_SECTION];
+const DOCUMENTED = DOCUMENTED_FORWARDING_HEADERS;
 /** Those with a dash to spell with an underscore (Forwarded has none). */
 const DASHED = DOCUMENTED.filter((name) => name.includes("-"));
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FORWARDING_HEADERS } from "../../src/data-plane/header-hygiene.ts";
 import { Echo, type EchoAnswer } from "../support/echo-instance.ts";
 import { type Fleet, startFleet } from "../support/fleet.ts";
+import { DOCUMENTED_FORWARDING_HEADERS } from "../support/forwarding-header-names.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { startWorkersFleet, type WorkersFleet } from "../support/workers-fleet.ts";
 
@@ -15,55 +16,7 @@ import { startWorkersFleet, type WorkersFleet } from "../support/workers-fleet.t
  * are the edge's own facts (the scheme, request.cf.country), never a client's or a proxy's.
  */
 
-/** The names issue 40 found reaching workers, as it listed them. */
-const ISSUE_40 = [
-  "Fastly-Client-IP",
-  "X-ProxyUser-Ip",
-  "X-Envoy-External-Address",
-  "Forwarded-For",
-  "Front-End-Https",
-  "X-Url-Scheme",
-  "X-Host",
-  "CF-Connecting-IPv6",
-  "CF-Pseudo-IPv4",
-  "CF-IPCountry",
-  "CF-Visitor",
-];
-/** The family already filtered before issue 40, also written out. */
-const EARLIER = [
-  "X-Forwarded-For",
-  "X-Forwarded-Host",
-  "X-Forwarded-Proto",
-  "Forwarded",
-  "X-Real-IP",
-  "True-Client-IP",
-  "X-Client-IP",
-  "X-Cluster-Client-IP",
-  "CF-Connecting-IP",
-  "X-Original-URL",
-  "X-Rewrite-URL",
-];
-/** The rest docs/decisions.md names (its Headers section and issue 40's family), also written out. */
-const DOCUMENTED_REST = [
-  "X-Forwarded-Port",
-  "X-Forwarded-Prefix",
-  "X-Forwarded-Scheme",
-  "X-Forwarded-Ssl",
-  "X-Forwarded-Server",
-  "X-Forwarded-Uri",
-  "X-Forwarded",
-  "Client-IP",
-  "X-Original-Host",
-  "X-Original-Forwarded-For",
-  "X-Forwarded-Protocol",
-  "X-Originating-IP",
-  "X-Remote-IP",
-  "X-Remote-Addr",
-  "X-Original-URI",
-];
-const NAMES = [
-  ...new Set([...FORWARDING_HEADERS, ...ISSUE_40, ...EARLIER, ...DOCUMENTED_REST].map((n) => n.toLowerCase())),
-];
+const NAMES = [...new Set([...FORWARDING_HEADERS, ...DOCUMENTED_FORWARDING_HEADERS].map((n) => n.toLowerCase()))];
 /** What Pinboard writes itself on every forward. */
 const PINBOARDS_OWN = ["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"];
 
