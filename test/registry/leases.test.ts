@@ -57,10 +57,9 @@ async function bracketed<T>(call: () => Promise<T>): Promise<{ value: T; before:
   return { value, before, after };
 }
 
-/** Remaining whole seconds (rounded up) from `nowMs` to `deadlineMs`, as the registry reports them. */
+/** Remaining whole seconds from `nowMs` to `deadlineMs`, as the registry reports them. */
 // A wind-down's seconds are rounded down: the worker must wind down no later than Pinboard frees the row.
-const windDownSecondsLeft = (deadlineMs: number, nowMs: number) =>
-  Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
+const windDownSecondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
 // A timed drain's, rounded up.
 const secondsLeft = (deadlineMs: number, nowMs: number) => Math.max(0, Math.ceil((deadlineMs - nowMs) / 1000));
 
