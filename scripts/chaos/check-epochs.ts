@@ -97,7 +97,8 @@ function checkSharedEpochs<T extends { worker: string; epoch: string; at: number
 export function checkUserDb(writes: readonly UserDbWrite[], log: ViolationLog): void {
   for (const [key, entries] of groupByKey(writes.filter((w) => w.accepted))) {
     checkSharedEpochs(key, entries, () => true, log);
-    for (const { late, ahead, count, lastAt } of overlaps(entries, false)) {
+    // A write sent before the higher one was taken may have run first and been logged later.
+    for (const { late, ahead, count, lastAt } of overlaps(entries, false, (write) => write.start ?? write.at)) {
       const times = count > 1 ? ` (${count} writes, until ${lastAt})` : "";
       const detail = `the user database took worker ${late.worker}'s write of ${key} at epoch ${late.epoch} at ${late.at}${times} after it took worker ${ahead.worker}'s at epoch ${ahead.epoch} at ${ahead.at}`;
       log.add({ kind: "user-db-stale-write", key, detail, ...who(ahead, late) });

@@ -212,6 +212,15 @@ describe("the user database", () => {
     expect(v.detail).toContain("worker w2's at epoch 2");
   });
 
+  it("judges a write by when it was sent: one sent before the higher was taken may have run first", () => {
+    // w1's write at epoch 1 was sent at 15, before w2's at epoch 2 was taken (20), and logged at 21.
+    const raced = [userDbWrite("w2", "2", 20, true), { ...userDbWrite("w1", "1", 21, true), start: 15 }];
+    expect(checkHistory(history({ userDb: raced })).violations).toEqual([]);
+    // Sent at 25, after the higher one was taken: the fence should have refused it.
+    const stale = [userDbWrite("w2", "2", 20, true), { ...userDbWrite("w1", "1", 30, true), start: 25 }];
+    expect(theViolation(history({ userDb: stale }), "user-db-stale-write").detail).toContain("at epoch 1 at 30");
+  });
+
   it("counts the fence's refusals without calling them violations", () => {
     const writes = [userDbWrite("w2", "2", 20, true), userDbWrite("w1", "1", 30, false)];
     const verdict = checkHistory(history({ userDb: writes }));
