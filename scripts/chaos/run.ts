@@ -190,7 +190,7 @@ async function campaign(options: RunOptions): Promise<History> {
       random,
     });
     const nodes = topology.pinboards.map((n) => n.url);
-    const sockets = new SocketWorkload({ nodes, sessions: 4, keys: 2, random });
+    const sockets = new SocketWorkload({ nodes, sessions: 8, keys: 4, random });
     const alarms = new AlarmWorkload({ nodes, clients: 2, keys: 3, timeoutMs: FORWARD_TIMEOUT_MS + 5000, random });
     const otherKeys = [...sockets.keys(), ...alarms.keys()];
     const nemesis = new Nemesis(topology, {

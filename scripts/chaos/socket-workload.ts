@@ -17,9 +17,11 @@ export interface SocketWorkloadOptions {
   random: () => number;
 }
 
-const HELLO_TIMEOUT_MS = 3000;
-const ECHO_TIMEOUT_MS = 2000;
-const HANDSHAKE_TIMEOUT_MS = 3000;
+// Short, so that a session whose owner stopped opens a new socket soon, and lands on the new owner
+// once Pinboard's lease ran out: its other sessions' messages then wait in the old owner's socket.
+const HELLO_TIMEOUT_MS = 1000;
+const ECHO_TIMEOUT_MS = 800;
+const HANDSHAKE_TIMEOUT_MS = 1000;
 const SEND_EVERY_MS = 50;
 
 interface OpenSocket {
