@@ -11,8 +11,8 @@ export interface ChaosMutant {
   breaks: string;
   /** Repository-relative file the patch edits. */
   file: string;
-  find: string;
-  replace: string;
+  /** Literal replacements, each of a text found exactly once. */
+  edits: ReadonlyArray<{ find: string; replace: string }>;
 }
 
 export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
@@ -20,54 +20,74 @@ export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
     name: "lease-guard-2s",
     breaks: "the worker library trusts its lease 2 s too long",
     file: "src/pinned/lease.ts",
-    find: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs);",
-    replace: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs) + 2000;",
+    edits: [
+      {
+        find: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs);",
+        replace: "this.validUntil = sentAt + this.ttlMs - marginMs(this.ttlMs) + 2000;",
+      },
+    ],
   },
   {
     name: "fence-le",
     breaks: "the fence compares with <= (refuses the owner's own epoch)",
     file: "src/pinned/lua/includes/fence.lua",
-    find: "if c < 0 then return {0, stored} end",
-    replace: "if c <= 0 then return {0, stored} end",
+    edits: [{ find: "if c < 0 then return {0, stored} end", replace: "if c <= 0 then return {0, stored} end" }],
   },
   {
     name: "fence-leading-zeros",
     breaks: "the fence keeps an epoch's leading zeros (compares 0009 above 12)",
     file: "src/pinned/lua/includes/fence.lua",
-    find: "local t = string.gsub(s, '^0+', '')",
-    replace: "local t = s",
+    edits: [{ find: "local t = string.gsub(s, '^0+', '')", replace: "local t = s" }],
   },
   {
     name: "epoch-not-bumped",
     breaks: "a takeover keeps the dead owner's epoch instead of minting a higher one",
     file: "src/placement/lua/resolve-11.lua",
-    find: "local epoch = string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
-    replace:
-      "local epoch = (old and old.epoch ~= '' and old.epoch) or string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
+    edits: [
+      {
+        find: "local epoch = string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
+        replace:
+          "local epoch = (old and old.epoch ~= '' and old.epoch) or string.format('%.0f', math.max(now_us, prev + 1, floor + 1))",
+      },
+    ],
   },
   {
     name: "is-current-true",
     breaks: "ctx.isCurrent() always answers true",
     file: "src/pinned/live-instance.ts",
-    find: 'return this.state !== "retired" && !this.deps.lapsed();',
-    replace: "return true;",
+    edits: [{ find: 'return this.state !== "retired" && !this.deps.lapsed();', replace: "return true;" }],
   },
   {
     name: "served-log-async",
-    breaks: "the workers' served log is written asynchronously (a kill -9 loses its last lines)",
+    breaks: "the workers' logs are written through an async stream (a kill -9 loses its last lines)",
     file: "scripts/chaos/sync-log.ts",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text, not a template
-    find: "writeSync(fd, `${JSON.stringify(entry)}\\n`);",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text, not a template
-    replace: 'void import("node:fs").then((fs) => fs.write(fd, `${JSON.stringify(entry)}\\n`, () => {}));',
+    edits: [
+      {
+        find: 'import { openSync, readFileSync, writeSync } from "node:fs";',
+        replace: 'import { createWriteStream, readFileSync } from "node:fs";',
+      },
+      {
+        find: '  const fd = openSync(path, "a");\n  return (entry) => writeLine(fd, entry);',
+        replace:
+          '  const stream = createWriteStream(path, { flags: "a" });\n  return (entry) => stream.write(`${JSON.stringify(entry)}\\n`);',
+      },
+      {
+        find: "function writeLine(fd: number, entry: object): void {\n  writeSync(fd, `${JSON.stringify(entry)}\\n`);\n}",
+        replace: "",
+      },
+    ],
   },
 ];
 
-/** Applies `mutant` to `source` (the text of mutant.file); throws unless its pattern matches exactly once. */
+/** Applies `mutant` to `source` (the text of mutant.file); throws unless each edit's text is found exactly once. */
 export function applyMutant(mutant: ChaosMutant, source: string): string {
-  const at = source.indexOf(mutant.find);
-  if (at < 0) throw new Error(`mutant ${mutant.name}: pattern not found in ${mutant.file}`);
-  if (source.indexOf(mutant.find, at + 1) >= 0)
-    throw new Error(`mutant ${mutant.name}: pattern found more than once in ${mutant.file}`);
-  return source.slice(0, at) + mutant.replace + source.slice(at + mutant.find.length);
+  let text = source;
+  for (const { find, replace } of mutant.edits) {
+    const at = text.indexOf(find);
+    if (at < 0) throw new Error(`mutant ${mutant.name}: pattern not found in ${mutant.file}`);
+    if (text.indexOf(find, at + 1) >= 0)
+      throw new Error(`mutant ${mutant.name}: pattern found more than once in ${mutant.file}`);
+    text = text.slice(0, at) + replace + text.slice(at + find.length);
+  }
+  return text;
 }

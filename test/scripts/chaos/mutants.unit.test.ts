@@ -19,11 +19,11 @@ describe("the chaos campaign's known-bad patches", () => {
       const source = readFileSync(mutant.file, "utf8");
       const mutated = applyMutant(mutant, source);
       expect(mutated).not.toBe(source);
-      expect(mutated).toContain(mutant.replace);
+      for (const { replace } of mutant.edits) expect(mutated).toContain(replace);
     });
 
   it("refuses a pattern that is missing or ambiguous", () => {
-    const mutant = { name: "m", breaks: "b", file: "f", find: "x < 1", replace: "x <= 1" };
+    const mutant = { name: "m", breaks: "b", file: "f", edits: [{ find: "x < 1", replace: "x <= 1" }] };
     expect(applyMutant(mutant, "if x < 1 then")).toBe("if x <= 1 then");
     expect(() => applyMutant(mutant, "if y then")).toThrow("mutant m: pattern not found in f");
     expect(() => applyMutant(mutant, "x < 1 or x < 1")).toThrow("mutant m: pattern found more than once in f");
