@@ -55,11 +55,17 @@ interface RunOptions {
 }
 
 /**
- * The CI profile's first faults, in every run: a kill -9, a pause past the lease, and two pauses
+ * The CI profile's first faults, in every run: two kill -9s, a pause past the lease, and two pauses
  * timed from a renewal (half end at the worker's lease view, half just past it), the faults every
- * fence and the lease guard exist for; then random draws.
+ * fence, the lease guard and the workers' synchronous logs exist for; then random draws.
  */
-const CI_OPENING: FaultKind[] = ["kill-worker", "pause-worker", "pause-worker-edge", "pause-worker-edge"];
+const CI_OPENING: FaultKind[] = [
+  "kill-worker",
+  "pause-worker",
+  "pause-worker-edge",
+  "kill-worker",
+  "pause-worker-edge",
+];
 
 function parseOptions(argv: string[]): RunOptions {
   const { values } = parseArgs({
