@@ -7,7 +7,9 @@ import { Counter, type CounterAnswer } from "../support/sample-instances.ts";
 
 /** What operators do to a worker through the real Pinboard: wind_down, drain, stats. */
 
-const LEASE_MS = 3000;
+// Long enough that a loaded machine does not make the worker's lease lapse (a heartbeat that renews
+// a lapsed lease retires every activation, and these tests watch activations).
+const LEASE_MS = 6000;
 let fleet: Fleet, w: FleetWorker, operator: string, one: OneWorkerFleet;
 
 beforeAll(async () => {
@@ -64,7 +66,7 @@ describe("wind_down", () => {
 
     // Acked: Pinboard stops re-delivering. Until the deadline (max(1 s, lease)) it keeps serving,
     // the same activation at the same epoch.
-    await until(async () => (await queueLength()) === 0, 5000);
+    await until(async () => (await queueLength()) === 0, LEASE_MS + 2000);
     expect(resident("w1")).toEqual({ ns: "/counter", id: "w1", epoch: placed.epoch });
     expect(await answer(await fetch(url("/counter/w1")))).toEqual({
       status: 200,
@@ -87,16 +89,19 @@ describe("wind_down", () => {
 
   it("with a null deadline: a pending wind-down is revoked", async () => {
     const placed = await json<CounterAnswer>(await fetch(url("/counter/w2")));
-    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 4 })).toEqual(
+    // A deadline well past the two heartbeats that deliver the order and then its revocation.
+    const postedAt = Date.now();
+    expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: 12 })).toEqual(
       ok({ queued: true }),
     );
-    await until(async () => (await queueLength()) === 0, 5000);
+    await until(async () => (await queueLength()) === 0, LEASE_MS + 2000);
     expect(await op("/registry/wind_down", { namespace: "/counter", id: "w2", deadline: null })).toEqual(
       ok({ queued: true }),
     );
-    await until(async () => (await queueLength()) === 0, 5000);
+    await until(async () => (await queueLength()) === 0, LEASE_MS + 2000);
 
-    await new Promise((r) => setTimeout(r, 5000));
+    // Past the revoked deadline: had the revoke not taken, w2 would be gone.
+    await new Promise((r) => setTimeout(r, Math.max(0, postedAt + 13_000 - Date.now())));
     expect(resident("w2")).toEqual({ ns: "/counter", id: "w2", epoch: placed.epoch });
     expect(await placedIds()).toContain("w2");
     expect(await json(await fetch(url("/counter/w2")))).toMatchObject({ epoch: placed.epoch, memoryHits: 2 });
@@ -127,7 +132,7 @@ describe("operator drain", () => {
     const held = await answer(await fetch(url("/counter/d0")));
     expect(held).toMatchObject({ status: 200, body: { memoryHits: 1, epoch: expect.stringMatching(/^\d+$/) } });
     expect(await op("/registry/drain", { clientId: "op-worker", deadline: null })).toEqual(ok({ drained: true }));
-    await until(() => w.worker.draining, 5000);
+    await until(() => w.worker.draining, LEASE_MS);
     // An existing placement still routes to the cordoned worker, at its epoch …
     expect(await answer(await fetch(url("/counter/d0")))).toMatchObject({
       status: 200,
@@ -142,7 +147,7 @@ describe("operator drain", () => {
     expect(await placedIds()).not.toContain("d-new");
 
     expect(await op("/registry/undrain", { clientId: "op-worker" })).toEqual(ok({ revoked: true }));
-    await until(() => !w.worker.draining, 5000);
+    await until(() => !w.worker.draining, LEASE_MS);
     expect((await untilServed(url("/counter/d-new"))).status).toBe(200);
   });
 
@@ -150,7 +155,7 @@ describe("operator drain", () => {
     for (const id of ["t1", "t2"]) expect((await answer(await fetch(url(`/counter/${id}`)))).status).toBe(200);
     expect(w.worker.instances().length).toBeGreaterThanOrEqual(2);
     expect(await op("/registry/drain", { clientId: "op-worker", deadline: 1 })).toEqual(ok({ drained: true }));
-    await until(() => w.worker.draining, 5000);
+    await until(() => w.worker.draining, LEASE_MS);
     await until(() => w.worker.instances().length === 0, LEASE_MS + 4000);
   });
 });
