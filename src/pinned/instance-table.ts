@@ -1,4 +1,5 @@
 import { type DurabilityStore, StaleEpochError } from "./durability.ts";
+import { EndedEpochs } from "./ended-epochs.ts";
 import { DEFAULT_ACTIVATION_TIMEOUT_MS, GATES_ON, type GateSettings, LiveInstance } from "./live-instance.ts";
 import type { RefusalReason } from "./responses.ts";
 import type { InstanceClass, PinnedLogger } from "./types.ts";
@@ -49,12 +50,18 @@ const keyOf = (ns: string, id: string) => `${ns}/${id}`;
  *    from the durability store at the new epoch, which claims the instance there.
  * New activations (also at a higher epoch) are refused while `refusal()` says so or at
  * maxInstances, and every request while the lease has lapsed: Pinboard may have placed the
- * instance elsewhere by then, so serving it from here could answer beside its new owner.
+ * instance elsewhere by then, so serving it from here could answer beside its new owner. For the
+ * same reason an activation retired here is not created again at its epoch (EndedEpochs): the
+ * forward is refused in-band, and Pinboard re-places it where the instance is now. Only a failure
+ * to activate or to write (drop) leaves the epoch open for the next request.
  */
 export class InstanceTable {
   private readonly live = new Map<string, LiveInstance>();
+  private readonly ended: EndedEpochs;
 
-  constructor(private readonly deps: TableDeps) {}
+  constructor(private readonly deps: TableDeps) {
+    this.ended = new EndedEpochs(deps.now);
+  }
 
   get size(): number {
     return this.live.size;
@@ -84,6 +91,7 @@ export class InstanceTable {
     let live = this.live.get(key);
     if (live && value < live.epochValue) throw new StaleEpochError(epoch, live.epoch);
     if (!live || value > live.epochValue) {
+      if (this.ended.ended(key, value)) throw new RefusedError("epoch-ended");
       const reason = this.deps.refusal() ?? (!live && this.live.size >= this.deps.maxInstances ? "capacity" : null);
       if (reason) {
         if (live) this.retire(live);
@@ -98,8 +106,12 @@ export class InstanceTable {
       await live.ready;
     } catch (err) {
       live.leave();
-      if (this.live.get(key) === live) this.retire(live);
-      throw err instanceof StaleEpochError ? err : new ActivationError(err);
+      if (err instanceof StaleEpochError) {
+        if (this.live.get(key) === live) this.retire(live);
+        throw err;
+      }
+      if (this.live.get(key) === live) this.drop(live);
+      throw new ActivationError(err);
     }
     const current = this.live.get(key);
     if (current !== live) {
@@ -147,7 +159,7 @@ export class InstanceTable {
             error: error instanceof Error ? error.message : String(error),
           },
         );
-        this.retire(broken, CLOSE_WRITE_FAILED, "storage write failed");
+        this.drop(broken, CLOSE_WRITE_FAILED, "storage write failed");
       },
       gates: this.deps.gates ?? GATES_ON,
     });
@@ -155,8 +167,17 @@ export class InstanceTable {
     return live;
   }
 
-  /** Drops the activation from the table (if it is still there) and retires it. */
+  /**
+   * Drops the activation from the table (if it is still there) and retires it; its epoch ended
+   * here, so a later forward at it is refused rather than served by a fresh activation.
+   */
   retire(live: LiveInstance, code = CLOSE_MOVED, reason = "instance moved"): void {
+    this.ended.end(keyOf(live.ns, live.id), live.epochValue);
+    this.drop(live, code, reason);
+  }
+
+  /** Retires an activation that failed (to activate, to write): the next request at its epoch activates it again. */
+  private drop(live: LiveInstance, code = CLOSE_MOVED, reason = "instance moved"): void {
     const key = keyOf(live.ns, live.id);
     if (this.live.get(key) === live) this.live.delete(key);
     live.retire(code, reason);

@@ -24,7 +24,14 @@ export const notFound = (): Response => detail(404, "not found");
 export const internalError = (): Response => detail(500, "internal error");
 
 /** Why a request was refused; the refusal's detail says it, the header is always the same. */
-export type RefusalReason = "draining" | "lease-unhealthy" | "lease-lapsed" | "capacity" | "winding-down" | "evicted";
+export type RefusalReason =
+  | "draining"
+  | "lease-unhealthy"
+  | "lease-lapsed"
+  | "capacity"
+  | "winding-down"
+  | "evicted"
+  | "epoch-ended";
 
 const REFUSAL_DETAIL: Record<RefusalReason, string> = {
   draining: "worker draining",
@@ -33,6 +40,7 @@ const REFUSAL_DETAIL: Record<RefusalReason, string> = {
   capacity: "instance limit reached",
   "winding-down": "instance winding down",
   evicted: "instance evicted",
+  "epoch-ended": "placement epoch ended here",
 };
 
 /**

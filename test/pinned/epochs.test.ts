@@ -114,10 +114,25 @@ describe("two workers sharing a Redis durability store", () => {
     expect(await stale.json()).toEqual({ detail: "stale placement epoch" });
     expect(a.worker.instances()).toEqual([]);
 
-    // A re-activation of A at its old epoch is fenced by the store too.
-    const fenced = await a.call("/counter/x", { epoch: "5" });
-    expect(fenced.status).toBe(409);
-    expect(await fenced.json()).toEqual({ detail: "stale placement epoch" });
+    // A forward to A still on its way at that epoch is refused in-band (Pinboard re-places it where
+    // the instance is now), never served by a fresh activation.
+    const ended = await a.call("/counter/x", { epoch: "5" });
+    expect(ended.status).toBe(503);
+    expect(ended.headers.get("pinned-refusal")).toBe("lease-unhealthy");
+    expect(await ended.json()).toEqual({ detail: "placement epoch ended here" });
+    expect(a.worker.instances()).toEqual([]);
+
+    // A worker that never held the instance (a restarted process) is fenced by the store at activation.
+    const storeC = durableStore(redis, "fight:");
+    const fresh = await startLocalWorker({ durability: storeC });
+    try {
+      const fenced = await fresh.call("/counter/x", { epoch: "5" });
+      expect(fenced.status).toBe(409);
+      expect(await fenced.json()).toEqual({ detail: "stale placement epoch" });
+    } finally {
+      await fresh.close();
+      await storeC.close();
+    }
     expect(await redis.redis.client.hget("fight:{/counter/x}:meta", "epoch")).toBe("6");
     expect(JSON.parse((await redis.redis.client.hget("fight:{/counter/x}:data", "count"))!)).toBe(2);
 

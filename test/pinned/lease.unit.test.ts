@@ -150,7 +150,7 @@ function table(lapsed: { value: boolean }) {
 }
 
 describe("a lapsed lease in the instance table", () => {
-  it("refuses every request of a resident activation at its own epoch and retires it; a new one serves once renewed", async () => {
+  it("refuses every request of a resident activation at its own epoch and retires it for good; a newer placement serves once renewed", async () => {
     const lapsed = { value: false };
     const t = table(lapsed);
     const live = await t.acquire("/n", "a", "5");
@@ -167,7 +167,11 @@ describe("a lapsed lease in the instance table", () => {
 
     lapsed.value = false;
     expect(live.ctx.isCurrent()).toBe(false);
-    const again = await t.acquire("/n", "a", "5");
+    // Renewed, a forward still on its way at that epoch finds no fresh activation either: the
+    // instance may have another owner by now.
+    await expect(t.acquire("/n", "a", "5")).rejects.toEqual(new RefusedError("epoch-ended"));
+    expect(t.get("/n", "a")).toBeUndefined();
+    const again = await t.acquire("/n", "a", "6");
     expect(again).not.toBe(live);
     again.leave();
     expect(again.ctx.isCurrent()).toBe(true);

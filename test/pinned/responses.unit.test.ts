@@ -70,6 +70,7 @@ describe("pinned's answers", () => {
       capacity: "instance limit reached",
       "winding-down": "instance winding down",
       evicted: "instance evicted",
+      "epoch-ended": "placement epoch ended here",
     };
     for (const [reason, words] of Object.entries(reasons)) {
       expect(await read(refusal(reason as RefusalReason))).toEqual({
