@@ -1,3 +1,4 @@
+import { isLeaseRefusal, REFUSAL_HEADER } from "../contract/header-names.ts";
 import { readCapped } from "../http/read-capped.ts";
 import { type TimedOut, type Unreachable, unreachableFetch } from "./failures.ts";
 
@@ -21,8 +22,11 @@ export interface WorkerCall {
 export type JsonBody = { ok: true; value: unknown } | { ok: false; problem: "empty" | "too large" | "not json" };
 
 export type WorkerCallOutcome =
-  /** An HTTP answer. `body` is read for a 2xx status only (null otherwise). */
-  { kind: "answered"; status: number; body: JsonBody | null } | Unreachable | TimedOut;
+  /**
+   * An HTTP answer. `body` is read for a 2xx status only (null otherwise); `refused` marks the
+   * worker's in-band refusal of the activation (503 + Pinned-Refusal: lease-unhealthy).
+   */
+  { kind: "answered"; status: number; body: JsonBody | null; refused: boolean } | Unreachable | TimedOut;
 
 export async function callWorker(fetcher: typeof fetch, call: WorkerCall): Promise<WorkerCallOutcome> {
   const controller = new AbortController();
@@ -36,12 +40,14 @@ export async function callWorker(fetcher: typeof fetch, call: WorkerCall): Promi
     });
     if (response.status < 200 || response.status > 299) {
       await response.body?.cancel().catch(() => {});
-      return { kind: "answered", status: response.status, body: null };
+      const refused = isLeaseRefusal(response.status, response.headers.get(REFUSAL_HEADER));
+      return { kind: "answered", status: response.status, body: null, refused };
     }
     return {
       kind: "answered",
       status: response.status,
       body: parseJson(await readCapped(response.body, call.maxBodyBytes)),
+      refused: false,
     };
   } catch (err) {
     return controller.signal.aborted ? { kind: "timeout" } : unreachableFetch(err);

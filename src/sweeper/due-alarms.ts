@@ -2,10 +2,9 @@ import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { parseInstanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps/app-deps.ts";
 import { Refusal } from "../placement/refusal.ts";
-import type { Resolution } from "../placement/resolver.ts";
 import { callInstance } from "./instance-calls.ts";
 import { zremIfScore } from "./lua/index.ts";
-import { placeForSweep } from "./place-for-sweep.ts";
+import { placeForSweep, releaseRefused, type SweepPlacement } from "./place-for-sweep.ts";
 import { budgetSpent, type SubrequestBudget } from "./subrequest-budget.ts";
 
 /** What this module uses of the app's dependencies, and the pass's budget. */
@@ -14,7 +13,10 @@ export type AlarmsDeps = Pick<
   "config" | "redis" | "keys" | "now" | "fetch" | "log" | "runtime" | "metrics" | "durable" | "secrets"
 > & { budget: SubrequestBudget };
 
-/** Requests of one alarm, as estimated: the hostname, the binding, the resolve, the call, a stale entry's removal. */
+/**
+ * Requests of one alarm, as estimated: the hostname, the binding, the resolve, the call, and a
+ * stale entry's removal or a refused placement's release.
+ */
 export const ALARM_COST = 5;
 
 export interface AlarmReport {
@@ -28,7 +30,8 @@ export interface AlarmReport {
  * Fires due alarms from the durability index: each due instance is placed when needed and its
  * owner called with POST _alarm (attestation, proxy secret, epoch). `fired: false` means nothing
  * was due, so the index entry is stale and goes (unless it was rescheduled meanwhile); 202 means
- * the owner's own timer is on it; 409 and failures are logged and retried on a later pass. Runs
+ * the owner's own timer is on it; 409 and failures are logged and retried on a later pass, and an
+ * in-band refusal also releases the placement, so that pass places the instance anew. Runs
  * while each alarm still leaves `leave` (a fraction of the budget) to the stages after it.
  */
 export async function sweepAlarms(
@@ -56,7 +59,7 @@ async function fireAlarm(deps: AlarmsDeps, member: string, score: number, report
   const target = parseInstanceMember(member);
   if (!target) return;
   const hostname = config.hostnameAware ? ((await durable.redis.hget(durable.keys.instances, member)) ?? "") : "";
-  let placement: Resolution;
+  let placement: SweepPlacement;
   try {
     placement = await placeForSweep(deps, { ...target, hostname });
   } catch (err) {
@@ -66,6 +69,7 @@ async function fireAlarm(deps: AlarmsDeps, member: string, score: number, report
     return;
   }
   const answer = await callInstance(deps, placement, { ...target, action: "_alarm" });
+  if (answer.refused) await releaseRefused(deps, placement, target);
   const fired = (answer.body as { fired?: unknown } | null)?.fired;
   if (answer.status === 200 && fired === true) {
     report.fired++;

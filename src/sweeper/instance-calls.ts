@@ -19,6 +19,8 @@ export interface WorkerAnswer {
   body: unknown;
   /** Set when no HTTP answer came back ("timeout", or the connection error). */
   error?: string;
+  /** The worker refused the activation in-band (503 + Pinned-Refusal): the placement is to be released. */
+  refused?: true;
 }
 
 const BODY_CAP = 64 * 1024;
@@ -67,5 +69,6 @@ export async function callInstance(
     maxBodyBytes: BODY_CAP,
   });
   if (outcome.kind !== "answered") return { status: 0, body: null, error: failureReason(outcome) };
-  return { status: outcome.status, body: outcome.body?.ok ? outcome.body.value : null };
+  const body = outcome.body?.ok ? outcome.body.value : null;
+  return outcome.refused ? { status: outcome.status, body, refused: true } : { status: outcome.status, body };
 }

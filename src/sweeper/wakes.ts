@@ -2,10 +2,9 @@ import { UnreadableSecretError } from "../auth/worker-secrets.ts";
 import { instanceMember } from "../contract/durable-index.ts";
 import type { AppDeps } from "../deps/app-deps.ts";
 import { Refusal } from "../placement/refusal.ts";
-import type { Resolution } from "../placement/resolver.ts";
 import { callInstance } from "./instance-calls.ts";
 import { parkedNow, type WakeOutcome, type WakePage, wakePages, wakeProgressCall } from "./lua/index.ts";
-import { placeForSweep } from "./place-for-sweep.ts";
+import { placeForSweep, releaseRefused, type SweepPlacement } from "./place-for-sweep.ts";
 import { budgetSpent, type SubrequestBudget } from "./subrequest-budget.ts";
 
 /** What this module uses of the app's dependencies, and the pass's budget. */
@@ -19,8 +18,11 @@ export const WAKE_BACKOFF_MS = 5000;
 export const WAKE_PARK_AFTER = 5;
 /** Requests of one round besides its wakes: the pages, the durability-index lookups, the bookkeeping. */
 export const WAKE_ROUND_COST = 3;
-/** Requests of one wake, as estimated: the binding, the resolve, a fence or a NOSCRIPT retry, the call. */
-export const WAKE_COST = 5;
+/**
+ * Requests of one wake, as estimated: the binding, the resolve, a fence or a NOSCRIPT retry, the
+ * call, a refused placement's release.
+ */
+export const WAKE_COST = 6;
 /** Rounds one pass runs at most. */
 const ROUNDS_PER_PASS = 16;
 /** Buckets one round pages at most (one request); past that many shards a round starts at a random bucket. */
@@ -127,7 +129,7 @@ async function wakeOne(deps: WakesDeps, t: Target, hostname: string, now: number
   const { config, redis, keys } = deps;
   const row = config.hostnameAware ? await redis.hget(keys.placements(t.bucket, t.env, t.ns), t.id) : null;
   const target = { ns: t.ns, id: t.id, hostname: config.hostnameAware ? row?.split("\n")[3] || hostname : "" };
-  let placement: Resolution;
+  let placement: SweepPlacement;
   try {
     placement = await placeForSweep(deps, target);
   } catch (err) {
@@ -136,6 +138,7 @@ async function wakeOne(deps: WakesDeps, t: Target, hostname: string, now: number
     return { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs };
   }
   const answer = await callInstance(deps, placement, { ns: t.ns, id: t.id, action: "_wake" });
+  if (answer.refused) await releaseRefused(deps, placement, t);
   if (answer.status === 200) return { outcome: "done", servedEpoch: placement.epoch };
   if (answer.status === 202) return { outcome: "pending", nextCheckAt: now + config.wakeTimeoutMs };
   return { outcome: "failed", backoffMs: WAKE_BACKOFF_MS, error: answer.error ?? `status ${answer.status}` };

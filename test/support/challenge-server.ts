@@ -13,7 +13,7 @@ export interface ChallengeServer {
   /** challenge → value this worker answers with. */
   readonly challenges: Map<string, string>;
   /** How POST …/_wake and …/_alarm are answered; unset, they are 404 like any other path. */
-  instanceCalls?: { status: number; body: unknown };
+  instanceCalls?: { status: number; body: unknown; headers?: Record<string, string> };
   /** Every request seen: method, path and headers. */
   readonly seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"] }>;
   close(): Promise<void>;
@@ -49,7 +49,7 @@ function handle(state: ChallengeServer, req: IncomingMessage, res: ServerRespons
   state.seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
   const url = new URL(req.url ?? "/", "http://x");
   if (state.instanceCalls && req.method === "POST" && /\/_(wake|alarm)$/.test(url.pathname)) {
-    json(res, state.instanceCalls.status, state.instanceCalls.body);
+    json(res, state.instanceCalls.status, state.instanceCalls.body, state.instanceCalls.headers);
     return;
   }
   if (url.pathname !== "/_pinned/challenge") {
@@ -82,6 +82,6 @@ function handle(state: ChallengeServer, req: IncomingMessage, res: ServerRespons
   else json(res, 200, { value: state.mode === "mismatch" ? `${value}-other` : value });
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, "content-type": "application/json" }).end(JSON.stringify(body));
 }
