@@ -1,4 +1,5 @@
 import type { ClusterNode } from "../../test/support/redis-cluster.ts";
+import { killOnBurst, type ReadKey } from "./burst-kill.ts";
 import { EdgeFaults } from "./edge-faults.ts";
 import type { Fault, Operation } from "./history.ts";
 import { injectOperatorFault } from "./operator-faults.ts";
@@ -28,6 +29,8 @@ export interface NemesisOptions {
   keys?: string[];
   /** Faults injected first, in this order, before the random draws (the CI profile's opening). */
   opening?: FaultKind[];
+  /** A recorded read of one key: given, a kill -9 lands on a burst of the worker's answers (burst-kill.ts). */
+  read?: ReadKey;
 }
 
 const PROXY_MODES = ["drop", "delay", "blackhole", "reset"] as const;
@@ -112,7 +115,8 @@ export class Nemesis {
       case "kill-worker": {
         const worker = target ?? this.pick(this.topology.workers);
         const keys = this.keysOf(worker.id);
-        await worker.process.kill();
+        if (this.options.read) await killOnBurst(worker, keys, this.options.read);
+        else await worker.process.kill();
         await sleep(this.between(1000, 3000));
         await worker.process.start();
         return fault(worker.id, { keys });

@@ -207,6 +207,7 @@ async function campaign(options: RunOptions): Promise<History> {
       // the lease, so that each 60 s run has them whatever the random draws (CI_OPENING).
       ...(options.ci ? { opening: CI_OPENING } : {}),
       operations: () => workload.operations,
+      read: (key) => workload.request(key, "read"),
       keys: [...workload.listKeys(), ...workload.counterKeys(), ...otherKeys],
     });
     await workload.warmUp(60_000, otherKeys);
