@@ -5,7 +5,7 @@
  */
 import type { GateMode, StoreKind } from "./gates-worker-main.ts";
 
-export type LoadName = "read" | "write" | "hot";
+export type LoadName = "read" | "write" | "hot" | "stored";
 
 export interface Sample {
   store: StoreKind;

@@ -27,11 +27,13 @@ const env = (name: string, fallback?: string): string => childEnv("gates-worker"
 export type GateMode = "on" | "off" | "bare";
 export type StoreKind = "memory" | "redis";
 
-/** The README's Counter, on GET for both paths so wrk sends no body. */
+/** The README's Counter, on GET for every path so wrk sends no body; `/stored` reads the store each time. */
 class Counter implements Instance {
   count: number | undefined;
 
   async fetch(_request: Request, ctx: RequestContext): Promise<Response> {
+    // The stored count, read through the store every time: the `stored` load.
+    if (ctx.path === "/stored") return Response.json({ count: (await ctx.storage.get<number>("count")) ?? 0 });
     this.count ??= (await ctx.storage.get<number>("count")) ?? 0;
     if (ctx.path === "/incr") await ctx.storage.put("count", ++this.count);
     return Response.json({ count: this.count });

@@ -11,6 +11,8 @@
  *   read   GET /counter/c{i} over --ids ids: memory hits after the first
  *   write  GET /counter/c{i}/incr over the same ids: one put each
  *   hot    GET /counter/hot0/incr: one instance, every request at its gate
+ *   stored GET /counter/c{i}/stored over the same ids: one storage read each (a fenced read: the
+ *          values and the stored epoch), what an instance that keeps no state in memory pays
  * Per store (memory, and Redis on a private redis-server), per round (fresh worker processes),
  * per load: the modes in order, reversed on odd rounds; each window is --warmup seconds of the
  * load unmeasured, then --duration seconds measured, with the worker's CPU seconds (/proc)
@@ -48,7 +50,7 @@ const USAGE = `npm run bench:gates -- [flags]
   --rounds N         windows per mode and load; odd rounds run the modes in reverse (default 3)
   --ids N            instances the read and write loads cycle over (default 100)
   --stores LIST      memory,redis (default both)
-  --loads LIST       read,write,hot (default all)
+  --loads LIST       read,write,hot,stored (default read,write,hot)
   --modes LIST       on,off,bare (default all)
   --out FILE         the JSON results (default .tmp/bench-gates.json)
   --tables FILES     print the tables of earlier runs' JSON (comma-separated: their rounds pooled), and run nothing`;
@@ -117,7 +119,7 @@ function settings(argv: string[]): Settings | null {
     rounds: whole("rounds", values.rounds, 1),
     ids: whole("ids", values.ids, 1),
     stores: list("stores", values.stores, ["memory", "redis"] as const),
-    loads: list("loads", values.loads, ["read", "write", "hot"] as const),
+    loads: list("loads", values.loads, ["read", "write", "hot", "stored"] as const),
     modes: list("modes", values.modes, ["on", "off", "bare"] as const),
     out: resolve(ROOT, values.out),
     tablesOf: values.tables?.split(",").map((f) => resolve(f)),
@@ -127,6 +129,7 @@ function settings(argv: string[]): Settings | null {
 function plan(load: LoadName, ids: number): PathPlan {
   if (load === "read") return { kind: "cycle", prefix: "/counter/c", count: ids, suffix: "" };
   if (load === "write") return { kind: "cycle", prefix: "/counter/c", count: ids, suffix: "/incr" };
+  if (load === "stored") return { kind: "cycle", prefix: "/counter/c", count: ids, suffix: "/stored" };
   return { kind: "cycle", prefix: "/counter/hot", count: 1, suffix: "/incr" };
 }
 
