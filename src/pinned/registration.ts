@@ -18,8 +18,8 @@ export interface RegistrationHooks {
   duplicates(list: { ns: string; id: string }[]): void;
   /** `sinceSentMs`: how long ago the heartbeat that brought it was sent (Pinboard counted its deadline from before then). */
   message(message: ControlMessage, sinceSentMs: number): void;
-  /** `draining` as Pinboard sees it (own flag or operator drain) and a timed drain's deadline. */
-  drain(draining: boolean, deadlineSeconds: number | undefined): void;
+  /** `draining` as Pinboard sees it (own flag or operator drain) and when a timed drain ends (drainEndsAt). */
+  drain(draining: boolean, endsAt: number | undefined): void;
   /** A heartbeat found the session gone once a timed operator drain's deadline had passed. */
   drainDeadlinePassed(): void;
   /** A heartbeat renewed the lease after it had lapsed: every activation may have another owner now. */
@@ -268,9 +268,9 @@ export class Registration {
       this.clash.renewed();
       return this.interval();
     }
-    if (answer.status === 409 && this.drainEndsAt !== undefined && this.options.now() >= this.drainEndsAt - 1000) {
-      // The drain's deadline ended the session (drainDeadline is rounded up to whole seconds):
-      // a re-register would be dead on arrival, and so would the next one.
+    if (answer.status === 409 && this.drainEndsAt !== undefined && this.options.now() >= this.drainEndsAt) {
+      // The drain's deadline ended the session: a re-register would be dead on arrival, and so
+      // would the next one.
       this.hooks.drainDeadlinePassed();
       return this.interval();
     }
@@ -358,9 +358,10 @@ export class Registration {
     this.degraded = body.degraded === true;
     this.drainDeadline = typeof body.drainDeadline === "number" ? body.drainDeadline : undefined;
     const draining = body.draining === true;
-    this.drainEndsAt = draining && this.drainDeadline !== undefined ? now + this.drainDeadline * 1000 : undefined;
+    this.drainEndsAt =
+      draining && this.drainDeadline !== undefined ? drainEndsAt(sentAt, this.drainDeadline) : undefined;
     this.operatorDraining = draining && !this.hooks.ownDraining();
-    this.hooks.drain(draining, this.drainDeadline);
+    this.hooks.drain(draining, this.drainEndsAt);
     for (const message of this.ledger.receive(body.messages, now)) this.hooks.message(message, now - sentAt);
     return lapsedBefore;
   }
@@ -388,4 +389,16 @@ const noop = (): void => {};
 function isRef(value: unknown): value is { ns: string; id: string } {
   const v = value as { ns?: unknown; id?: unknown } | null;
   return typeof v === "object" && v !== null && typeof v.ns === "string" && typeof v.id === "string";
+}
+
+/**
+ * When a timed drain ends by this worker's clock, at the earliest Pinboard's deadline can be:
+ * Pinboard sends the seconds left rounded up, counted from its own now, which is never before
+ * the heartbeat was sent; so 1 s less for the rounding and, as for the lease, 5 % less for clock
+ * rates. Counted from the answer's arrival instead, the worker would serve up to a second and a
+ * round trip past the moment Pinboard re-places its instances.
+ */
+export function drainEndsAt(sentAt: number, deadlineSeconds: number): number {
+  const ms = deadlineSeconds * 1000;
+  return sentAt + ms - 1000 - Math.ceil(ms / 20);
 }

@@ -70,14 +70,14 @@ export class WindDowns {
     this.pending.set(key, { timer, live });
   }
 
-  /** Follows Pinboard's view of the drain: a timed drain winds everything down at its deadline. */
-  drain(draining: boolean, deadlineSeconds: number | undefined): void {
-    if (!draining || deadlineSeconds === undefined) {
+  /** Follows Pinboard's view of the drain: a timed drain winds everything down at `endsAt` (this worker's clock, ms). */
+  drain(draining: boolean, endsAt: number | undefined): void {
+    if (!draining || endsAt === undefined) {
       if (this.drainTimer) clearTimeout(this.drainTimer.timer);
       this.drainTimer = null;
       return;
     }
-    const at = this.deps.now() + deadlineSeconds * 1000;
+    const at = endsAt;
     // Heartbeats re-send the remaining seconds, rounded: keep the timer unless the deadline moved.
     if (this.drainTimer && Math.abs(this.drainTimer.at - at) <= 1500) return;
     if (this.drainTimer) clearTimeout(this.drainTimer.timer);

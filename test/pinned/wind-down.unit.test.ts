@@ -171,8 +171,8 @@ describe("wind_down", () => {
     const { table, windDowns, released } = setup();
     (await table.acquire("/counter", "f", "1")).leave();
     (await table.acquire("/counter", "g", "2")).leave();
-    windDowns.drain(true, 0.2);
-    windDowns.drain(true, 0.2);
+    windDowns.drain(true, Date.now() + 200);
+    windDowns.drain(true, Date.now() + 200);
     await until(() => released.length === 2, 10_000);
     expect(released.map((r) => r.id).sort()).toEqual(["f", "g"]);
   });
@@ -180,7 +180,7 @@ describe("wind_down", () => {
   it("cancels the drain deadline when the drain is lifted", async () => {
     const s = await setupHolding("h");
     const { table, windDowns, released } = s;
-    windDowns.drain(true, 0.2);
+    windDowns.drain(true, Date.now() + 200);
     windDowns.drain(false, undefined);
     // Had the drain's timer fired, it would have wound down every instance, the sentinel too.
     const sentinel = await afterTimersDue(s, 0.2);
