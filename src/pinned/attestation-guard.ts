@@ -132,7 +132,10 @@ export class AttestationGuard {
   }
 
   private namesRequest(claims: AttestationClaims, request: Request, url: URL): boolean {
-    // A malformed Pinboard-Epoch is let through here to be answered 400 malformed placement epoch.
+    // A token that names no epoch lets a malformed Pinboard-Epoch through, to be answered 400
+    // malformed placement epoch; one that names an epoch (all of Pinboard's forwards) matches only
+    // that header, so a malformed or missing one is refused here, 403. Never looser: the same token
+    // on a route that reads no epoch (_pinned/stats) must not pass for a call without one.
     if (claims.epoch === undefined && isEpoch(request.headers.get(EPOCH_HEADER))) return false;
     if (!isBound(claims)) return !this.options.requireBinding;
     if (claims.htm !== request.method) return false;

@@ -92,7 +92,9 @@ describe("AttestationGuard.verify", () => {
     expect(
       await g.verify(request(await bound("sess-1", "GET", "/ns/a/x?q=1", null), "GET", "/ns/a/x?q=1", null)),
     ).not.toBeNull();
-    // A malformed epoch goes on, to be answered 400 malformed placement epoch.
+    // A token without an epoch claim on a call with a malformed epoch is refused too: its binding
+    // (epoch absent) does not match the header. (Only a token that names no request at all lets a
+    // malformed epoch through, to be answered 400 malformed placement epoch.)
     expect(
       await g.verify(request(await bound("sess-1", "GET", "/ns/a/x?q=1", null), "GET", "/ns/a/x?q=1", "x7")),
     ).toBeNull();
