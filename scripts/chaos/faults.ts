@@ -113,7 +113,7 @@ export class Nemesis {
     });
     switch (kind) {
       case "kill-worker": {
-        const worker = target ?? this.pick(this.topology.workers);
+        const worker = target ?? this.busiest();
         const keys = this.keysOf(worker.id);
         if (this.options.read) await killOnBurst(worker, keys, this.options.read);
         else await worker.process.kill();
@@ -222,6 +222,13 @@ export class Nemesis {
     const last = new Map<string, string | undefined>();
     for (const op of this.options.operations()) if (op.outcome === "ok") last.set(op.key, op.worker);
     return [...last].filter(([, w]) => w === worker).map(([key]) => key);
+  }
+
+  /** The worker serving the most keys (ties at random): a kill there takes the most owners away. */
+  private busiest(): ChaosWorker {
+    const owned = this.topology.workers.map((worker) => ({ worker, keys: this.keysOf(worker.id).length }));
+    const most = Math.max(...owned.map((o) => o.keys));
+    return this.pick(owned.filter((o) => o.keys === most)).worker;
   }
 
   private pick<T>(items: readonly T[]): T {
