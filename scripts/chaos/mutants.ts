@@ -69,9 +69,11 @@ export const CHAOS_MUTANTS: readonly ChaosMutant[] = [
       {
         find: '  const fd = openSync(path, "a");\n  return (entry) => writeLine(fd, entry);',
         replace:
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of the patched file
           '  const stream = createWriteStream(path, { flags: "a" });\n  return (entry) => stream.write(`${JSON.stringify(entry)}\\n`);',
       },
       {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of the patched file
         find: "function writeLine(fd: number, entry: object): void {\n  writeSync(fd, `${JSON.stringify(entry)}\\n`);\n}",
         replace: "",
       },
