@@ -32,6 +32,7 @@ function cliCommand(module, moduleArgs) {
 function command() {
   if (args[0] === "serve") return serveCommand();
   if (args[0] === "mint-credential") return cliCommand("mint-credential", args.slice(1));
+  if (args[0] === "check-worker") return cliCommand("check-worker/main", args.slice(1));
   return cliCommand("main", args);
 }
 

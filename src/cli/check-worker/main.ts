@@ -1,0 +1,57 @@
+/**
+ * `pinboard check-worker`: checks a worker implementation against the worker contract from
+ * Pinboard's side (see options.ts for the usage, run.ts for what runs). Exit status: 0 when every
+ * check passed or was skipped, 1 when one failed, 2 on a usage error.
+ */
+import { terminalSafeLines } from "../../contract/terminal-safe.ts";
+import { isProcessEntry } from "../../runtime/node/process/process-entry.ts";
+import { CheckUsageError, parseCheckWorkerArgs, USAGE } from "./options.ts";
+import { renderReport } from "./report.ts";
+import { checkWorker } from "./run.ts";
+
+export interface CheckWorkerIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const line = (text: string) => terminalSafeLines(text.endsWith("\n") ? text : `${text}\n`);
+
+export async function runCheckWorker(argv: readonly string[], io: CheckWorkerIo): Promise<number> {
+  let parsed: ReturnType<typeof parseCheckWorkerArgs>;
+  try {
+    parsed = parseCheckWorkerArgs(argv);
+  } catch (err) {
+    if (!(err instanceof CheckUsageError)) throw err;
+    io.stderr(line(`pinboard check-worker: ${err.message}`));
+    io.stderr(line('Run "pinboard check-worker --help" for usage.'));
+    return 2;
+  }
+  if (parsed.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const { report, workerOutput } = await checkWorker({
+    ...parsed.options,
+    announce: (lines) => io.stderr(line(lines.join("\n"))),
+  });
+  if (workerOutput.length > 0)
+    io.stderr(line(["the worker's last output lines:", ...workerOutput.map((l) => `  ${l}`)].join("\n")));
+  io.stdout(line(parsed.json ? JSON.stringify(report, null, 2) : renderReport(report)));
+  return report.ok ? 0 : 1;
+}
+
+async function main(): Promise<void> {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
+  const code = await runCheckWorker(process.argv.slice(2), {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+  });
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}
+
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}
+
+if (isProcessEntry(import.meta.url)) void main();

@@ -1,0 +1,104 @@
+import { attestationChecks, challengeChecks, epochChecks } from "./checks-guard.ts";
+import { drainingChecks, windDownChecks, withheldLeaseChecks } from "./checks-lease.ts";
+import { probeChecks } from "./checks-registration.ts";
+import { alarmChecks, statsChecks, wakeChecks } from "./checks-routes.ts";
+import { CheckContext } from "./context.ts";
+import { buildReport, type CheckResult, type Report, shown } from "./report.ts";
+import { StubRegistry } from "./stub-registry.ts";
+import { WorkerClient } from "./worker-client.ts";
+import { WorkerProcess } from "./worker-process.ts";
+
+export interface CheckOptions {
+  /** The worker command to start, or null to wait for one started by hand (`listen`). */
+  command: string[] | null;
+  listen: { host: string; port: number };
+  /** expiresInMs in the registry's answers: the lease the worker keeps. */
+  leaseMs: number;
+  /** How long to wait for the worker's register. */
+  waitMs: number;
+  /** The namespace to check (default: the first one registered). */
+  namespace?: string;
+  /** Told where the registry listens and what to set, before waiting (--listen). */
+  announce(lines: string[]): void;
+}
+
+/** The token the spawned worker gets: the checker's registry takes any credential. */
+export const CHECK_TOKEN = "check-worker";
+
+/** The groups of checks, in the order they run: the lease-changing ones last. */
+const GROUPS: ReadonlyArray<(ctx: CheckContext) => Promise<void>> = [
+  probeChecks,
+  challengeChecks,
+  attestationChecks,
+  epochChecks,
+  statsChecks,
+  wakeChecks,
+  alarmChecks,
+  windDownChecks,
+  drainingChecks,
+  withheldLeaseChecks,
+];
+
+/** Runs the whole check against one worker and reports; the worker (if started here) is stopped. */
+export async function checkWorker(options: CheckOptions): Promise<{ report: Report; workerOutput: string[] }> {
+  const registry = new StubRegistry(options.leaseMs);
+  const url = await registry.listen(options.listen.host, options.listen.port);
+  const env = { PINBOARD_URL: url, PINBOARD_WORKER_TOKEN: CHECK_TOKEN };
+  const worker = options.command === null ? null : new WorkerProcess(options.command, env);
+  if (worker === null)
+    options.announce([
+      `check-worker: Pinboard for the worker at ${url}: start it with`,
+      `  PINBOARD_URL=${url} PINBOARD_WORKER_TOKEN=${CHECK_TOKEN}`,
+    ]);
+  try {
+    const registered = await registry.waitFor(
+      () => registry.worker !== null || (worker?.exit ?? null) !== null,
+      options.waitMs,
+    );
+    const identity = registry.worker;
+    if (!registered || identity === null) {
+      return {
+        report: buildReport({}, [notRegistered(registry, worker, options.waitMs)]),
+        workerOutput: worker?.output() ?? [],
+      };
+    }
+    const ns = options.namespace ?? identity.namespaces[0]!;
+    const client = new WorkerClient(() => registry.worker ?? identity);
+    const ctx = new CheckContext(registry, client, ns);
+    if (!identity.namespaces.includes(ns)) {
+      ctx.fail(
+        "register",
+        `the worker registers ${shown(ns)}`,
+        shown(JSON.stringify(identity.namespaces)),
+        "the namespace given by --namespace",
+      );
+    } else {
+      for (const group of GROUPS) await group(ctx);
+    }
+    const { clientId, advertiseUrl, namespaces, sessionId } = registry.worker ?? identity;
+    return { report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results), workerOutput: [] };
+  } finally {
+    await worker?.stop();
+    await registry.close();
+  }
+}
+
+function notRegistered(registry: StubRegistry, worker: WorkerProcess | null, waitMs: number): CheckResult {
+  const probe = registry.registerProbes.at(-1);
+  const refused = registry.refusedBodies.at(-1);
+  const got =
+    probe !== undefined
+      ? `every register's probe failed, the last answered ${probe.got}`
+      : refused !== undefined
+        ? `a register body the protocol refuses (400 ${shown(refused)})`
+        : worker?.exit
+          ? `the worker exited (${worker.exit.signal ?? `status ${worker.exit.code}`}) without registering`
+          : `no register within ${waitMs} ms`;
+  return {
+    status: "fail",
+    group: "register",
+    title: "the worker registers and answers the register's challenge probe",
+    got,
+    expected: 'POST /registry/register with the protocol\'s body, and the probe answered 200 {"value": challengeValue}',
+  };
+}
