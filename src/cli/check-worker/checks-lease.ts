@@ -3,8 +3,8 @@ import { type CheckContext, isRefusal, isServed, REFUSAL_TEXT, SERVED_TEXT, slee
 /** Slack on top of a lease or deadline before a check relies on the worker having noticed it. */
 const SLACK_MS = 700;
 
-/** How long the checks wait for the next heartbeat: a worker heartbeats every TTL / 3 or so. */
-const heartbeatWaitMs = (ctx: CheckContext) => ctx.registry.leaseMs * 2 + 5000;
+/** How long the checks wait for a heartbeat: a worker heartbeats every TTL / 3 or so. */
+const heartbeatWaitMs = (ctx: CheckContext) => ctx.registry.leaseMs + 2000;
 
 /** Resolves once a heartbeat after now was answered 200 and matches `seen` (true), or false on time out. */
 async function nextHeartbeat(ctx: CheckContext, seen: (draining: boolean) => boolean = () => true): Promise<boolean> {
@@ -84,7 +84,7 @@ export async function windDownChecks(ctx: CheckContext): Promise<void> {
   const target = ctx.target(id);
   const first = await ctx.client.call({ method: "GET", target, epoch, attestation: "valid" });
   if (!ctx.expect(group, "the instance to wind down is served", first, isServed(first), SERVED_TEXT)) return;
-  const msgId = `check-${Date.now()}`;
+  const msgId = "check-worker-wind-down";
   const deadlineS = 1;
   ctx.registry.windDown(msgId, ctx.ns, id, deadlineS);
   const queuedAt = Date.now();

@@ -1,6 +1,6 @@
 import { attestationChecks, challengeChecks, epochChecks } from "./checks-guard.ts";
 import { drainingChecks, windDownChecks, withheldLeaseChecks } from "./checks-lease.ts";
-import { probeChecks } from "./checks-registration.ts";
+import { probeChecks, reregisterChecks } from "./checks-registration.ts";
 import { alarmChecks, statsChecks, wakeChecks } from "./checks-routes.ts";
 import { CheckContext } from "./context.ts";
 import { buildReport, type CheckResult, type Report, shown } from "./report.ts";
@@ -29,6 +29,7 @@ export const CHECK_TOKEN = "check-worker";
 const GROUPS: ReadonlyArray<(ctx: CheckContext) => Promise<void>> = [
   probeChecks,
   challengeChecks,
+  reregisterChecks,
   attestationChecks,
   epochChecks,
   statsChecks,
@@ -44,7 +45,7 @@ export async function checkWorker(options: CheckOptions): Promise<{ report: Repo
   const registry = new StubRegistry(options.leaseMs);
   const url = await registry.listen(options.listen.host, options.listen.port);
   const env = { PINBOARD_URL: url, PINBOARD_WORKER_TOKEN: CHECK_TOKEN };
-  const worker = options.command === null ? null : new WorkerProcess(options.command, env);
+  const worker = options.command === null ? null : new WorkerProcess(options.command, env, () => registry.notify());
   if (worker === null)
     options.announce([
       `check-worker: Pinboard for the worker at ${url}: start it with`,

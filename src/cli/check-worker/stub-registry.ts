@@ -45,6 +45,8 @@ export class StubRegistry {
   withholding = false;
   draining = false;
   private readonly messages: QueuedMessage[] = [];
+  /** Sessions the registry answers `unknown session` for, as if their record had expired. */
+  private readonly forgotten = new Set<string>();
   private readonly changed = new Set<() => void>();
   private server: Server | null = null;
 
@@ -67,6 +69,11 @@ export class StubRegistry {
     if (server === null) return;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Forgets the current session: its next heartbeat is answered 409 unknown session, reregister. */
+  forgetSession(): void {
+    if (this.worker !== null) this.forgotten.add(this.worker.sessionId);
   }
 
   /** Queues a wind_down for `ns`/`id` with its deadline `deadlineS` seconds from now. */
@@ -92,7 +99,8 @@ export class StubRegistry {
     });
   }
 
-  private notify(): void {
+  /** Runs the waiters' predicates again: after every registry call, and when the worker exits. */
+  notify(): void {
     for (const check of [...this.changed]) check();
   }
 
@@ -145,7 +153,12 @@ export class StubRegistry {
   }
 
   private known(sessionId: string): boolean {
-    return this.worker !== null && this.worker.sessionId === sessionId && !this.deregistered;
+    return (
+      this.worker !== null &&
+      this.worker.sessionId === sessionId &&
+      !this.deregistered &&
+      !this.forgotten.has(sessionId)
+    );
   }
 
   private async register(body: unknown): Promise<[number, unknown]> {
@@ -165,7 +178,14 @@ export class StubRegistry {
     this.registerProbes.push(probe);
     if (probe.outcome !== "pass") return [400, { error: "registration probe failed" }];
     const sessionId = newSessionId();
-    this.worker = { sessionId, secret: b.secret, advertiseUrl, namespaces: b.namespaces, clientId: b.clientId };
+    this.worker = {
+      sessionId,
+      secret: b.secret,
+      advertiseUrl,
+      namespaces: b.namespaces,
+      clientId: b.clientId,
+      challenge: b.challenge,
+    };
     this.registrations++;
     this.deregistered = false;
     this.messages.length = 0;
@@ -187,6 +207,7 @@ export class StubRegistry {
       this.worker = null;
       return [409, { error: "registration voided: challenge value mismatch on the advertise URL", reregister: true }];
     }
+    worker.challenge = b.challenge;
     const acks = (b.acks ?? []).map(String);
     for (const msgId of acks) {
       const i = this.messages.findIndex((m) => m.msgId === msgId);

@@ -11,6 +11,8 @@ export interface WorkerIdentity {
   advertiseUrl: string;
   namespaces: string[];
   clientId: string;
+  /** The challenge of the worker's last register or heartbeat. */
+  challenge: string;
 }
 
 /**

@@ -15,7 +15,7 @@ export class WorkerProcess {
   private readonly lines: string[] = [];
   exit: { code: number | null; signal: string | null } | null = null;
 
-  constructor(command: readonly string[], env: Record<string, string>) {
+  constructor(command: readonly string[], env: Record<string, string>, onExit: () => void) {
     this.child = spawn(command[0]!, command.slice(1), {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -23,7 +23,12 @@ export class WorkerProcess {
     });
     reapOnExit(this.child);
     this.child.on("error", (err) => this.keep(`cannot start: ${err.message}`));
-    this.child.on("exit", (code, signal) => (this.exit = { code, signal }));
+    // Its output is complete once its pipes close; a process it left behind may hold them open.
+    this.child.on("exit", (code, signal) => {
+      this.exit = { code, signal };
+      setTimeout(onExit, 500).unref();
+    });
+    this.child.on("close", onExit);
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       let partial = "";
       stream.setEncoding("utf8");
