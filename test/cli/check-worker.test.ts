@@ -1,4 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { reapOnExit } from "../../src/runtime/node/process/reap-on-exit.ts";
 import { spawnCli } from "./cli-process.ts";
 
 /**
@@ -9,6 +12,23 @@ import { spawnCli } from "./cli-process.ts";
 
 const worker = (script: string) => ["--", process.execPath, "--import", "tsx", `test/support/${script}`];
 const checkWorker = (args: readonly string[]) => spawnCli(["check-worker", ...args], { launcher: true });
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A process of the test, with its output collected and a promise of its exit status. */
+function start(args: readonly string[], env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  reapOnExit(child);
+  const out = { stdout: "", stderr: "" };
+  child.stdout!.on("data", (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out.stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return { child, out, exited };
+}
 
 const PINNED_LINES = [
   "PASS challenge: the register's probe is answered with the challenge value",
@@ -82,6 +102,35 @@ describe("pinboard check-worker", () => {
     expect(lines).toContain("PASS attestation: an attestation signed with another secret is refused");
     expect(lines).toContain("PASS epoch: a malformed Pinboard-Epoch is answered 400");
     expect(run.code).toBe(1);
+  });
+
+  it("checks a worker started by hand with --listen", { timeout: 45_000 }, async () => {
+    const checker = start(["bin/pinboard.mjs", "check-worker", "--listen", "127.0.0.1:0", "--json"]);
+    const announced = await new Promise<string>((resolve) => {
+      const look = () => {
+        const match = /PINBOARD_URL=(\S+) PINBOARD_WORKER_TOKEN=check-worker/.exec(checker.out.stderr);
+        if (match) resolve(match[1]!);
+      };
+      checker.child.stderr!.on("data", look);
+    });
+    const worker = start(["--import", "tsx", "test/support/contract-worker-main.ts"], {
+      PINBOARD_URL: announced,
+      PINBOARD_WORKER_TOKEN: "check-worker",
+    });
+    try {
+      expect(await checker.exited).toBe(0);
+      const report = JSON.parse(checker.out.stdout) as {
+        ok: boolean;
+        counts: object;
+        worker: { namespaces: string[] };
+      };
+      expect(report.ok).toBe(true);
+      expect(report.counts).toEqual({ pass: 33, fail: 0, skip: 0 });
+      expect(report.worker.namespaces).toEqual(["/counter", "/chat"]);
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exited;
+    }
   });
 
   it("reports a worker that never registers, as JSON with --json", { timeout: 20_000 }, async () => {

@@ -8,6 +8,7 @@ import { isProcessEntry } from "../../runtime/node/process/process-entry.ts";
 import { CheckUsageError, parseCheckWorkerArgs, USAGE } from "./options.ts";
 import { renderReport } from "./report.ts";
 import { checkWorker } from "./run.ts";
+import { stopWorkers } from "./worker-process.ts";
 
 export interface CheckWorkerIo {
   stdout(text: string): void;
@@ -40,7 +41,18 @@ export async function runCheckWorker(argv: readonly string[], io: CheckWorkerIo)
   return report.ok ? 0 : 1;
 }
 
+/** An interrupted check stops the worker it started (its own process group) before exiting. */
+function stopOnSignals(): void {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
+    process.once(signal, () => void stopWorkers(2000).finally(() => process.exit(code)));
+  }
+}
+
 async function main(): Promise<void> {
+  stopOnSignals();
   process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
   const code = await runCheckWorker(process.argv.slice(2), {
     stdout: (text) => void process.stdout.write(text),

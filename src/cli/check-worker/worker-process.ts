@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { reapOnExit } from "../../runtime/node/process/reap-on-exit.ts";
 
+/** Workers started and not yet stopped: an interrupted check stops them (stopWorkers). */
+const running = new Set<WorkerProcess>();
+
+/** Stops every worker this process started: on SIGINT or SIGTERM, before it exits. */
+export async function stopWorkers(graceMs: number): Promise<void> {
+  await Promise.all([...running].map((worker) => worker.stop(graceMs)));
+}
+
 /** The most output lines of the worker kept, to show when it never registered. */
 const KEPT_LINES = 40;
 
@@ -22,10 +30,12 @@ export class WorkerProcess {
       detached: true,
     });
     reapOnExit(this.child);
+    running.add(this);
     this.child.on("error", (err) => this.keep(`cannot start: ${err.message}`));
     // Its output is complete once its pipes close; a process it left behind may hold them open.
     this.child.on("exit", (code, signal) => {
       this.exit = { code, signal };
+      running.delete(this);
       setTimeout(onExit, 500).unref();
     });
     this.child.on("close", onExit);
