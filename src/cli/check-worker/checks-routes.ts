@@ -1,5 +1,4 @@
 import { type CheckContext, detailText, INVALID_ATTESTATION, INVALID_PROXY_SECRET, isDetail } from "./context.ts";
-import { shown } from "./report.ts";
 import { type Answer, describeAnswer } from "./worker-client.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -57,7 +56,12 @@ export async function statsChecks(ctx: CheckContext): Promise<void> {
   }
   const problems = statsProblems(answer.json);
   if (problems.length > 0)
-    ctx.fail("stats", "attested stats have the fields' types", shown(problems.join("; ")), expected);
+    ctx.fail(
+      "stats",
+      "attested stats have the fields' types",
+      `${describeAnswer(answer)}: ${problems.join("; ")}`,
+      expected,
+    );
   else ctx.pass("stats", "attested stats are a JSON object with the fields' types");
 }
 

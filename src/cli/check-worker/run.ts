@@ -76,6 +76,8 @@ export async function checkWorker(options: CheckOptions): Promise<{ report: Repo
     } else {
       for (const group of GROUPS) await group(ctx);
     }
+    for (const fault of registry.faults)
+      ctx.fail("register", "the checker's registry answers", shown(fault), "no error of its own");
     const { clientId, advertiseUrl, namespaces, sessionId } = registry.worker ?? identity;
     return { report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results), workerOutput: [] };
   } finally {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { heartbeatReply, registerReply } from "../../registry/replies.ts";
 import { deregisterBody, heartbeatBody, registerBody, releaseBody, tagBody } from "../../registry/schemas.ts";
 import { newSessionId } from "../../registry/session-ids.ts";
 import { type ProbeResult, probeChallenge } from "./probe.ts";
@@ -38,6 +39,8 @@ export class StubRegistry {
   /** Register bodies the protocol's schema refused, as the 400 said. */
   readonly refusedBodies: string[] = [];
   readonly heartbeats: HeartbeatSeen[] = [];
+  /** Errors of the registry's own (none expected); run.ts reports them. */
+  readonly faults: string[] = [];
   /** Heartbeats answered 503 while the lease is withheld. */
   withheld = 0;
   registrations = 0;
@@ -118,6 +121,10 @@ export class StubRegistry {
       if (req.method !== "POST") return reply(res, 404, { error: "not found" });
       const [status, answer] = await this.route(path, body);
       reply(res, status, answer);
+    } catch (err) {
+      // A fault of the checker itself: the worker sees Pinboard's 500, the report its cause.
+      this.faults.push(err instanceof Error ? err.message : String(err));
+      if (!res.headersSent) reply(res, 500, { error: "internal error" });
     } finally {
       this.notify();
     }
@@ -189,7 +196,8 @@ export class StubRegistry {
     this.registrations++;
     this.deregistered = false;
     this.messages.length = 0;
-    return [200, { sessionId, expiresInMs: this.leaseMs, draining: this.draining || b.draining }];
+    // The protocol's own reply schemas (strict: no field more or less) hold the answers to it.
+    return [200, registerReply.parse({ sessionId, expiresInMs: this.leaseMs, draining: this.draining || b.draining })];
   }
 
   private async heartbeat(body: unknown): Promise<[number, unknown]> {
@@ -225,12 +233,12 @@ export class StubRegistry {
     this.heartbeats.push({ at: now, acks, draining, msgIds: messages.map((m) => m.msgId), probe });
     return [
       200,
-      {
+      heartbeatReply.parse({
         expiresInMs: this.leaseMs,
         draining,
         ...(probe.outcome === "fail" ? { degraded: true } : {}),
         ...(messages.length > 0 ? { messages } : {}),
-      },
+      }),
     ];
   }
 }
