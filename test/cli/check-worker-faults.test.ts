@@ -3,12 +3,14 @@ import { spawnCli } from "./cli-process.ts";
 
 /**
  * `pinboard check-worker` (through the bin/pinboard.mjs launcher) against a worker written by hand
- * with faults on purpose (test/support/broken-worker-main.ts), one that never registers, and a
- * command line it cannot run. check-worker.test.ts runs it against workers that keep the contract.
+ * with faults on purpose (test/support/broken-worker-main.ts), a worker-library worker without a
+ * durability store and with requireBoundAttestation, one that never registers, and a command line
+ * it cannot run. check-worker.test.ts runs it against workers that keep the contract.
  */
 
 const worker = (script: string) => ["--", process.execPath, "--import", "tsx", `test/support/${script}`];
-const checkWorker = (args: readonly string[]) => spawnCli(["check-worker", ...args], { launcher: true });
+const checkWorker = (args: readonly string[], env: Record<string, string> = {}) =>
+  spawnCli(["check-worker", ...args], { launcher: true, env });
 
 const INVALID_ATTESTATION = 'got 200 {"served":true}; the contract says 403 {"detail":"invalid attestation"}';
 const NOT_REFUSED = 'got 200 {"served":true}; the contract says 503 + Pinned-Refusal: lease-unhealthy';
@@ -31,6 +33,21 @@ const BROKEN_LINES = [
 ];
 
 describe("pinboard check-worker finds faults", () => {
+  it("skips _wake on a worker without a durability store, and takes a stricter refusal of a malformed epoch", {
+    timeout: 45_000,
+  }, async () => {
+    const run = await checkWorker(worker("contract-worker-main.ts"), { NO_DURABILITY: "1", REQUIRE_BOUND: "1" });
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.filter((line) => !line.startsWith("PASS "))).toEqual([
+      'SKIP wake: _wake (not mounted: answered 404 {"error":"no route POST /_wake"})',
+      "ok: 31 passed, 0 failed, 1 skipped",
+    ]);
+    expect(lines).toContain(
+      "PASS epoch: a malformed Pinboard-Epoch is refused (403 invalid attestation: this worker requires bound attestations)",
+    );
+    expect(run.code).toBe(0);
+  });
+
   it("names each fault of a worker written by hand and exits 1", { timeout: 45_000 }, async () => {
     const run = await checkWorker(worker("broken-worker-main.ts"));
     const lines = run.stdout.trimEnd().split("\n");
