@@ -87,6 +87,16 @@ describe("pinboard check-worker finds faults", () => {
     expect(run.stderr).not.toContain("\u001b");
   });
 
+  it("prints its usage for --help and pinboard help check-worker", async () => {
+    const [help, topic] = await Promise.all([
+      checkWorker(["--help"]),
+      spawnCli(["help", "check-worker"], { launcher: true }),
+    ]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: pinboard check-worker \[options\] -- <worker command> \[args…\]\n/);
+    expect(topic.stdout).toBe(help.stdout);
+  });
+
   it("refuses a command line without a worker command or --listen (exit 2)", async () => {
     const run = await checkWorker([]);
     expect(run.code).toBe(2);
