@@ -87,14 +87,16 @@ describe("pinboard check-worker finds faults", () => {
     expect(run.stderr).not.toContain("\u001b");
   });
 
-  it("prints its usage for --help and pinboard help check-worker", async () => {
-    const [help, topic] = await Promise.all([
+  it("prints its usage for --help and pinboard help check-worker, launcher or not", async () => {
+    const [help, topic, direct] = await Promise.all([
       checkWorker(["--help"]),
       spawnCli(["help", "check-worker"], { launcher: true }),
+      spawnCli(["help", "check-worker"]),
     ]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: pinboard check-worker \[options\] -- <worker command> \[args…\]\n/);
     expect(topic.stdout).toBe(help.stdout);
+    expect(direct.stdout).toBe(help.stdout);
   });
 
   it("refuses a command line without a worker command or --listen (exit 2)", async () => {

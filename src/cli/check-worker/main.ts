@@ -31,28 +31,40 @@ export async function runCheckWorker(argv: readonly string[], io: CheckWorkerIo)
     io.stdout(USAGE);
     return 0;
   }
+  const stopping = stopOnSignals();
   const { report, workerOutput } = await checkWorker({
     ...parsed.options,
     announce: (lines) => io.stderr(line(lines.join("\n"))),
-  });
+  }).finally(stopping.remove);
   if (workerOutput.length > 0)
     io.stderr(line(["the worker's last output lines:", ...workerOutput.map((l) => `  ${l}`)].join("\n")));
   io.stdout(line(parsed.json ? JSON.stringify(report, null, 2) : renderReport(report)));
   return report.ok ? 0 : 1;
 }
 
-/** An interrupted check stops the worker it started (its own process group) before exiting. */
-function stopOnSignals(): void {
-  for (const [signal, code] of [
-    ["SIGINT", 130],
-    ["SIGTERM", 143],
-  ] as const) {
-    process.once(signal, () => void stopWorkers(2000).finally(() => process.exit(code)));
-  }
+/**
+ * An interrupted check stops the worker it started (its own process group, which the terminal's
+ * Ctrl-C does not reach) before exiting 130 or 143. Removed once the check is over.
+ */
+function stopOnSignals(): { remove(): void } {
+  const handlers = (
+    [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const
+  ).map(([signal, code]) => {
+    const handler = () => void stopWorkers(2000).finally(() => process.exit(code));
+    process.once(signal, handler);
+    return [signal, handler] as const;
+  });
+  return {
+    remove: () => {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+    },
+  };
 }
 
 async function main(): Promise<void> {
-  stopOnSignals();
   process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
   const code = await runCheckWorker(process.argv.slice(2), {
     stdout: (text) => void process.stdout.write(text),
