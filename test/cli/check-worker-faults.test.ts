@@ -87,6 +87,16 @@ describe("pinboard check-worker finds faults", () => {
     expect(run.stderr).not.toContain("\u001b");
   });
 
+  it("stops checking a worker that exits midway, and says so", { timeout: 20_000 }, async () => {
+    const run = await checkWorker(worker("broken-worker-main.ts"), { EXIT_AFTER_MS: "300" });
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.at(-2)).toBe(
+      "FAIL process: the worker runs through the checks: got the worker exited (status 4); the contract says a worker that keeps running until stopped",
+    );
+    expect(run.stderr).toMatch(/^the worker's last output lines:\n {2}ready http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(run.code).toBe(1);
+  });
+
   it("prints its usage for --help and pinboard help check-worker, launcher or not", async () => {
     const [help, topic, direct] = await Promise.all([
       checkWorker(["--help"]),

@@ -80,3 +80,5 @@ async function heartbeat(): Promise<void> {
 }
 setInterval(() => void heartbeat().catch(() => {}), intervalMs);
 console.log(`ready ${advertiseUrl}`);
+// EXIT_AFTER_MS: crashes that long after registering (status 4), for the checker to report.
+if (process.env.EXIT_AFTER_MS) setTimeout(() => process.exit(4), Number(process.env.EXIT_AFTER_MS));

@@ -45,7 +45,13 @@ export async function checkWorker(options: CheckOptions): Promise<{ report: Repo
   const registry = new StubRegistry(options.leaseMs);
   const url = await registry.listen(options.listen.host, options.listen.port);
   const env = { PINBOARD_URL: url, PINBOARD_WORKER_TOKEN: CHECK_TOKEN };
-  const worker = options.command === null ? null : new WorkerProcess(options.command, env, () => registry.notify());
+  const worker =
+    options.command === null
+      ? null
+      : new WorkerProcess(options.command, env, () => {
+          registry.workerGone = true;
+          registry.notify();
+        });
   if (worker === null)
     options.announce([
       `check-worker: Pinboard for the worker at ${url}: start it with`,
@@ -74,17 +80,32 @@ export async function checkWorker(options: CheckOptions): Promise<{ report: Repo
         "the namespace given by --namespace",
       );
     } else {
-      for (const group of GROUPS) await group(ctx);
+      // A worker that exited is not checked further: every call would only find it gone.
+      for (const group of GROUPS) if (worker?.exit === null || worker === null) await group(ctx);
     }
     for (const fault of registry.faults)
       ctx.fail("register", "the checker's registry answers", shown(fault), "no error of its own");
+    const exit = worker?.exit ?? null;
+    if (exit !== null)
+      ctx.fail(
+        "process",
+        "the worker runs through the checks",
+        exitText(exit),
+        "a worker that keeps running until stopped",
+      );
     const { clientId, advertiseUrl, namespaces, sessionId } = registry.worker ?? identity;
-    return { report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results), workerOutput: [] };
+    return {
+      report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results),
+      workerOutput: exit !== null ? worker!.output() : [],
+    };
   } finally {
     await worker?.stop();
     await registry.close();
   }
 }
+
+const exitText = (exit: { code: number | null; signal: string | null }) =>
+  `the worker exited (${exit.signal ?? `status ${exit.code}`})`;
 
 function notRegistered(registry: StubRegistry, worker: WorkerProcess | null, waitMs: number): CheckResult {
   const probe = registry.registerProbes.at(-1);
@@ -95,7 +116,7 @@ function notRegistered(registry: StubRegistry, worker: WorkerProcess | null, wai
       : refused !== undefined
         ? `a register body the protocol refuses (400 ${shown(refused)})`
         : worker?.exit
-          ? `the worker exited (${worker.exit.signal ?? `status ${worker.exit.code}`}) without registering`
+          ? `${exitText(worker.exit)} without registering`
           : `no register within ${waitMs} ms`;
   return {
     status: "fail",

@@ -45,6 +45,8 @@ export class StubRegistry {
   withheld = 0;
   registrations = 0;
   deregistered = false;
+  /** The worker process exited: nothing waits for it any longer. */
+  workerGone = false;
   withholding = false;
   draining = false;
   private readonly messages: QueuedMessage[] = [];
@@ -84,13 +86,17 @@ export class StubRegistry {
     this.messages.push({ msgId, ns, id, deadlineAt: Date.now() + deadlineS * 1000 });
   }
 
-  /** Resolves once `predicate` holds (checked after every registry call), or false after `timeoutMs`. */
+  /**
+   * Resolves once `predicate` holds (checked after every registry call), or false after
+   * `timeoutMs` or once the worker is gone (`workerGone`).
+   */
   waitFor(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
     if (predicate()) return Promise.resolve(true);
+    if (this.workerGone) return Promise.resolve(false);
     return new Promise((resolve) => {
       const check = () => {
-        if (!predicate()) return;
-        finish(true);
+        if (predicate()) finish(true);
+        else if (this.workerGone) finish(false);
       };
       const finish = (value: boolean) => {
         clearTimeout(timer);
