@@ -18,6 +18,8 @@ const NOT_REFUSED = 'got 200 {"served":true}; the contract says 503 + Pinned-Ref
 const BROKEN_LINES = [
   `FAIL attestation: an attestation naming another method (htm) is refused: ${INVALID_ATTESTATION}`,
   `FAIL attestation: an attestation naming another target (htu) is refused: ${INVALID_ATTESTATION}`,
+  `FAIL attestation: an attestation naming the target percent-encoded otherwise (/a, /%61) is refused: ${INVALID_ATTESTATION}`,
+  `FAIL attestation: an attestation naming the target without its query is refused: ${INVALID_ATTESTATION}`,
   `FAIL attestation: an attestation whose epoch claim is not Pinboard-Epoch is refused: ${INVALID_ATTESTATION}`,
   `FAIL attestation: an attestation without an epoch claim on a call with Pinboard-Epoch is refused: ${INVALID_ATTESTATION}`,
   `FAIL attestation: the same attestation sent again (jti replayed) is refused: ${INVALID_ATTESTATION}`,
@@ -29,7 +31,7 @@ const BROKEN_LINES = [
   `FAIL wind_down: a request to the instance after its deadline is refused in-band: ${NOT_REFUSED}`,
   `FAIL refusal: a new activation is refused in-band while draining: ${NOT_REFUSED}`,
   `FAIL refusal: a new activation is refused in-band once the lease is withheld past its TTL: ${NOT_REFUSED}`,
-  "FAILED: 17 passed, 11 failed, 2 skipped",
+  "FAILED: 17 passed, 13 failed, 2 skipped",
 ];
 
 describe("pinboard check-worker finds faults", () => {
@@ -40,7 +42,7 @@ describe("pinboard check-worker finds faults", () => {
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines.filter((line) => !line.startsWith("PASS "))).toEqual([
       'SKIP wake: _wake (not mounted: answered 404 {"error":"no route POST /_wake"})',
-      "ok: 31 passed, 0 failed, 1 skipped",
+      "ok: 33 passed, 0 failed, 1 skipped",
     ]);
     expect(lines).toContain(
       "PASS epoch: a malformed Pinboard-Epoch is refused (403 invalid attestation: this worker requires bound attestations)",

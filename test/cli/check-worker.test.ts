@@ -45,6 +45,8 @@ const PINNED_LINES = [
   "PASS attestation: an attestation for another session (aud) is refused",
   "PASS attestation: an attestation naming another method (htm) is refused",
   "PASS attestation: an attestation naming another target (htu) is refused",
+  "PASS attestation: an attestation naming the target percent-encoded otherwise (/a, /%61) is refused",
+  "PASS attestation: an attestation naming the target without its query is refused",
   "PASS attestation: an expired attestation (exp + 30 s skew passed) is refused",
   "PASS attestation: an attestation whose epoch claim is not Pinboard-Epoch is refused",
   "PASS attestation: an attestation without an epoch claim on a call with Pinboard-Epoch is refused",
@@ -65,7 +67,7 @@ const PINNED_LINES = [
   "PASS refusal: a new activation is refused in-band while draining",
   "PASS refusal: a new activation is refused in-band once the lease is withheld past its TTL",
   "PASS refusal: a new activation is served once the lease is renewed",
-  "ok: 33 passed, 0 failed, 0 skipped",
+  "ok: 35 passed, 0 failed, 0 skipped",
 ];
 
 describe("pinboard check-worker", () => {
@@ -96,7 +98,7 @@ describe("pinboard check-worker", () => {
         worker: { namespaces: string[] };
       };
       expect(report.ok).toBe(true);
-      expect(report.counts).toEqual({ pass: 33, fail: 0, skip: 0 });
+      expect(report.counts).toEqual({ pass: 35, fail: 0, skip: 0 });
       expect(report.worker.namespaces).toEqual(["/counter", "/chat"]);
     } finally {
       worker.child.kill("SIGTERM");

@@ -61,6 +61,8 @@ const REFUSED_ATTESTATIONS: ReadonlyArray<[AttestationKind | null, string]> = [
   ["wrong-aud", "an attestation for another session (aud) is refused"],
   ["wrong-htm", "an attestation naming another method (htm) is refused"],
   ["wrong-htu", "an attestation naming another target (htu) is refused"],
+  ["encoded-htu", "an attestation naming the target percent-encoded otherwise (/a, /%61) is refused"],
+  ["htu-without-query", "an attestation naming the target without its query is refused"],
   ["expired", "an expired attestation (exp + 30 s skew passed) is refused"],
   ["epoch-mismatch", "an attestation whose epoch claim is not Pinboard-Epoch is refused"],
   ["no-epoch-claim", "an attestation without an epoch claim on a call with Pinboard-Epoch is refused"],
@@ -75,7 +77,8 @@ export async function attestationChecks(ctx: CheckContext): Promise<void> {
   const group = "attestation";
   const id = ctx.nextId();
   const epoch = ctx.nextEpoch();
-  const target = ctx.target(id);
+  // With a query: htu names it too.
+  const target = `${ctx.target(id)}?check=1`;
   for (const [kind, title] of REFUSED_ATTESTATIONS) {
     const answer = await ctx.client.call({ method: "GET", target, epoch, attestation: kind });
     ctx.expect(group, title, answer, isDetail(answer, 403, INVALID_ATTESTATION), detailText(403, INVALID_ATTESTATION));

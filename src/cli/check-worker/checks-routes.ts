@@ -65,8 +65,10 @@ export async function statsChecks(ctx: CheckContext): Promise<void> {
   else ctx.pass("stats", "attested stats are a JSON object with the fields' types");
 }
 
+type Answered = Extract<Answer, { kind: "answered" }>;
+
 /** 200 {"ok":true} (or any 200) or 202: the wake took; anything else says the route is not mounted. */
-function wakeTook(answer: Answer): boolean {
+function wakeTook(answer: Answer): answer is Answered {
   return answer.kind === "answered" && (answer.status === 200 || answer.status === 202);
 }
 
@@ -84,10 +86,8 @@ export async function wakeChecks(ctx: CheckContext): Promise<void> {
     ctx.skip("wake", "_wake", `not mounted: answered ${describeAnswer(answer)}`);
     return;
   }
-  const status = (answer as { status: number }).status;
-  const body = (answer as { json: unknown }).json;
-  const pinnedBody =
-    status === 200 ? (body as { ok?: unknown })?.ok === true : (body as { activating?: unknown })?.activating === true;
+  const { status, json: body } = answer;
+  const pinnedBody = isObject(body) && (status === 200 ? body.ok === true : body.activating === true);
   ctx.pass(
     "wake",
     `an attested _wake is answered ${status}`,

@@ -26,6 +26,8 @@ export type AttestationKind =
   | "wrong-aud"
   | "wrong-htm"
   | "wrong-htu"
+  | "encoded-htu"
+  | "htu-without-query"
   | "expired"
   | "epoch-mismatch"
   | "no-epoch-claim"
@@ -115,7 +117,19 @@ export class WorkerClient {
       case "wrong-htm":
         return signAttestation(secret, { ...bound, htm: spec.method === "GET" ? "POST" : "GET" }, now);
       case "wrong-htu":
-        return signAttestation(secret, { ...bound, htu: `${htu.split("?")[0]}-other` }, now);
+        return signAttestation(secret, { ...bound, htu: htu.replace(/(\?|$)/, "-other$1") }, now);
+      case "encoded-htu":
+        // The path's last letter percent-encoded: another target to a verifier (`/a` is not `/%61`).
+        return signAttestation(
+          secret,
+          {
+            ...bound,
+            htu: htu.replace(/([a-z])(\?|$)/, (_, c: string, q: string) => `%${c.charCodeAt(0).toString(16)}${q}`),
+          },
+          now,
+        );
+      case "htu-without-query":
+        return signAttestation(secret, { ...bound, htu: htu.split("?")[0]! }, now);
       case "expired":
         // Past exp plus the contract's 30 s of skew.
         return signAttestation(secret, bound, now - 2 * ATTESTATION_TTL_S - 5);
@@ -159,25 +173,16 @@ function unsignedToken(aud: string, htm: string, htu: string, epoch: string | un
   return `${part({ alg: "none", typ: "pinboard+jwt" })}.${part(claims)}.`;
 }
 
+/** The body as text, cut at BODY_CAP characters; the rest is never read. */
 async function readText(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size <= BODY_CAP) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
+  if (response.body === null) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of response.body) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.length >= BODY_CAP) break;
   }
-  await reader.cancel().catch(() => {});
-  const bytes = new Uint8Array(Math.min(size, BODY_CAP));
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk.subarray(0, bytes.length - offset), offset);
-    offset += Math.min(chunk.byteLength, bytes.length - offset);
-  }
-  return new TextDecoder().decode(bytes);
+  return text.slice(0, BODY_CAP);
 }
 
 function parse(text: string): unknown {
