@@ -32,10 +32,17 @@ export async function runCheckWorker(argv: readonly string[], io: CheckWorkerIo)
     return 0;
   }
   const stopping = stopOnSignals();
-  const { report, workerOutput } = await checkWorker({
-    ...parsed.options,
-    announce: (lines) => io.stderr(line(lines.join("\n"))),
-  }).finally(stopping.remove);
+  let outcome: Awaited<ReturnType<typeof checkWorker>>;
+  try {
+    outcome = await checkWorker({ ...parsed.options, announce: (lines) => io.stderr(line(lines.join("\n"))) });
+  } catch (err) {
+    // The checker's own trouble, such as --listen on a port in use: no report to give.
+    io.stderr(line(`pinboard check-worker: ${err instanceof Error ? err.message : String(err)}`));
+    return 1;
+  } finally {
+    stopping.remove();
+  }
+  const { report, workerOutput } = outcome;
   if (workerOutput.length > 0)
     io.stderr(line(["the worker's last output lines:", ...workerOutput.map((l) => `  ${l}`)].join("\n")));
   io.stdout(line(parsed.json ? JSON.stringify(report, null, 2) : renderReport(report)));

@@ -40,8 +40,10 @@ const GROUPS: ReadonlyArray<(ctx: CheckContext) => Promise<void>> = [
   withheldLeaseChecks,
 ];
 
+type Outcome = { report: Report; workerOutput: string[] };
+
 /** Runs the whole check against one worker and reports; the worker (if started here) is stopped. */
-export async function checkWorker(options: CheckOptions): Promise<{ report: Report; workerOutput: string[] }> {
+export async function checkWorker(options: CheckOptions): Promise<Outcome> {
   const registry = new StubRegistry(options.leaseMs);
   const url = await registry.listen(options.listen.host, options.listen.port);
   const env = { PINBOARD_URL: url, PINBOARD_WORKER_TOKEN: CHECK_TOKEN };
@@ -58,50 +60,46 @@ export async function checkWorker(options: CheckOptions): Promise<{ report: Repo
       `  PINBOARD_URL=${url} PINBOARD_WORKER_TOKEN=${CHECK_TOKEN}`,
     ]);
   try {
-    const registered = await registry.waitFor(
-      () => registry.worker !== null || (worker?.exit ?? null) !== null,
-      options.waitMs,
-    );
-    const identity = registry.worker;
-    if (!registered || identity === null) {
-      return {
-        report: buildReport({}, [notRegistered(registry, worker, options.waitMs)]),
-        workerOutput: worker?.output() ?? [],
-      };
+    const registered = await registry.waitFor(() => registry.worker !== null, options.waitMs);
+    if (!registered) {
+      const result = notRegistered(registry, worker, options.waitMs);
+      return { report: buildReport({}, [result]), workerOutput: worker?.output() ?? [] };
     }
-    const ns = options.namespace ?? identity.namespaces[0]!;
-    const client = new WorkerClient(() => registry.worker ?? identity);
-    const ctx = new CheckContext(registry, client, ns);
-    if (!identity.namespaces.includes(ns)) {
-      ctx.fail(
-        "register",
-        `the worker registers ${shown(ns)}`,
-        shown(JSON.stringify(identity.namespaces)),
-        "the namespace given by --namespace",
-      );
-    } else {
-      // A worker that exited is not checked further: every call would only find it gone.
-      for (const group of GROUPS) if (worker?.exit === null || worker === null) await group(ctx);
-    }
-    for (const fault of registry.faults)
-      ctx.fail("register", "the checker's registry answers", shown(fault), "no error of its own");
-    const exit = worker?.exit ?? null;
-    if (exit !== null)
-      ctx.fail(
-        "process",
-        "the worker runs through the checks",
-        exitText(exit),
-        "a worker that keeps running until stopped",
-      );
-    const { clientId, advertiseUrl, namespaces, sessionId } = registry.worker ?? identity;
-    return {
-      report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results),
-      workerOutput: exit !== null ? worker!.output() : [],
-    };
+    return await runChecks(registry, worker, options.namespace);
   } finally {
     await worker?.stop();
     await registry.close();
   }
+}
+
+/** The check groups against a registered worker, then what went wrong around them. */
+async function runChecks(registry: StubRegistry, worker: WorkerProcess | null, namespace?: string): Promise<Outcome> {
+  const identity = registry.worker!;
+  const ns = namespace ?? identity.namespaces[0]!;
+  const ctx = new CheckContext(registry, new WorkerClient(() => registry.worker ?? identity), ns);
+  const running = () => (worker?.exit ?? null) === null;
+  if (!identity.namespaces.includes(ns)) {
+    const got = shown(JSON.stringify(identity.namespaces));
+    ctx.fail("register", `the worker registers ${shown(ns)}`, got, "the namespace given by --namespace");
+  } else {
+    // A worker that exited is not checked further: every call would only find it gone.
+    for (const group of GROUPS) if (running()) await group(ctx);
+  }
+  for (const fault of registry.faults)
+    ctx.fail("register", "the checker's registry answers", shown(fault), "no error of its own");
+  const exit = worker?.exit ?? null;
+  if (exit !== null)
+    ctx.fail(
+      "process",
+      "the worker runs through the checks",
+      exitText(exit),
+      "a worker that keeps running until stopped",
+    );
+  const { clientId, advertiseUrl, namespaces, sessionId } = registry.worker ?? identity;
+  return {
+    report: buildReport({ clientId, advertiseUrl, namespaces, sessionId }, ctx.results),
+    workerOutput: exit !== null ? worker!.output() : [],
+  };
 }
 
 const exitText = (exit: { code: number | null; signal: string | null }) =>
