@@ -115,6 +115,7 @@ export class StubRegistry {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
+      if (req.method !== "POST") return reply(res, 404, { error: "not found" });
       const path = new URL(req.url ?? "/", "http://stub").pathname.replace(/\/+$/, "");
       const text = await readBody(req);
       if (text === null) return reply(res, 413, { error: "body too large" });
@@ -124,15 +125,23 @@ export class StubRegistry {
       } catch {
         return reply(res, 400, { error: "invalid json" });
       }
-      if (req.method !== "POST") return reply(res, 404, { error: "not found" });
-      const [status, answer] = await this.route(path, body);
+      const [status, answer] = await this.answer(path, body);
       reply(res, status, answer);
-    } catch (err) {
-      // A fault of the checker itself: the worker sees Pinboard's 500, the report its cause.
-      this.faults.push(err instanceof Error ? err.message : String(err));
-      if (!res.headersSent) reply(res, 500, { error: "internal error" });
+    } catch {
+      // The worker went away mid-request (it aborted a call): nobody to answer.
+      res.destroy();
     } finally {
       this.notify();
+    }
+  }
+
+  /** The route's answer; an error of the registry's own is recorded and answered 500. */
+  private async answer(path: string, body: unknown): Promise<[number, unknown]> {
+    try {
+      return await this.route(path, body);
+    } catch (err) {
+      this.faults.push(err instanceof Error ? err.message : String(err));
+      return [500, { error: "internal error" }];
     }
   }
 
