@@ -18,6 +18,8 @@ export const UNIT_TESTS = ["test/**/*.unit.test.ts"];
  * test/redis-mode.unit.test.ts holds that none of them reaches test/support/redis.ts.
  */
 export const SAME_ON_EVERY_REDIS = [
+  "test/cli/check-worker-faults.test.ts",
+  "test/cli/check-worker.test.ts",
   "test/cli/mint-credential.test.ts",
   "test/entries/npx-pinboard.test.ts",
   "test/entries/quick-start.test.ts",

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npx pinboard …`. `pinboard serve` starts the Node entry (dist/src/node.js, the same settings and
-// Node flags as `npm start`); `pinboard mint-credential` mints a credential offline; anything else
-// runs the operator CLI. Installed from the registry or a
+// Node flags as `npm start`); `pinboard mint-credential` mints a credential offline;
+// `pinboard check-worker` checks a worker against the worker contract; anything else runs the
+// operator CLI. Installed from the registry or a
 // tarball, the package holds dist/ only and both run from it with plain Node. In a clone, the CLI
 // runs from src/ under tsx (always current) and `serve` first rebuilds a stale dist/ like `npm start`.
 // Either way the child gets the same argv and stdio; its exit status (or signal) is this process's.
@@ -32,6 +33,8 @@ function cliCommand(module, moduleArgs) {
 function command() {
   if (args[0] === "serve") return serveCommand();
   if (args[0] === "mint-credential") return cliCommand("mint-credential", args.slice(1));
+  if (args[0] === "check-worker") return cliCommand("check-worker/main", args.slice(1));
+  if (args[0] === "help" && args[1] === "check-worker") return cliCommand("check-worker/main", ["--help"]);
   return cliCommand("main", args);
 }
 

@@ -31,6 +31,11 @@ const line = (text: string) => terminalSafeLines(text.endsWith("\n") ? text : `$
 
 /** Runs the CLI on argv (without node and the script) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === "check-worker" || (argv[0] === "help" && argv[1] === "check-worker" && argv.length === 2)) {
+    // Its own command line (a worker command after --) and report; loaded only when asked for.
+    const { runCheckWorker } = await import("./check-worker/main.ts");
+    return runCheckWorker(argv[0] === "help" ? ["--help"] : argv.slice(1), io);
+  }
   let invocation: Invocation;
   try {
     invocation = parseCommandLine(argv, io.env);

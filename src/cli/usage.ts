@@ -35,6 +35,9 @@ Commands:
   mint-credential [--secret-file <path>] [--scope pinboard:operator] [--namespaces /a,/b]
                                    print a credential signed with PINBOARD_PASSPORT_SECRET or the
                                    file's secret (offline; --help lists flags)
+  check-worker [--listen <host:port>] [--json] -- <worker command> [args…]
+                                   check a worker against the worker contract, acting as its
+                                   Pinboard: a line per check, exit 1 on a failure (--help lists flags)
   workers                          live workers, sorted by hostname then session
   overview [--ns /x] [--prefix p] [--tag t]
                                    workers, bindings and live placements (filters ANDed)
