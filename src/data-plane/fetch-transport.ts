@@ -148,9 +148,10 @@ async function call(options: FetchTransportOptions, forward: Forward): Promise<C
     };
   } catch (error) {
     if (cut === "timeout" || cut === "client-timeout") return { kind: cut };
-    // The client went away first: a fresh placement is released, whether or not it connected.
-    // A body that broke off is the client's going away, however the runtime reports it.
-    if (cut === "aborted" || upload?.state === "broken") return { kind: "aborted", connected: false };
+    // The client went away first (a body that broke off too, however the runtime reports it).
+    // The fetch was under way, so the worker may hold the instance at this epoch already: its
+    // placement stays (connected), or the next request would place it elsewhere beside that.
+    if (cut === "aborted" || upload?.state === "broken") return { kind: "aborted", connected: true };
     return unreachableFetch(error);
   } finally {
     deadline.clear();

@@ -36,8 +36,10 @@ interface Job<T> {
  * when stale), build the attested forward, send it under the per-worker cap (the inflight cap for
  * HTTP, the WebSocket cap for an upgrade, so open sockets never starve HTTP), and handle
  * what comes back: an in-band refusal of a new activation (release the row, count nack, re-place
- * once when the request can be replayed), an unreachable worker (502, releasing a fresh placement
- * that never connected), a timeout (504), and the outlier and overwritten-marker bookkeeping.
+ * once when the request can be replayed), an unreachable worker or a client gone (releasing a
+ * fresh placement only when its forward never left: one that may have reached the worker stays,
+ * or the next request would place the instance beside an activation), a timeout (504), and the
+ * outlier and overwritten-marker bookkeeping.
  * Each request counts one resolution outcome; each refusal by a worker counts one nack.
  */
 export class PlacementLoop {
@@ -122,8 +124,8 @@ export class PlacementLoop {
         if (resolution.fresh && !delivery.connected) await this.releasePlacement(plan, resolution);
         return { result: transport.reply(textAnswer(502, null)), relayed: false };
       case "client-timeout":
-        // The client's fault, as a client that leaves: a fresh placement is released, nothing counts.
-        if (resolution.fresh) await this.releasePlacement(plan, resolution);
+        // The client's fault: nothing counts against the worker. Its placement stays: the upload
+        // was under way, so the worker has the request and may hold the instance at this epoch.
         return { result: transport.reply(answerOf(requestTimedOut())), relayed: false };
       case "timeout":
         transport.defer(this.outliers.failure(resolution.sessionId));

@@ -66,9 +66,10 @@ export type Delivery<T> =
   | Unreachable
   | TimedOut
   /**
-   * The client went away. `connected` false releases a fresh placement: the HTTP transports
-   * always say false (a request whose client left is not worth a placement, reached or not); the
-   * upgrade transport says whether the worker's TCP connection was made.
+   * The client went away. `connected` false releases a fresh placement: only a forward that
+   * never left may say so. One that may have reached the worker (handed to a connection, a fetch
+   * under way) says true: the worker may hold the instance at this epoch already, and a release
+   * would let the next request place it elsewhere, at a newer epoch, beside that activation.
    */
   | ClientGone
   /** The client's upload outlasted `uploadTimeoutMs`: answered 408, never counted against the worker. */

@@ -133,3 +133,37 @@ describe("a client that leaves while Pinboard is still resolving", () => {
     expect(await getRow(t, "/abort", "left-node")).toMatchObject({ epoch: expect.stringMatching(/^\d+$/) });
   });
 });
+
+/**
+ * A client that leaves once its forward reached the worker: the worker holds the instance at the
+ * placement's epoch (it may have activated it), so the fresh placement stays. Released, the next
+ * request would place the instance elsewhere at a newer epoch while the first worker still holds
+ * the old one, and a forward still on its way at the old epoch would be served there beside the new
+ * owner (the fault campaign saw that read). The `hang-*` ids of the worker never answer.
+ */
+describe("a client that leaves once the forward reached the worker", () => {
+  const epochSeen = (id: string) => String(reached(id)[0]?.headers["pinboard-epoch"]);
+
+  it("Node entry: the fresh placement stays, at the epoch the worker was sent", async () => {
+    const id = "hang-node";
+    const target = new URL(node.url);
+    const socket = connect(Number(target.port), target.hostname);
+    socket.on("error", () => {});
+    socket.write(`GET /abort/${id} HTTP/1.1\r\nHost: ${target.host}\r\n\r\n`);
+    await until(() => reached(id).length === 1, 20_000, 20);
+    socket.destroy();
+    // The forward ends once the client is gone; a release, had there been one, would have come by then.
+    await until(async () => (await fetch(`${node.url}/abort/stays`)).status === 200, 20_000, 50);
+    expect(await getRow(t, "/abort", id)).toMatchObject({ epoch: epochSeen(id) });
+  });
+
+  it("in-process: the fresh placement stays, at the epoch the worker was sent", async () => {
+    const id = "hang-app";
+    const controller = new AbortController();
+    const answer = inProcess.app.fetch(new Request(`http://pinboard.test/abort/${id}`, { signal: controller.signal }));
+    await until(() => reached(id).length === 1, 20_000, 20);
+    controller.abort();
+    expect((await answer).status).toBe(502);
+    expect(await getRow(t, "/abort", id)).toMatchObject({ epoch: epochSeen(id) });
+  });
+});

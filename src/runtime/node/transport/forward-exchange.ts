@@ -46,7 +46,7 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
   timerOwner: object | undefined = undefined;
   timerPrev: Expiring | undefined = undefined;
   timerNext: Expiring | undefined = undefined;
-  /** Whether the request was handed to a connection (undici's onConnect), for an unreachable delivery. */
+  /** Whether the request was handed to a connection (undici's onConnect): it may have reached the worker. */
   connected = false;
   settled = false;
   private answered = false;
@@ -227,8 +227,10 @@ export class ForwardExchange implements Dispatcher.DispatchHandler, Expiring {
   }
 
   private end(why: "timeout" | "aborted"): void {
-    // The client went away first: a fresh placement is released, whether or not it connected.
-    this.settle(why === "timeout" ? { kind: "timeout" } : { kind: "aborted", connected: false });
+    // The client went away first. A forward handed to a connection may have reached the worker,
+    // which then holds the instance at this epoch: its placement must stay (connected), or the
+    // next request would place it elsewhere beside that activation.
+    this.settle(why === "timeout" ? { kind: "timeout" } : { kind: "aborted", connected: this.connected });
     // Settled first: undici reports the abort to onError at once.
     if (!this.answered) this.abortUpstream?.();
   }

@@ -552,13 +552,13 @@ describe("NodeHttpTransport: failures and cuts", () => {
     expect(await releasesOf("/hang?timeout")).toEqual([]);
   });
 
-  it("ends as aborted (not connected) when the client leaves while waiting, and closes the worker's connection", async () => {
+  it("ends as aborted, connected (the worker has the request), when the client leaves while waiting, and closes the worker's connection", async () => {
     const req = request(`${front.base}/hang?client`, { agent: false });
     req.on("error", () => {});
     req.end();
     await expect.poll(() => arrived.includes("/hang?client")).toBe(true);
     req.destroy();
-    await expect.poll(() => exchange("/hang?client").delivery).toEqual({ kind: "aborted", connected: false });
+    await expect.poll(() => exchange("/hang?client").delivery).toEqual({ kind: "aborted", connected: true });
     await expect.poll(() => cutShort.includes("/hang?client")).toBe(true);
     expect(await releasesOf("/hang?client")).toEqual([]);
   });
