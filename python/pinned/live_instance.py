@@ -26,6 +26,10 @@ DEFAULT_ACTIVATION_TIMEOUT_MS = 5000
 DEFAULT_MAX_QUEUED_EVENTS = 1000
 
 
+def wall_ms() -> float:
+    return time.time() * 1000
+
+
 @dataclass(frozen=True)
 class GateSettings:
     allow_concurrency: bool = False
@@ -76,7 +80,8 @@ class LiveInstance:
             hold=self.input.hold,
         )
         self.storage = EpochStorage(deps.store, ref, deps.epoch, on_stale, lambda: self.alarm.forget(), self.gates)
-        self.alarm = InstanceAlarm(deps.store, ref, deps.epoch, self._run_alarm, on_stale, deps.lapsed, deps.now_ms)
+        # Alarms are wall-clock times (ms since the epoch), as stored and as the sweeper reads them.
+        self.alarm = InstanceAlarm(deps.store, ref, deps.epoch, self._run_alarm, on_stale, deps.lapsed, wall_ms)
         self.ctx = InstanceContext(self)
         self.socket_sink = _SocketSink(self)
         self.ready: asyncio.Future[None] = asyncio.ensure_future(self._activate())
