@@ -81,6 +81,9 @@ class PinnedWebSocket:
                 self._sink.message(self, msg.data)
             elif msg.type == web.WSMsgType.BINARY:
                 self._sink.message(self, msg.data)
+        # A close of ours (retire: 1012) may be on its way: let it finish before aiohttp's own
+        # end-of-handler close would answer 1000 instead.
+        await asyncio.wait([self._chain])
         self.ready_state = 3
         code = self.response.close_code or 1005
         self._sink.close(self, code, "")
