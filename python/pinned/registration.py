@@ -90,6 +90,11 @@ class Registration:
         self._answering: Optional[asyncio.Future[None]] = None
         self._ledger = MessageLedger()
 
+    @property
+    def failures(self) -> int:
+        """Heartbeats failed in a row (no answer, or one other than 200 and 409)."""
+        return self._failures
+
     def interval_ms(self) -> float:
         return max(50, self.lease.ttl_ms // 3)
 
