@@ -1,7 +1,8 @@
 """The README's Counter, in Python: /usr/bin/python3 python/examples/counter.py
 
 Environment: PINBOARD_URL, PINBOARD_WORKER_TOKEN (pinboard:worker scope), CLIENT_ID (one per
-process), PORT (default 9001), HOST (default 127.0.0.1), ADVERTISE_URL (default the listener's).
+process), PORT (default 9001), HOST (default 127.0.0.1), ADVERTISE_URL (default the listener's), NAMESPACE
+(default /counter).
 SIGTERM/SIGINT drain, hand the instances over and deregister.
 
     GET  /counter/{id}            → {"count", "epoch"}
@@ -47,7 +48,7 @@ async def main() -> int:
             credential=os.environ["PINBOARD_WORKER_TOKEN"],
             client_id=os.environ.get("CLIENT_ID"),
             advertise_url=os.environ.get("ADVERTISE_URL"),
-            namespaces={"/counter": Counter},
+            namespaces={os.environ.get("NAMESPACE", "/counter"): Counter},
         )
     )
     url = await worker.listen(host=os.environ.get("HOST", "127.0.0.1"), port=int(os.environ.get("PORT", "9001")))

@@ -72,29 +72,40 @@ class InputGate:
         """A storage read of the current event, under the gate; the gate is decided now, in call order."""
         if not self._storage_holds:
             return asyncio.ensure_future(op())
-        return self._guarded(self._take_or_queue(), op)
+        event = self._event()
+        return self._guarded(event, self._take_or_queue(event), op)
 
     def write(self, op: Callable[[], Awaitable[T]]) -> "asyncio.Future[T]":
         """A write takes the gate when free; when another event holds it, it goes out at once, in order."""
         if not self._storage_holds:
             return asyncio.ensure_future(op())
-        event = current_event.get() or InstanceEvent("detached")
+        event = self._event()
         if not self._may_take(event):
             return asyncio.ensure_future(op())
         self._holder = event
         self._holds += 1
-        return self._guarded(None, op)
+        return self._guarded(event, None, op)
 
     def hold(self, fn: Callable[[], Awaitable[T]]) -> "asyncio.Future[T]":
         """Holds the gate for fn's whole run (blockConcurrencyWhile, a transaction)."""
-        return self._guarded(self._take_or_queue(), fn)
+        event = self._event()
+        return self._guarded(event, self._take_or_queue(event), fn)
 
-    def _guarded(self, turn: Optional["asyncio.Future[None]"], fn: Callable[[], Awaitable[T]]) -> "asyncio.Future[T]":
-        """The call as a task; a task cancelled before it started gives back the hold taken for it."""
+    @staticmethod
+    def _event() -> InstanceEvent:
+        """The event making the call; a call outside any event is one of its own (detached)."""
+        return current_event.get() or InstanceEvent("detached")
+
+    def _guarded(
+        self, event: InstanceEvent, turn: Optional["asyncio.Future[None]"], fn: Callable[[], Awaitable[T]]
+    ) -> "asyncio.Future[T]":
+        """The call as a task of `event` (its own calls inside pass the gate it holds); a task
+        cancelled before it started gives back the hold taken for it."""
         started = [False]
 
         async def run() -> T:
             started[0] = True
+            current_event.set(event)  # the task's own context copy
             return await self._held_when(turn, fn)
 
         task = asyncio.ensure_future(run())
@@ -102,9 +113,8 @@ class InputGate:
             task.add_done_callback(lambda _t: None if started[0] else self._unhold_resumed())
         return task
 
-    def _take_or_queue(self) -> Optional["asyncio.Future[None]"]:
-        """Takes the gate for the current event (holds + 1) or queues it; the future resolves at its turn."""
-        event = current_event.get() or InstanceEvent("detached")
+    def _take_or_queue(self, event: InstanceEvent) -> Optional["asyncio.Future[None]"]:
+        """Takes the gate for `event` (holds + 1) or queues it; the future resolves at its turn."""
         if self._may_take(event):
             self._holder = event
             self._holds += 1

@@ -14,7 +14,7 @@ from tests.conftest import MakeWorker
 from tests.support.instances import Counter
 from tests.support.pinboard_calls import Answer, call, call_placed, registry
 from tests.support.processes import PinboardServer
-from tests.support.worker_process import WorkerProcess, start_worker_process
+from tests.support.worker_process import WorkerProcess, start_worker_process, stop_worker_process
 
 
 async def owner_of(http: aiohttp.ClientSession, pinboard: PinboardServer, token: str, ns: str, id_: str) -> str:
@@ -26,20 +26,20 @@ async def owner_of(http: aiohttp.ClientSession, pinboard: PinboardServer, token:
 
 @pytest.fixture
 def two_workers(pinboard: PinboardServer, worker_token: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[WorkerProcess]]:
+    """Two example workers serving a namespace of this test's own (a killed worker stays live at Pinboard for a lease)."""
     name = request.node.name[-20:]
-    workers = [start_worker_process(pinboard.url, worker_token, f"{name}-{i}", tmp_path) for i in range(2)]
+    namespace = "/" + request.node.name.split("_")[1]
+    workers = [start_worker_process(pinboard.url, worker_token, f"{name}-{i}", tmp_path, namespace) for i in range(2)]
     yield workers
     for w in workers:
-        if w.proc.poll() is None:
-            w.proc.kill()
-            w.proc.wait()
+        stop_worker_process(w)
 
 
 async def test_sigterm_hands_the_instance_over_and_deregisters(two_workers: list[WorkerProcess], pinboard: PinboardServer, operator_token: str, http: aiohttp.ClientSession) -> None:
-    url = f"{pinboard.url}/counter/handover"
+    url = f"{pinboard.url}/sigterm/handover"
     first = await call_placed(http, "POST", f"{url}/increment")
     assert first.status == 200, first.text
-    owner_session = await owner_of(http, pinboard, operator_token, "/counter", "handover")
+    owner_session = await owner_of(http, pinboard, operator_token, "/sigterm", "handover")
     owner = next(w for w in two_workers if w.session_id() == owner_session)
     other = next(w for w in two_workers if w is not owner)
     owner.proc.send_signal(signal.SIGTERM)
@@ -50,15 +50,15 @@ async def test_sigterm_hands_the_instance_over_and_deregisters(two_workers: list
     # Released at once, so placed on the other worker without waiting for the lease (memory store: count restarts).
     assert second.status == 200, second.text
     assert int(second.json()["epoch"]) > int(first.json()["epoch"])
-    assert await owner_of(http, pinboard, operator_token, "/counter", "handover") == other.session_id()
+    assert await owner_of(http, pinboard, operator_token, "/sigterm", "handover") == other.session_id()
     assert "instances handed over count=1 released=True" in owner.output()
 
 
 async def test_kill_9_is_replaced_once_the_lease_runs_out(two_workers: list[WorkerProcess], pinboard: PinboardServer, operator_token: str, http: aiohttp.ClientSession) -> None:
-    url = f"{pinboard.url}/counter/killed"
+    url = f"{pinboard.url}/kill/killed"
     first = await call_placed(http, "POST", f"{url}/increment")
     assert first.status == 200, first.text
-    owner_session = await owner_of(http, pinboard, operator_token, "/counter", "killed")
+    owner_session = await owner_of(http, pinboard, operator_token, "/kill", "killed")
     owner = next(w for w in two_workers if w.session_id() == owner_session)
     other = next(w for w in two_workers if w is not owner)
     owner.proc.kill()
@@ -76,7 +76,7 @@ async def test_kill_9_is_replaced_once_the_lease_runs_out(two_workers: list[Work
     assert answer.status == 200, (statuses, answer.text)
     assert set(statuses[:-1]) <= {502}
     assert int(answer.json()["epoch"]) > int(first.json()["epoch"])
-    assert await owner_of(http, pinboard, operator_token, "/counter", "killed") == other.session_id()
+    assert await owner_of(http, pinboard, operator_token, "/kill", "killed") == other.session_id()
 
 
 async def test_an_operator_wind_down_retires_and_releases_at_its_deadline(make_worker: MakeWorker, pinboard: PinboardServer, operator_token: str, http: aiohttp.ClientSession) -> None:

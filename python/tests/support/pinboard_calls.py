@@ -21,19 +21,19 @@ class Answer:
         return json.loads(self.text)
 
 
-async def call(session: aiohttp.ClientSession, method: str, url: str, **kwargs: Any) -> Answer:
+async def call(session: aiohttp.ClientSession, method: str, url: Any, **kwargs: Any) -> Answer:
     async with session.request(method, url, allow_redirects=False, **kwargs) as res:
         return Answer(res.status, dict(res.headers), await res.text())
 
 
 async def call_placed(
-    session: aiohttp.ClientSession, method: str, url: str, timeout_s: float = 20, **kwargs: Any
+    session: aiohttp.ClientSession, method: str, url: Any, timeout_s: float = 20, no_backends_too: bool = True, **kwargs: Any
 ) -> Answer:
-    """A data-plane call, retried while Pinboard's cold start or a missing backend refuses it (503)."""
+    """A data-plane call, retried while Pinboard's cold start (or, unless told, a missing backend) refuses it (503)."""
     deadline = time.monotonic() + timeout_s
     while True:
         answer = await call(session, method, url, **kwargs)
-        cold = answer.status == 503 and ("cold start" in answer.text or "no live backends" in answer.text)
+        cold = answer.status == 503 and ("cold start" in answer.text or (no_backends_too and "no live backends" in answer.text))
         if not cold or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.2)

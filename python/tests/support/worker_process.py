@@ -29,13 +29,14 @@ class WorkerProcess:
         raise AssertionError("the worker did not say it registered")
 
 
-def start_worker_process(pinboard_url: str, token: str, client_id: str, log_dir: Path) -> WorkerProcess:
+def start_worker_process(pinboard_url: str, token: str, client_id: str, log_dir: Path, namespace: str) -> WorkerProcess:
     log_path = log_dir / f"{client_id}.log"
     env = {
         **os.environ,
         "PINBOARD_URL": pinboard_url,
         "PINBOARD_WORKER_TOKEN": token,
         "CLIENT_ID": client_id,
+        "NAMESPACE": namespace,
         "PORT": str(free_port()),
         "GRACE_MS": "2000",
         "LOG_LEVEL": "INFO",
@@ -49,3 +50,15 @@ def start_worker_process(pinboard_url: str, token: str, client_id: str, log_dir:
             raise RuntimeError(f"worker {client_id} did not register:\n{worker.output()}")
         time.sleep(0.05)
     return worker
+
+
+def stop_worker_process(worker: WorkerProcess) -> None:
+    """SIGTERM (it deregisters), SIGKILL if it has not exited within 15 s."""
+    if worker.proc.poll() is not None:
+        return
+    worker.proc.terminate()
+    try:
+        worker.proc.wait(15)
+    except subprocess.TimeoutExpired:
+        worker.proc.kill()
+        worker.proc.wait()
