@@ -118,7 +118,12 @@ class Worker:
             now,
             options.lease_unhealthy_after_ms,
         )
-        self.drained: asyncio.Future[None] = asyncio.get_event_loop().create_future()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("create_worker: call it inside the event loop that runs the worker (in your async main)") from None
+        self.drained: asyncio.Future[None] = loop.create_future()
+        """Settles once a timed operator drain reached its deadline and the worker no longer serves."""
         self.app = build_app(
             RouteDeps(
                 base_path=self.base_path,

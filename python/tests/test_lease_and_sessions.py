@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from typing import Callable
+
 import aiohttp
 
 from pinned import Worker
@@ -15,7 +17,7 @@ from tests.support.tokens import forward_headers
 from tests.test_worker_calls import forward, refused
 
 
-async def wait_for(predicate: "callable[[], bool]", timeout_s: float = 10) -> None:
+async def wait_for(predicate: Callable[[], bool], timeout_s: float = 10) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while not predicate():

@@ -10,7 +10,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PASSPORT_SECRET = "test-passport-secret-0123456789abcdef"
@@ -22,7 +22,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait(check: "callable[[], bool]", proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
+def _wait(check: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import pytest
 
@@ -67,7 +67,7 @@ async def test_a_bound_token_for_the_session_is_accepted_once() -> None:
         ("non-digit epoch claim", lambda: bound(epoch="5a"), {"epoch": "5a"}),
     ],
 )
-async def test_refusals(name: str, token: "callable[[], str]", call: dict[str, str]) -> None:
+async def test_refusals(name: str, token: Callable[[], str], call: dict[str, str]) -> None:
     assert await guard(["sess"]).verify(facts(token(), **call)) is None, name
 
 
