@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
 from .challenge import ChallengeState
+from .client_id_clash import ClientIdClash
 from .control_messages import ControlMessage, MessageLedger
 from .lease import Lease
 from .registry_calls import PinboardAnswer, PinboardCallError, RegistryCalls, backoff_ms
@@ -89,6 +90,9 @@ class Registration:
         self._beat_lock = asyncio.Lock()
         self._answering: Optional[asyncio.Future[None]] = None
         self._ledger = MessageLedger()
+        self._clash = ClientIdClash(fields.client_id)
+        self._backoff_until = 0.0
+        """No re-register before this (ms): another live process holds the clientId."""
 
     @property
     def failures(self) -> int:
@@ -205,6 +209,9 @@ class Registration:
         if self._stopped or self._halted or self.paused:
             return self.interval_ms()
         if not self.session_id:
+            wait_ms = self._backoff_until - self._now()
+            if wait_ms > 0:
+                return wait_ms
             await self._reregister()
             return self.interval_ms()
         pair = self._challenge.current
@@ -225,18 +232,35 @@ class Registration:
             self._ledger.acked(acks)
             if self._renewed(answer.body, sent_at):
                 self._hooks.lapsed_lease_renewed()
+            self._clash.renewed()
             return self.interval_ms()
         if answer.status == 409 and self._drain_ends_at is not None and self._now() >= self._drain_ends_at - 1000:
             self._hooks.drain_deadline_passed()
             return self.interval_ms()
         if answer.status == 409 and (answer.body.get("reregister") is True or answer.body.get("superseded") is True):
-            log.warning("session lost, re-registering: %s", answer.body.get("error"))
+            backoff = self._lost(answer.body.get("error"))
             self.prev_session_id = self.session_id
             self._retire(self.session_id)
             self.session_id = None
+            if backoff > 0:
+                return backoff
             await self._reregister()
             return self.interval_ms()
         raise self._calls.failure("heartbeat", answer)
+
+    def _lost(self, error: object) -> float:
+        """Logs a lost session; how long to wait before re-registering (0: at once)."""
+        delay_ms, message = (
+            self._clash.lost(not self.lease.lapsed(), self.interval_ms(), self.lease.ttl_ms)
+            if error == "unknown session"
+            else (0.0, None)
+        )
+        if message is None:
+            log.warning("session lost, re-registering: %s", error)
+            return 0
+        self._backoff_until = self._now() + delay_ms
+        log.warning("session replaced, re-registering later retryInMs=%d: %s", delay_ms, message)
+        return delay_ms
 
     async def _reregister(self) -> None:
         await self._register()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+import pytest
 from yarl import URL
 
 from tests.conftest import MakeWorker
@@ -48,3 +49,33 @@ async def test_a_quote_in_the_query_passes_through_pinboard_either_way(make_work
         answer = await call_placed(http, "GET", URL(f"{pinboard.url}{target}", encoded=True))
         assert answer.status == 200, (target, answer.text)
         assert answer.json()["path"] == "/x"
+
+
+async def test_a_timed_drain_ends_the_worker_at_its_deadline(make_worker: MakeWorker, pinboard: PinboardServer, operator_token: str, http: aiohttp.ClientSession, caplog: "pytest.LogCaptureFixture") -> None:
+    worker = await make_worker({"/timed": Counter}, client_id="py-timed-drain")
+    first = await call_placed(http, "POST", f"{pinboard.url}/timed/t1/increment")
+    assert first.status == 200, first.text
+    drained = await registry(http, pinboard.url, operator_token, "POST", "drain", {"clientId": "py-timed-drain", "deadline": 1})
+    assert drained.status == 200
+    await worker.registration.heartbeat_now()
+    assert worker.registration.drain_deadline is not None
+    await asyncio.wait_for(asyncio.shield(worker.drained), 10)
+    assert worker.instances() == [] and worker.session_id is None
+    assert 'drained by the operator (clientId "py-timed-drain")' in caplog.text
+    overview = (await registry(http, pinboard.url, operator_token, "GET", "overview?ns=/timed")).json()
+    assert [e for n in overview["namespaces"] for e in n["entries"]] == []
+
+
+async def test_two_processes_with_one_clientid_back_off(make_worker: MakeWorker, pinboard: PinboardServer, caplog: "pytest.LogCaptureFixture") -> None:
+    pair = [await make_worker({"/clash": Counter}, client_id="py-clash") for _ in range(2)]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 4 * pinboard.lease_ttl_ms / 1000
+    while "session replaced, re-registering later" not in caplog.text:
+        assert loop.time() < deadline, caplog.text[-2000:]
+        await asyncio.sleep(0.01)
+    assert 'clientId "py-clash" is held by another live process' in caplog.text
+    waiting = [w for w in pair if w.session_id is None]
+    assert len(waiting) == 1
+    # It waits a heartbeat interval (1 s with a 3 s lease) before registering again.
+    await asyncio.sleep(0.5)
+    assert waiting[0].session_id is None

@@ -39,6 +39,8 @@ MUTANTS: dict[str, tuple[str, str, str, str]] = {
     "challenge needs the secret": ("routes.py", "if not (d.guard.has_proxy_secret(facts) or", "if False and not (d.guard.has_proxy_secret(facts) or", "tests/test_pinboard_register.py -k challenge"),
     "one activation per id": ("instance_table.py", "        live = self._live.get(key)\n        if live is not None and value", "        live = None\n        if live is not None and value", "tests/test_pinboard_register.py -k counter"),
     "draining refuses new activations": ("worker.py", "        if self.draining:\n            return \"draining\"", "        if False:\n            return \"draining\"", "tests/test_drain_and_targets.py -k cordon"),
+    "clientId clash backs off": ("registration.py", "            if backoff > 0:\n                return backoff\n", "", "tests/test_drain_and_targets.py -k clientid"),
+    "timed drain ends the worker": ("worker.py", "    def drain_deadline_passed(self) -> None:\n        asyncio.ensure_future(self._end_drained())", "    def drain_deadline_passed(self) -> None:\n        pass", "tests/test_drain_and_targets.py -k timed"),
     "refusal headers": ("responses.py", '{"Retry-After": "1", REFUSAL_HEADER: LEASE_UNHEALTHY}', '{"Retry-After": "1"}', "tests/test_worker_calls.py -k epoch_guard"),
 }
 

@@ -104,3 +104,19 @@ async def test_a_wind_down_deadline_counts_from_the_heartbeat_sending() -> None:
     wind.handle(ControlMessage("2", "wind_down", "/ns", "a", None))
     assert handle.cancelled() and "/ns/a" not in wind._pending
     wind.cancel_all()
+
+
+def test_a_clientid_held_by_another_process_backs_off_after_the_second_loss() -> None:
+    from pinned.client_id_clash import ClientIdClash
+
+    clash = ClientIdClash("w")
+    assert clash.lost(True, 1000, 3000) == (0, None)  # once: maybe Redis lost its data
+    delay, message = clash.lost(True, 1000, 3000)
+    assert delay == 1000 and message is not None and 'clientId "w" is held by another live process' in message
+    assert clash.lost(True, 1000, 3000)[0] == 2000
+    assert clash.lost(True, 1000, 3000)[0] == 4000
+    assert clash.lost(True, 1000, 3000)[0] == 8000
+    assert clash.lost(True, 1000, 3000)[0] == 12000  # capped at four leases
+    clash.renewed()
+    assert clash.lost(True, 1000, 3000) == (0, None)
+    assert clash.lost(False, 1000, 3000) == (0, None)  # lost to expiry: at once
