@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Awaitable, Callable, Optional, TypeVar, Union
 
 from aiohttp import web
 

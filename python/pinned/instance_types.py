@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from .alarms import AlarmInfo
     from .context import InstanceContext, RequestContext
-    from .websocket import PinnedWebSocket
 
 
 class Instance(Protocol):
@@ -23,4 +21,4 @@ class Instance(Protocol):
 
 
 InstanceClass = Callable[["InstanceContext"], Any]
-MaybeAwaitable = Union[Any, Awaitable[Any]]
+"""An instance class: called with the InstanceContext; its object has `fetch` and optional hooks."""

@@ -12,20 +12,16 @@ import logging
 import os
 import secrets
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .attestation import Acceptance
 from .attestation_guard import AttestationGuard, GuardOptions
 from .challenge import ChallengeState
 from .control_messages import ControlMessage
-from .durability import DurabilityStore
 from .instance_table import InstanceTable, TableDeps
-from .instance_types import InstanceClass
-from .live_instance import DEFAULT_ACTIVATION_TIMEOUT_MS, GateSettings, LiveInstance
+from .live_instance import LiveInstance
 from .memory_durability import MemoryDurabilityStore
 from .registration import Registration, RegistrationFields
 from .registry_calls import RegistryCalls
@@ -34,47 +30,13 @@ from .routes import RouteDeps, build_app
 from .seen_attestations import SeenAttestations
 from .stats import build_stats
 from .wind_down import WindDowns
+from .worker_options import WorkerOptions, check_url
 
 log = logging.getLogger("pinned")
 
 NO_ADVERTISE_URL = (
     "start(): no URL to advertise: call listen() first, or set the advertise_url option (where Pinboard reaches this worker)"
 )
-
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000
-
-
-@dataclass
-class WorkerOptions:
-    pinboard_url: str
-    credential: str
-    namespaces: Mapping[str, InstanceClass]
-    client_id: Optional[str] = None
-    advertise_url: Optional[str] = None
-    durability: Optional[DurabilityStore] = None
-    max_instances: int = 1000
-    headroom: Optional[Callable[[], int]] = None
-    lease_unhealthy_after_ms: Optional[float] = None
-    wind_down_grace_ms: float = 30_000
-    wake_wait_ms: float = 5000
-    activation_timeout_ms: float = DEFAULT_ACTIVATION_TIMEOUT_MS
-    secret: Optional[str] = None
-    require_bound_attestation: bool = False
-    attestation: Acceptance = field(default_factory=Acceptance)
-    max_remembered: int = 100_000
-    local_audience: Optional[str] = None
-    hostname: Optional[str] = None
-    gates: GateSettings = field(default_factory=GateSettings)
-    now_ms: Callable[[], float] = monotonic_ms
-
-
-def _check_url(name: str, url: str) -> str:
-    scheme = urlsplit(url).scheme
-    if scheme not in ("http", "https"):
-        raise ValueError(f'create_worker: {name} "{url}" has no scheme; write "http://{url}" (or https://)')
-    return url.rstrip("/")
 
 
 class Worker:
@@ -84,8 +46,8 @@ class Worker:
         if options.max_instances < 0:
             raise ValueError("create_worker: max_instances must be >= 0")
         self._o = options
-        _check_url("pinboard_url", options.pinboard_url)
-        self.advertise_url = _check_url("advertise_url", options.advertise_url) if options.advertise_url else None
+        check_url("pinboard_url", options.pinboard_url)
+        self.advertise_url = check_url("advertise_url", options.advertise_url) if options.advertise_url else None
         self.base_path = urlsplit(self.advertise_url).path.rstrip("/") if self.advertise_url else ""
         self.client_id = options.client_id or os.environ.get("CLIENT_ID") or f"pinned-{secrets.token_hex(6)}"
         if not 1 <= len(self.client_id) <= 256:

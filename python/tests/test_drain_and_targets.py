@@ -10,7 +10,7 @@ from yarl import URL
 
 from tests.conftest import MakeWorker
 from tests.support.instances import Counter, Echo
-from tests.support.pinboard_calls import call, call_placed, registry
+from tests.support.pinboard_calls import call_placed, registry
 from tests.support.processes import PinboardServer
 from tests.test_worker_calls import forward, refused
 

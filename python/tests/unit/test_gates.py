@@ -116,3 +116,63 @@ async def test_a_failed_write_breaks_the_activation() -> None:
     again = await t.acquire("/ns", "a", "1")
     assert again is not live
     again.leave()
+
+
+class HangingActivation(MemoryDurabilityStore):
+    name = "hanging-store"
+
+    async def activate(self, ref: InstanceRef, epoch: str, info: object = None) -> object:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_an_activation_that_waits_too_long_for_the_store_fails_and_leaves_the_epoch_open() -> None:
+    from pinned.durability import DurabilityUnavailableError
+    from pinned.instance_table import ActivationError
+
+    t = InstanceTable(
+        TableDeps(
+            classes={"/ns": ReadModifyWrite},
+            store=HangingActivation(),
+            max_instances=10,
+            refusal=lambda: None,
+            lapsed=lambda: False,
+            now_ms=lambda: 0.0,
+            activation_timeout_ms=50,
+        )
+    )
+    try:
+        await t.acquire("/ns", "a", "1")
+        raise AssertionError("activated")
+    except ActivationError as err:
+        assert isinstance(err.cause, DurabilityUnavailableError)
+        assert str(err.cause) == "durability store hanging-store: no answer within 50 ms (activationTimeoutMs)"
+    assert t.get("/ns", "a") is None
+    # Dropped, not ended: the next request tries again at the same epoch.
+    again = asyncio.ensure_future(t.acquire("/ns", "a", "1"))
+    await asyncio.sleep(0)
+    retry = t.get("/ns", "a")
+    assert retry is not None
+    again.cancel()
+    retry.ready.cancel()
+    await asyncio.sleep(0)
+
+
+async def test_a_full_input_queue_refuses_more_events() -> None:
+    from pinned.input_gate import QueueFullError
+
+    store = SlowPuts()
+    t = table(store, GateSettings(max_queued_events=2))
+    live = await t.acquire("/ns", "a", "1")
+    first = asyncio.ensure_future(live.answer(lambda: live.instance.fetch(None, live.ctx)))
+    await asyncio.sleep(0.01)  # the first holds the gate on its write
+    waiting = [asyncio.ensure_future(live.answer(lambda: live.instance.fetch(None, live.ctx))) for _ in range(2)]
+    await asyncio.sleep(0)
+    try:
+        await live.answer(lambda: live.instance.fetch(None, live.ctx))
+        raise AssertionError("a third waiting event was admitted")
+    except QueueFullError as err:
+        assert err.limit == 2
+    store.release.set()
+    assert sorted([await first, *[await w for w in waiting]]) == [1, 2, 3]
+    live.leave()
