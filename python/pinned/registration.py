@@ -94,7 +94,6 @@ class Registration:
                 raise RuntimeError("the worker was stopped before it registered")
             try:
                 await self._register()
-                break
             except Exception as err:
                 if is_fatal(err):
                     self._stopped = True
@@ -104,6 +103,13 @@ class Registration:
                 attempt += 1
                 log.warning("register failed, retrying attempt=%d retryInMs=%d: %s", attempt, delay, err)
                 await asyncio.sleep(delay / 1000)
+                continue
+            if self._stopped:
+                # stop() ran while this register was in flight: do not leave the session behind.
+                await self._deregister()
+                await self._calls.close()
+                raise RuntimeError("the worker was stopped before it registered")
+            break
         self._loop_task = asyncio.ensure_future(self._loop())
 
     async def _loop(self) -> None:
@@ -158,6 +164,8 @@ class Registration:
             await self._deregister()
         if self._loop_task is not None:
             await asyncio.gather(self._loop_task, return_exceptions=True)
+        if self._answering is not None:
+            return  # start()'s register is in flight: start() deregisters its session and closes the client
         await self._calls.close()
 
     async def _deregister(self) -> None:
@@ -178,6 +186,8 @@ class Registration:
         if self._stopped or self._halted or self.paused:
             return self.interval_ms()
         if not self.session_id:
+            if self._loop_task is None:
+                return self.interval_ms()  # start() is still registering: only it registers now
             wait_ms = self._backoff_until - self._now()
             if wait_ms > 0:
                 return wait_ms

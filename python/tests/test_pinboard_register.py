@@ -68,3 +68,18 @@ async def test_stats_need_an_attestation(make_worker: MakeWorker, pinboard: Pinb
     assert [(i["ns"], i["id"], i["state"]) for i in mine["instances"]] == [("/statsns", "s1", "active")]
     direct = await call(http, "GET", f"{worker.advertise_url}/_pinned/stats")
     assert (direct.status, direct.json()) == (403, {"detail": "invalid attestation"})
+
+
+async def test_stop_during_the_first_register_leaves_no_session(make_worker: MakeWorker, pinboard: PinboardServer, operator_token: str, http: aiohttp.ClientSession) -> None:
+    worker = await make_worker({"/early": Counter}, start=False, client_id="py-stopped-early")
+    starting = asyncio.ensure_future(worker.start())
+    while worker.registration.registering() is None:
+        await asyncio.sleep(0)
+    await worker.stop()
+    try:
+        await starting
+        raise AssertionError("start() resolved although the worker was stopped")
+    except RuntimeError as err:
+        assert str(err) == "the worker was stopped before it registered"
+    workers = (await registry(http, pinboard.url, operator_token, "GET", "workers")).json()["workers"]
+    assert [w for w in workers if w["clientId"] == "py-stopped-early"] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import aiohttp
@@ -178,3 +179,18 @@ async def test_websocket_echo_and_bad_attestation_closes_1008(make_worker: MakeW
     async with http.ws_connect(f"{worker.advertise_url}/ws/room", headers=bad) as ws:
         msg = await ws.receive(timeout=5)
         assert (msg.type, msg.data, msg.extra) == (aiohttp.WSMsgType.CLOSE, 1008, "invalid attestation")
+
+
+class NeverActivates(MemoryDurabilityStore):
+    name = "never"
+
+    async def activate(self, ref: object, epoch: str, info: object = None) -> object:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+async def test_an_activation_failure_answers_503_without_the_refusal_header(make_worker: MakeWorker, http: aiohttp.ClientSession) -> None:
+    worker = await make_worker({"/slowstore": Counter}, durability=NeverActivates(), activation_timeout_ms=100)
+    answer = await forward(http, worker, "GET", "/slowstore/x", "8")
+    assert (answer.status, answer.json(), answer.headers.get("Retry-After")) == (503, {"detail": "activation failed"}, "1")
+    assert "Pinned-Refusal" not in answer.headers
