@@ -6,6 +6,7 @@ import asyncio
 import time
 
 import aiohttp
+import pytest
 
 from pinned import MemoryDurabilityStore, Worker
 from tests.conftest import MakeWorker
@@ -156,7 +157,7 @@ async def test_alarm_route_needs_the_proxy_secret(make_worker: MakeWorker, http:
     for _ in range(50):
         if (await forward(http, worker, "GET", "/alarms/a", "4")).json() == {"fired": 1}:
             break
-        await __import__("asyncio").sleep(0.05)
+        await asyncio.sleep(0.05)
     assert (await forward(http, worker, "GET", "/alarms/a", "4")).json() == {"fired": 1}
     stale = {**forward_headers(worker.secret, worker.session_id, "POST", "/alarms/a/_alarm", "3"), "Pinboard-Proxy-Secret": worker.secret}
     answer = await call(http, "POST", f"{worker.advertise_url}/alarms/a/_alarm", headers=stale)
@@ -194,3 +195,31 @@ async def test_an_activation_failure_answers_503_without_the_refusal_header(make
     answer = await forward(http, worker, "GET", "/slowstore/x", "8")
     assert (answer.status, answer.json(), answer.headers.get("Retry-After")) == (503, {"detail": "activation failed"}, "1")
     assert "Pinned-Refusal" not in answer.headers
+
+
+class HeldPuts(MemoryDurabilityStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def put(self, ref: object, epoch: str, entries: list[tuple[str, str]]) -> None:
+        await self.release.wait()
+        await super().put(ref, epoch, entries)  # type: ignore[arg-type]
+
+
+class Journal(Echo):
+    async def web_socket_message(self, socket: object, message: object, ctx: object) -> None:
+        ctx.storage.put("last", message)  # type: ignore[attr-defined]
+        socket.send(f"stored:{message}")  # type: ignore[attr-defined]
+
+
+async def test_a_websocket_message_after_a_write_leaves_once_the_write_is_durable(make_worker: MakeWorker, http: aiohttp.ClientSession) -> None:
+    store = HeldPuts()
+    worker = await make_worker({"/journal": Journal}, durability=store)
+    headers = forward_headers(worker.secret, worker.session_id, "GET", "/journal/j", "4")
+    async with http.ws_connect(f"{worker.advertise_url}/journal/j", headers=headers) as ws:
+        await ws.send_str("a")
+        with pytest.raises(asyncio.TimeoutError):
+            await ws.receive(timeout=0.3)
+        store.release.set()
+        assert (await ws.receive(timeout=5)).data == "stored:a"

@@ -43,6 +43,7 @@ MUTANTS: dict[str, tuple[str, str, str, str]] = {
     "timed drain ends the worker": ("worker.py", "    def drain_deadline_passed(self) -> None:\n        asyncio.ensure_future(self._end_drained())", "    def drain_deadline_passed(self) -> None:\n        pass", "tests/test_drain_and_targets.py -k timed"),
     "stop during register deregisters": ("registration.py", "                await self._deregister()\n                await self._calls.close()\n                raise", "                await self._calls.close()\n                raise", "tests/test_pinboard_register.py -k stop_during"),
     "activation failure answers 503": ("routes.py", "        return activation_failed()", "        return internal_error()", "tests/test_worker_calls.py -k activation"),
+    "websocket sends wait for writes": ("websocket.py", "                await self._sink.confirmed()", "                pass", "tests/test_worker_calls.py -k durable"),
     "refusal headers": ("responses.py", '{"Retry-After": "1", REFUSAL_HEADER: LEASE_UNHEALTHY}', '{"Retry-After": "1"}', "tests/test_worker_calls.py -k epoch_guard"),
 }
 
