@@ -12,8 +12,10 @@ from .durability import (
     ListOptions,
     StaleEpochError,
 )
+from .fenced_redis import FencedRedis
 from .live_instance import GateSettings
 from .memory_durability import MemoryDurabilityStore
+from .redis_durability import RedisDurabilityStore
 from .signals import serve_until_signal
 from .websocket import PinnedWebSocket
 from .worker import Worker, WorkerOptions, create_worker
@@ -26,12 +28,14 @@ __all__ = [
     "AttestationClaims",
     "DurabilityStore",
     "DurabilityUnavailableError",
+    "FencedRedis",
     "GateSettings",
     "InstanceContext",
     "InstanceRef",
     "ListOptions",
     "MemoryDurabilityStore",
     "PinnedWebSocket",
+    "RedisDurabilityStore",
     "RequestContext",
     "StaleEpochError",
     "Worker",
