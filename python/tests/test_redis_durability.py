@@ -110,8 +110,11 @@ async def test_alarms_and_the_durability_index(store: RedisDurabilityStore, raw:
     assert await store.clear_alarm(REF, "2", 1_700_000_000_000) is False
     assert await store.get_alarm(REF) == 1_700_000_000_123
     assert await raw.zscore(store.keys.alarms, member) == 1_700_000_000_123.0
-    # A later activation (no hostname) reads the alarm back and keeps the hostname entry.
+    # The index is advisory: a later activation (no hostname) reads the alarm back from the meta
+    # hash, writes the lost index entry again and keeps the hostname entry.
+    await raw.zrem(store.keys.alarms, member)
     assert (await store.activate(REF, "3")).alarm == 1_700_000_000_123
+    assert await raw.zscore(store.keys.alarms, member) == 1_700_000_000_123.0
     assert await raw.hgetall(store.keys.instances) == {member: "host-a"}
     assert await store.clear_alarm(REF, "3", 1_700_000_000_123) is True
     assert await store.get_alarm(REF) is None
@@ -122,6 +125,8 @@ async def test_alarms_and_the_durability_index(store: RedisDurabilityStore, raw:
     other = InstanceRef("/counter", "new")
     await store.activate(other, "1")
     assert (await raw.hgetall(store.keys.instances))["/counter/new"] == ""
+    await store.activate(REF, "4", ActivateInfo("host-b"))  # another worker's hostname replaces it
+    assert await raw.hget(store.keys.instances, member) == "host-b"
 
 
 async def test_delete_all_drops_the_data_the_alarm_and_its_index_entry(store: RedisDurabilityStore, raw: aioredis.Redis) -> None:
@@ -216,3 +221,14 @@ async def test_fenced_redis_refuses_an_older_epoch_and_keeps_the_fence_in_the_sl
     with pytest.raises(TypeError):
         await fenced.write("plain", "1e3", ("SET", "x"))
     await fenced.close()
+
+
+async def test_the_scripts_shas_are_what_script_load_answers(raw: aioredis.Redis) -> None:
+    from pinned.lua_scripts import SCRIPTS
+
+    assert sorted(SCRIPTS) == [
+        "durable-activate", "durable-clear-alarm", "durable-commit", "durable-delete", "durable-delete-all",
+        "durable-list", "durable-put", "durable-set-alarm", "durable-unindex-alarm", "fenced-write",
+    ]  # fmt: skip
+    for lua in SCRIPTS.values():
+        assert await raw.script_load(lua.source) == lua.sha, lua.name

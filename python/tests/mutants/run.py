@@ -42,6 +42,20 @@ MUTANTS: dict[str, tuple[str, str, str, str]] = {
     "clientId clash backs off": ("registration.py", "            if backoff > 0:\n                return backoff\n", "", "tests/test_drain_and_targets.py -k clientid"),
     "timed drain ends the worker": ("worker.py", "    def drain_deadline_passed(self) -> None:\n        asyncio.ensure_future(self._end_drained())", "    def drain_deadline_passed(self) -> None:\n        pass", "tests/test_drain_and_targets.py -k timed"),
     "refusal headers": ("responses.py", '{"Retry-After": "1", REFUSAL_HEADER: LEASE_UNHEALTHY}', '{"Retry-After": "1"}', "tests/test_worker_calls.py -k epoch_guard"),
+    "redis store fence raises": ("redis_durability.py", "        if reply[0] == 0:\n            raise StaleEpochError", "        if False:\n            raise StaleEpochError", "tests/test_redis_durability.py -k lower_epoch"),
+    "activation rewrites the alarm index": ("redis_durability.py", "await self._guard(asyncio.gather(host_entry, self._index_alarm(member, alarm)))", "await self._guard(asyncio.gather(host_entry))", "tests/test_redis_durability.py -k durability_index"),
+    "hostname in the instances index": ("redis_durability.py", "self.client.hset(self.keys.instances, member, hostname)", "self.client.hsetnx(self.keys.instances, member, \"\")", "tests/test_redis_durability.py -k durability_index"),
+    "clear_alarm unindexes": ("redis_durability.py", "        if cleared:\n", "        if False:\n", "tests/test_redis_durability.py -k durability_index"),
+    "delete_all unindexes the alarm": ("redis_durability.py", "        await self._guard(self.client.zrem(self.keys.alarms, instance_member(ref.ns, ref.id)))", "        pass", "tests/test_redis_durability.py -k delete_all"),
+    "list reverse": ("redis_durability.py", "\"1\" if opts.reverse else \"0\"", "\"0\"", "tests/test_redis_durability.py -k list_with_options"),
+    "prefix bound 0xFF": ("redis_durability.py", "options.prefix.encode() + b\"\\xff\"", "options.prefix.encode() + b\"\\x7f\"", "tests/test_redis_durability.py -k list_with_options"),
+    "commit deletes": ("redis_durability.py", "                deletes.append(key)", "                pass", "tests/test_redis_durability.py -k transaction"),
+    "EVAL on NOSCRIPT": ("lua_scripts.py", "        if not is_no_script(err):", "        if True:", "tests/test_redis_durability.py -k flushed"),
+    "password redacted": ("redis_connection.py", "            parts = parts._replace(netloc=f\"{user}:***@{host}\")", "            pass", "tests/test_redis_durability.py -k unreachable"),
+    "index key names as JS": ("durable_keys.py", "{{pinned-index}}:alarms", "{{pinned-index}}:alarm", "tests/test_durability_cross_language.py -k byte_identical"),
+    "FencedRedis fence raises": ("fenced_redis.py", "if reply[0] == 0:", "if False:", "tests/test_durability_cross_language.py -k fenced_redis"),
+    "fence key in the slot": ("fenced_redis.py", "return f\"pinned-fence:{{{key}}}\"", "return f\"pinned-fence:{key}\"", "tests/test_redis_durability.py -k fenced_redis"),
+    "the worker uses the given store": ("worker.py", "store=options.durability or MemoryDurabilityStore(),", "store=MemoryDurabilityStore(),", "tests/test_durable_worker.py"),
 }
 
 
