@@ -56,6 +56,8 @@ MUTANTS: dict[str, tuple[str, str, str, str]] = {
     "FencedRedis fence raises": ("fenced_redis.py", "if reply[0] == 0:", "if False:", "tests/test_durability_cross_language.py -k fenced_redis"),
     "fence key in the slot": ("fenced_redis.py", "return f\"pinned-fence:{{{key}}}\"", "return f\"pinned-fence:{key}\"", "tests/test_redis_durability.py -k fenced_redis"),
     "the worker uses the given store": ("worker.py", "store=options.durability or MemoryDurabilityStore(),", "store=MemoryDurabilityStore(),", "tests/test_durable_worker.py"),
+    "set_alarm indexes": ("redis_durability.py", "        await self._guard(self._index_alarm(instance_member(ref.ns, ref.id), at))", "        pass", "tests/test_durable_sweeper.py"),
+    "index member as JS": ("durable_keys.py", '    return f"{ns}/{id}"', '    return f"{ns}:{id}"', "tests/test_durable_sweeper.py"),
 }
 
 
