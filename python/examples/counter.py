@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pinned import (  # noqa: E402
     InstanceContext,
-    RedisDurabilityStore,
     RequestContext,
     WorkerOptions,
     create_worker,
@@ -51,7 +50,11 @@ class Counter:
 async def main() -> int:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "WARNING"), format="[pinned] %(message)s")
     durable_url = os.environ.get("DURABLE_REDIS_URL")
-    store = RedisDurabilityStore(url=durable_url) if durable_url else None
+    store = None
+    if durable_url:  # python3-redis is needed only then
+        from pinned import RedisDurabilityStore
+
+        store = RedisDurabilityStore(url=durable_url)
     worker = create_worker(
         WorkerOptions(
             pinboard_url=os.environ["PINBOARD_URL"],

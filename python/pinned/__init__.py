@@ -12,13 +12,25 @@ from .durability import (
     ListOptions,
     StaleEpochError,
 )
-from .fenced_redis import FencedRedis
 from .live_instance import GateSettings
 from .memory_durability import MemoryDurabilityStore
-from .redis_durability import RedisDurabilityStore
 from .signals import serve_until_signal
 from .websocket import PinnedWebSocket
 from .worker import Worker, WorkerOptions, create_worker
+
+
+def __getattr__(name: str) -> object:
+    """The Redis store and FencedRedis import python3-redis only when asked for."""
+    if name == "RedisDurabilityStore":
+        from .redis_durability import RedisDurabilityStore
+
+        return RedisDurabilityStore
+    if name == "FencedRedis":
+        from .fenced_redis import FencedRedis
+
+        return FencedRedis
+    raise AttributeError(f"module 'pinned' has no attribute {name!r}")
+
 
 __all__ = [
     "Acceptance",

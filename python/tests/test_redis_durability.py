@@ -10,7 +10,7 @@ from typing import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from pinned import DurabilityUnavailableError, FencedRedis, InstanceRef, ListOptions, RedisDurabilityStore, StaleEpochError
+from pinned import DurabilityStore, DurabilityUnavailableError, FencedRedis, InstanceRef, ListOptions, RedisDurabilityStore, StaleEpochError
 from pinned.durability import ActivateInfo
 from pinned.fenced_redis import fence_key_of
 from pinned.instance_table import ActivationError, InstanceTable, TableDeps
@@ -43,6 +43,7 @@ async def stale(coro: object) -> StaleEpochError:
 
 
 async def test_a_lower_epoch_is_refused_and_changes_nothing_a_higher_one_raises_the_stored_epoch(store: RedisDurabilityStore, raw: aioredis.Redis) -> None:
+    assert isinstance(store, DurabilityStore)
     assert await store.activate(REF, "5", ActivateInfo("host-a")) is not None
     await store.put(REF, "5", [("count", "1")])
     for write in (
