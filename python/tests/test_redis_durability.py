@@ -14,7 +14,7 @@ from pinned import DurabilityStore, DurabilityUnavailableError, FencedRedis, Ins
 from pinned.durability import ActivateInfo
 from pinned.fenced_redis import fence_key_of
 from pinned.instance_table import ActivationError, InstanceTable, TableDeps
-from tests.support.processes import RedisServer, free_port
+from tests.support.processes import RedisServer, free_port, start_redis
 
 _prefixes = itertools.count()
 REF = InstanceRef("/counter", "abc")
@@ -233,3 +233,29 @@ async def test_the_scripts_shas_are_what_script_load_answers(raw: aioredis.Redis
     ]  # fmt: skip
     for lua in SCRIPTS.values():
         assert await raw.script_load(lua.source) == lua.sha, lua.name
+
+
+async def test_a_restarted_redis_is_used_again_without_resending_the_failed_write() -> None:
+    server = start_redis()
+    s = RedisDurabilityStore(url=server.url, prefix="restart:")
+    await s.activate(REF, "1")
+    await s.put(REF, "1", [("k", "1")])
+    server.stop()
+    with pytest.raises(DurabilityUnavailableError) as caught:
+        await s.put(REF, "1", [("k", "2")])
+    assert str(caught.value).startswith(f"durability store {server.url}: unreachable (")
+    server = start_redis(server.port)  # empty: nothing was stored, nothing resent
+    try:
+        for _ in range(3):  # a pooled connection that saw the restart may fail once more
+            try:
+                await s.activate(REF, "2")
+                break
+            except DurabilityUnavailableError:
+                await asyncio.sleep(0.1)
+        assert await s.get(REF, ["k"]) == [None]
+        await s.put(REF, "2", [("k", "3")])
+        assert await s.get(REF, ["k"]) == ["3"]
+        assert s.last_error is None
+    finally:
+        await s.close()
+        server.stop()

@@ -59,6 +59,7 @@ MUTANTS: dict[str, tuple[str, str, str, str]] = {
     "set_alarm indexes": ("redis_durability.py", "        await self._guard(self._index_alarm(instance_member(ref.ns, ref.id), at))", "        pass", "tests/test_durable_sweeper.py"),
     "index member as JS": ("durable_keys.py", '    return f"{ns}/{id}"', '    return f"{ns}:{id}"', "tests/test_durable_sweeper.py"),
     "data key as JS": ("durable_keys.py", 'return self._instance(ns, id, "data")', 'return self._instance(ns, id, "py-data")', "tests/test_mixed_fleet.py"),
+    "last_error cleared on success": ("redis_durability.py", "        self._connection_error = None\n        return result", "        return result", "tests/test_redis_durability.py -k restarted"),
 }
 
 
