@@ -1,5 +1,6 @@
 /**
- * npm run lua — writes the generated TypeScript of the Lua scripts (scripts/lua/emit.ts) from the
+ * npm run lua — writes the generated TypeScript of the Lua scripts (scripts/lua/emit.ts), and
+ * python/pinned/lua_scripts.json (src/pinned's scripts for the Python library), from the
  * .lua files of each feature (scripts/lua/sources.ts): each script's expanded source, its SHA1
  * and its typed call. Run it after editing a .lua file; commit what it writes.
  *

@@ -2,7 +2,8 @@
 
 Environment: PINBOARD_URL, PINBOARD_WORKER_TOKEN (pinboard:worker scope), CLIENT_ID (one per
 process), PORT (default 9001), HOST (default 127.0.0.1), ADVERTISE_URL (default the listener's), NAMESPACE
-(default /counter).
+(default /counter), DURABLE_REDIS_URL (when set, the count is kept in that Redis with
+RedisDurabilityStore, shared with JS workers; else in process memory).
 SIGTERM/SIGINT drain, hand the instances over and deregister.
 
     GET  /counter/{id}            → {"count", "epoch"}
@@ -22,7 +23,13 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pinned import InstanceContext, RequestContext, WorkerOptions, create_worker, serve_until_signal  # noqa: E402
+from pinned import (  # noqa: E402
+    InstanceContext,
+    RequestContext,
+    WorkerOptions,
+    create_worker,
+    serve_until_signal,
+)
 
 
 class Counter:
@@ -42,6 +49,12 @@ class Counter:
 
 async def main() -> int:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "WARNING"), format="[pinned] %(message)s")
+    durable_url = os.environ.get("DURABLE_REDIS_URL")
+    store = None
+    if durable_url:  # python3-redis is needed only then
+        from pinned import RedisDurabilityStore
+
+        store = RedisDurabilityStore(url=durable_url)
     worker = create_worker(
         WorkerOptions(
             pinboard_url=os.environ["PINBOARD_URL"],
@@ -49,12 +62,17 @@ async def main() -> int:
             client_id=os.environ.get("CLIENT_ID"),
             advertise_url=os.environ.get("ADVERTISE_URL"),
             namespaces={os.environ.get("NAMESPACE", "/counter"): Counter},
+            durability=store,
         )
     )
     url = await worker.listen(host=os.environ.get("HOST", "127.0.0.1"), port=int(os.environ.get("PORT", "9001")))
     await worker.start()
     print(f"serving {url} as {worker.client_id} session {worker.session_id}", flush=True)
-    return await serve_until_signal(worker, grace_ms=float(os.environ.get("GRACE_MS", "10000")))
+    try:
+        return await serve_until_signal(worker, grace_ms=float(os.environ.get("GRACE_MS", "10000")))
+    finally:
+        if store is not None:
+            await store.close()
 
 
 if __name__ == "__main__":

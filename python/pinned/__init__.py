@@ -18,6 +18,20 @@ from .signals import serve_until_signal
 from .websocket import PinnedWebSocket
 from .worker import Worker, WorkerOptions, create_worker
 
+
+def __getattr__(name: str) -> object:
+    """The Redis store and FencedRedis import python3-redis only when asked for."""
+    if name == "RedisDurabilityStore":
+        from .redis_durability import RedisDurabilityStore
+
+        return RedisDurabilityStore
+    if name == "FencedRedis":
+        from .fenced_redis import FencedRedis
+
+        return FencedRedis
+    raise AttributeError(f"module 'pinned' has no attribute {name!r}")
+
+
 __all__ = [
     "Acceptance",
     "ActivateInfo",
@@ -26,12 +40,14 @@ __all__ = [
     "AttestationClaims",
     "DurabilityStore",
     "DurabilityUnavailableError",
+    "FencedRedis",
     "GateSettings",
     "InstanceContext",
     "InstanceRef",
     "ListOptions",
     "MemoryDurabilityStore",
     "PinnedWebSocket",
+    "RedisDurabilityStore",
     "RequestContext",
     "StaleEpochError",
     "Worker",

@@ -26,6 +26,14 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 @pytest.fixture(scope="session")
+def durable_redis() -> Iterator[RedisServer]:
+    """A redis-server of its own for the durability stores (as DURABLE_REDIS_URL beside Pinboard's REDIS_URL)."""
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def pinboard(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PinboardServer]:
     server = start_pinboard(redis_server.url, LEASE_TTL_MS, tmp_path_factory.mktemp("pinboard") / "pinboard.log")
     yield server

@@ -48,9 +48,10 @@ class RedisServer:
         self.proc.wait(10)
 
 
-def start_redis() -> RedisServer:
+def start_redis(port: Optional[int] = None) -> RedisServer:
+    """On a free port, or on `port` (a restart)."""
     binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,

@@ -7,6 +7,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from tests.support.processes import REPO_ROOT, free_port
 
@@ -29,7 +30,9 @@ class WorkerProcess:
         raise AssertionError("the worker did not say it registered")
 
 
-def start_worker_process(pinboard_url: str, token: str, client_id: str, log_dir: Path, namespace: str) -> WorkerProcess:
+def start_worker_process(
+    pinboard_url: str, token: str, client_id: str, log_dir: Path, namespace: str, extra_env: Optional[dict[str, str]] = None
+) -> WorkerProcess:
     log_path = log_dir / f"{client_id}.log"
     env = {
         **os.environ,
@@ -40,6 +43,7 @@ def start_worker_process(pinboard_url: str, token: str, client_id: str, log_dir:
         "PORT": str(free_port()),
         "GRACE_MS": "2000",
         "LOG_LEVEL": "INFO",
+        **(extra_env or {}),
     }
     proc = subprocess.Popen(["/usr/bin/python3", str(EXAMPLE)], env=env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
     worker = WorkerProcess(client_id, proc, log_path)
