@@ -77,6 +77,16 @@ describe("pinboard check-worker", () => {
     expect(run.code).toBe(0);
   });
 
+  it("passes every check of pinned for Python (python/examples/counter.py)", { timeout: 60_000 }, async () => {
+    const run = await checkWorker(["--", "/usr/bin/python3", "python/examples/counter.py"]);
+    const lines = run.stdout.trimEnd().split("\n");
+    // Without a durability store the example mounts no _wake: its Counter answers the call itself
+    // (200, its own body), which is what Pinboard reads as done.
+    const wake = "PASS wake: an attested _wake is answered 200";
+    expect(lines.map((line) => (line.startsWith(wake) ? wake : line))).toEqual(PINNED_LINES);
+    expect(run.code).toBe(0);
+  });
+
   it("checks a worker started by hand with --listen", { timeout: 45_000 }, async () => {
     const checker = start(["bin/pinboard.mjs", "check-worker", "--listen", "127.0.0.1:0", "--json"]);
     const announced = await new Promise<string>((resolve) => {
