@@ -3,7 +3,6 @@ with kill -9 and replaced, the other worker carries on from the stored count at 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Iterator
 
@@ -11,7 +10,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from tests.support.pinboard_calls import Answer, call, call_placed
+from tests.support.pinboard_calls import call, call_placed, until_served
 from tests.support.processes import PinboardServer, RedisServer
 from tests.support.worker_process import WorkerProcess, start_worker_process, stop_worker_process
 from tests.test_worker_processes import owner_of
@@ -43,14 +42,7 @@ async def test_kill_9_of_a_durable_counter_keeps_its_count(
     owner = next(w for w in durable_workers if w.session_id() == owner_session)
     owner.proc.kill()
     owner.proc.wait()
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + pinboard.lease_ttl_ms / 1000 * 3
-    answer: Answer
-    while True:
-        answer = await call(http, "GET", url)
-        if answer.status == 200 or loop.time() > deadline:
-            break
-        await asyncio.sleep(0.1)
+    answer = await until_served(http, url, pinboard.lease_ttl_ms / 1000 * 3)
     assert answer.status == 200, answer.text
     assert answer.json()["count"] == 3
     assert int(answer.json()["epoch"]) > int(first.json()["epoch"])

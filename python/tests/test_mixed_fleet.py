@@ -14,7 +14,7 @@ from typing import Iterator
 import aiohttp
 import pytest
 
-from tests.support.pinboard_calls import Answer, call, call_placed
+from tests.support.pinboard_calls import call, call_placed, until_served
 from tests.support.processes import REPO_ROOT, PinboardServer, RedisServer, free_port
 from tests.support.worker_process import WorkerProcess, start_worker_process, stop_worker_process
 from tests.test_worker_processes import owner_of
@@ -71,14 +71,7 @@ async def survive_kill(http: aiohttp.ClientSession, pinboard: PinboardServer, op
     kind, owner = next((k, w) for k in ("js", "py") for w in fleet[k] if w.proc.poll() is None and session_of(w) == session)
     owner.proc.kill()
     owner.proc.wait()
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + pinboard.lease_ttl_ms / 1000 * 3
-    answer: Answer
-    while True:
-        answer = await call(http, "GET", url)
-        if answer.status == 200 or loop.time() > deadline:
-            break
-        await asyncio.sleep(0.1)
+    answer = await until_served(http, url, pinboard.lease_ttl_ms / 1000 * 3)
     assert answer.status == 200, answer.text
     assert answer.json()["count"] == count
     assert int(answer.json()["epoch"]) > int(before["epoch"])

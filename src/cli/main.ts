@@ -4,6 +4,7 @@ import { type Invocation, parseCommandLine, UsageError } from "./args.ts";
 import { HttpError, UnexpectedAnswerError, UnreachableError } from "./client.ts";
 import { type CommandContext, runCommand } from "./commands.ts";
 import { explainHttpError, explainUnreachable } from "./explain.ts";
+import { flush } from "./flush-output.ts";
 import { usage } from "./usage.ts";
 
 /**
@@ -95,10 +96,6 @@ async function main(): Promise<void> {
   });
   await Promise.all([flush(process.stdout), flush(process.stderr)]);
   process.exit(code);
-}
-
-function flush(stream: NodeJS.WriteStream): Promise<void> {
-  return new Promise((resolve) => stream.write("", () => resolve()));
 }
 
 if (isProcessEntry(import.meta.url)) void main();

@@ -39,6 +39,16 @@ async def call_placed(
         await asyncio.sleep(0.2)
 
 
+async def until_served(session: aiohttp.ClientSession, url: str, timeout_s: float) -> Answer:
+    """GETs `url` until it answers 200 (an owner killed: once its lease ran out) or `timeout_s` passed; the last answer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = await call(session, "GET", url)
+        if answer.status == 200 or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.1)
+
+
 async def registry(session: aiohttp.ClientSession, pinboard_url: str, token: str, method: str, route: str, body: Optional[Any] = None) -> Answer:
     headers = {"authorization": f"Bearer {token}"}
     kwargs: dict[str, Any] = {"headers": headers}

@@ -5,6 +5,7 @@
  */
 import { terminalSafeLines } from "../../contract/terminal-safe.ts";
 import { isProcessEntry } from "../../runtime/node/process/process-entry.ts";
+import { flush } from "../flush-output.ts";
 import { CheckUsageError, parseCheckWorkerArgs, USAGE } from "./options.ts";
 import { renderReport } from "./report.ts";
 import { checkWorker } from "./run.ts";
@@ -79,10 +80,6 @@ async function main(): Promise<void> {
   });
   await Promise.all([flush(process.stdout), flush(process.stderr)]);
   process.exit(code);
-}
-
-function flush(stream: NodeJS.WriteStream): Promise<void> {
-  return new Promise((resolve) => stream.write("", () => resolve()));
 }
 
 if (isProcessEntry(import.meta.url)) void main();
