@@ -29,6 +29,7 @@ export class EndedEpochs {
   end(key: string, epoch: bigint): void {
     const previous = this.ends.get(key);
     this.ends.delete(key);
+    // Stryker disable next-line EqualityOperator: an equal epoch keeps the same value either way
     const highest = previous !== undefined && previous.epoch > epoch ? previous.epoch : epoch;
     this.ends.set(key, { epoch: highest, at: this.now() });
     this.forgetOld();
