@@ -138,13 +138,16 @@ describe("the gates as a property", () => {
   });
 
   it("fail without the input gate (allowConcurrency): the property finds a lost update", async () => {
-    const result = await fc.check(gateProperty({ ...GATES_ON, allowConcurrency: true }), { numRuns: 300 });
+    // Up to 3,000 runs: the search stops at the first failure (usually within the first hundred),
+    // so the control cannot miss for want of runs.
+    const result = await fc.check(gateProperty({ ...GATES_ON, allowConcurrency: true }), { numRuns: 3000 });
     expect(result.failed).toBe(true);
     expect(String(result.errorInstance)).toMatch(/expected \d+ to be \d+/);
   });
 
   it("fail without the output gate (allowUnconfirmed): the property finds an answer released before its write", async () => {
-    const result = await fc.check(gateProperty({ ...GATES_ON, allowUnconfirmed: true }), { numRuns: 300 });
+    // Up to 3,000 runs, as above (300 once missed it on a loaded machine).
+    const result = await fc.check(gateProperty({ ...GATES_ON, allowUnconfirmed: true }), { numRuns: 3000 });
     expect(result.failed).toBe(true);
     expect(String(result.errorInstance)).toContain("left before write");
   });
